@@ -1,0 +1,138 @@
+"""Loading and validating a labelled question corpus (CSV, Parquet or JSONL)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import polars as pl
+
+from rag_compare.columns import coerce_columns, problems_where
+from rag_compare.errors import ContractError, Problem, sorted_problems
+from rag_compare.frames import content_fingerprint, count_by
+from rag_compare.render import counts_line, text_table, to_json
+from rag_compare.schemas import ANSWERABILITY, CORPUS_COLUMNS, ORIGINS, CorpusSchema, contract_problems
+from rag_compare.tables import ROW, read_table
+
+__all__ = ["Corpus", "load_corpus"]
+
+_CONTRACT = [spec.name for spec in CORPUS_COLUMNS]
+
+
+@dataclass(frozen=True)
+class Corpus:
+    """A validated corpus: one row per case, contract columns first, then user metadata.
+
+    ``warnings`` are problems that do not make the labels untrustworthy (a case id that does not
+    name its source version, synthetic cases not yet reviewed); ``--strict`` turns them into errors.
+    """
+
+    frame: pl.DataFrame = field(repr=False)
+    source: str
+    fingerprint: str
+    warnings: tuple[Problem, ...] = ()
+
+    @property
+    def metadata_columns(self) -> list[str]:
+        return [name for name in self.frame.columns if name not in _CONTRACT]
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "source": self.source,
+            "valid": True,
+            "cases": self.frame.height,
+            "fingerprint": self.fingerprint,
+            "counts": {
+                "answerability": count_by(self.frame, "answerability", ANSWERABILITY),
+                "source_version": count_by(self.frame, "source_version"),
+                "category": count_by(self.frame, "category"),
+                "origin": count_by(self.frame, "origin", ORIGINS),
+                "unreviewed": int((~self.frame["reviewed"]).sum()),
+            },
+            "metadata_columns": self.metadata_columns,
+            "warnings": [warning.to_dict() for warning in self.warnings],
+            "problems": [],
+        }
+
+    def to_json(self) -> str:
+        return to_json(self.to_dict())
+
+    def render(self, format: str = "text") -> str:
+        """The validation summary as ``text`` or ``json``."""
+        if format == "json":
+            return self.to_json()
+        summary = self.to_dict()
+        counts = summary["counts"]
+        rows = [
+            ("cases", summary["cases"]),
+            ("fingerprint", self.fingerprint[:16]),
+            ("answerability", counts_line(counts["answerability"])),
+            ("source versions", counts_line(counts["source_version"])),
+            ("categories", counts_line(counts["category"])),
+            ("origin", f"{counts_line(counts['origin'])} ({counts['unreviewed']} not reviewed)"),
+            ("metadata columns", ", ".join(self.metadata_columns) or "none"),
+        ]
+        text = f"{self.source}: valid corpus\n" + text_table(("", ""), rows)
+        if self.warnings:
+            text += f"warnings ({len(self.warnings)}):\n" + "".join(f"  - {w}\n" for w in self.warnings)
+        return text
+
+
+def load_corpus(source: str | Path | pl.DataFrame, *, strict: bool = False) -> Corpus:
+    """Read and validate a corpus; refuse it whole, with every problem listed, if it breaks the contract.
+
+    ``source`` is a CSV, Parquet or JSONL path, or a Polars frame (not modified). With ``strict``,
+    warnings are refused too. Raises ``InputFileError`` or ``ContractError``.
+    """
+    if isinstance(source, pl.DataFrame):
+        name, raw = "<frame>", source.with_row_index(ROW, offset=1)
+    else:
+        name, raw = str(source), read_table(source, "corpus")
+    frame, problems = coerce_columns(raw, CORPUS_COLUMNS)
+    if problems and any(problem.row is None for problem in problems):
+        raise ContractError(name, "corpus", problems)
+    frame = _fill_defaults(frame)
+    problems = contract_problems(frame, CorpusSchema, ROW, already=problems)
+    if problems:
+        raise ContractError(name, "corpus", problems)
+    warnings = _warnings(frame)
+    if strict and warnings:
+        raise ContractError(name, "corpus (--strict turns warnings into errors)", warnings)
+    metadata = [name for name in frame.columns if name not in _CONTRACT and name != ROW]
+    frame = frame.select(*_CONTRACT, *metadata)
+    return Corpus(
+        frame=frame,
+        source=name,
+        fingerprint=content_fingerprint(frame.select(_CONTRACT), "case_id"),
+        warnings=tuple(warnings),
+    )
+
+
+def _fill_defaults(frame: pl.DataFrame) -> pl.DataFrame:
+    """``origin`` defaults to manual; ``reviewed`` to true for manual cases, false for synthetic."""
+    origin = pl.col("origin").fill_null("manual")
+    return frame.with_columns(
+        origin.alias("origin"),
+        pl.col("reviewed").fill_null(origin == "manual").alias("reviewed"),
+        pl.col("required_passage_ids").fill_null(pl.lit([], dtype=pl.List(pl.String))),
+    )
+
+
+def _warnings(frame: pl.DataFrame) -> list[Problem]:
+    unnamed_version = ~pl.col("case_id").str.contains(pl.col("source_version"), literal=True)
+    unreviewed = ~pl.col("reviewed")
+    return sorted_problems(
+        problems_where(
+            frame,
+            unnamed_version,
+            "case_id",
+            "a case id that names its source_version, by convention <question-key>@<source_version>",
+        )
+        + problems_where(
+            frame,
+            unreviewed,
+            "reviewed",
+            "a reviewed case: this one is a synthetic candidate, not gold, until a person sets reviewed=true",
+        )
+    )

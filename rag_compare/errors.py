@@ -1,0 +1,123 @@
+"""Errors raised by rag-compare, and the problems they carry.
+
+Every error a user can cause is a ``RagCompareError``; its message says what is wrong and how to
+fix it. The command line turns each into exit code 2 without a traceback.
+
+    RagCompareError
+    ├── InputFileError          a file cannot be read as a table (missing, not UTF-8, empty, ...)
+    ├── ContractError           a table breaks its file contract; carries every Problem at once
+    ├── ConfigError             a run config cannot be read or is unsafe to store
+    │   └── SecretInConfigError     a key or value looks like a credential
+    └── RunFileError            a frozen run cannot be written or loaded
+        ├── RunExistsError          the output file already exists (it is never replaced)
+        └── RunIntegrityError       the file was changed or cut short after it was frozen
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+__all__ = [
+    "ConfigError",
+    "ContractError",
+    "InputFileError",
+    "Problem",
+    "RagCompareError",
+    "RunExistsError",
+    "RunFileError",
+    "RunIntegrityError",
+    "SecretInConfigError",
+]
+
+_MAX_VALUE_CHARS = 60
+_MAX_PROBLEMS_SHOWN = 50
+
+
+@dataclass(frozen=True)
+class Problem:
+    """One broken rule: where it is (row, column), what was found and what was expected.
+
+    ``row`` counts data rows from 1 (the first row after a CSV header is row 1); ``None`` when the
+    problem concerns the whole file or a whole column.
+    """
+
+    expected: str
+    row: int | None = None
+    column: str | None = None
+    value: str | None = None
+
+    def __str__(self) -> str:
+        where = []
+        if self.row is not None:
+            where.append(f"row {self.row}")
+        if self.column is not None:
+            where.append(f"column '{self.column}'")
+        found = f"got {self.value}; " if self.value is not None else ""
+        prefix = ", ".join(where)
+        return f"{prefix}: {found}expected {self.expected}" if prefix else f"{found}expected {self.expected}"
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"row": self.row, "column": self.column, "value": self.value, "expected": self.expected}
+
+
+def show_value(value: object) -> str:
+    """A short, quoted rendering of an offending value for a message."""
+    if value is None:
+        return "an empty cell"
+    text = repr(value)
+    if len(text) > _MAX_VALUE_CHARS:
+        text = text[: _MAX_VALUE_CHARS - 3] + "..."
+    return text
+
+
+def sorted_problems(problems: Iterable[Problem]) -> list[Problem]:
+    """Problems in file order: by row (file-wide ones first), then column."""
+    return sorted(problems, key=lambda problem: (problem.row or 0, problem.column or ""))
+
+
+class RagCompareError(Exception):
+    """Root of every error a user can cause; the message names the problem and the fix."""
+
+
+class InputFileError(RagCompareError):
+    """A file cannot be read as a table: missing, unknown format, not UTF-8, empty, unparsable."""
+
+
+class ContractError(RagCompareError):
+    """A table breaks its contract. Holds every problem found, so all can be fixed in one pass."""
+
+    def __init__(self, source: str, what: str, problems: Sequence[Problem]) -> None:
+        self.source = source
+        self.what = what
+        self.problems = tuple(sorted_problems(problems))
+        count = len(self.problems)
+        shown = "\n".join(f"  - {problem}" for problem in self.problems[:_MAX_PROBLEMS_SHOWN])
+        if count > _MAX_PROBLEMS_SHOWN:
+            shown += f"\n  ... and {count - _MAX_PROBLEMS_SHOWN} more (all are listed with --format json)"
+        noun = "problem" if count == 1 else "problems"
+        super().__init__(
+            f"{source}: not a valid {what} ({count} {noun}; nothing was loaded):\n{shown}\n"
+            f"Fix these and run again; the file format is described in the README."
+        )
+
+
+class ConfigError(RagCompareError):
+    """A run config cannot be read, or holds a value that cannot be stored."""
+
+
+class SecretInConfigError(ConfigError):
+    """A config key or value looks like a credential; credentials never enter a run file."""
+
+
+class RunFileError(RagCompareError):
+    """A frozen run file cannot be written or read."""
+
+
+class RunExistsError(RunFileError):
+    """The output path already exists; frozen runs are never overwritten."""
+
+
+class RunIntegrityError(RunFileError):
+    """A frozen run file does not match its fingerprint: changed or cut short after freezing."""

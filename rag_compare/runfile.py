@@ -1,0 +1,121 @@
+"""The frozen-run file: one Arrow IPC file that carries its own fingerprint.
+
+The fingerprint is the SHA-256 of the file's bytes with the fingerprint itself blanked out (it is
+stored in the schema metadata, which Arrow writes twice: after the magic and in the footer). So any
+byte changed anywhere, or a file cut short, no longer matches and is refused when loaded. Files are
+written atomically and never replace an existing file.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import hashlib
+import os
+import re
+import secrets
+import tempfile
+from collections.abc import Mapping
+from pathlib import Path
+
+import polars as pl
+
+from rag_compare.errors import RunExistsError, RunFileError, RunIntegrityError
+
+__all__ = ["FINGERPRINT_KEY", "ensure_absent", "read_frozen", "serialize", "write_new_file"]
+
+FINGERPRINT_KEY = "rag_compare.fingerprint"
+_DIGEST_LENGTH = 64
+
+
+def serialize(frame: pl.DataFrame, metadata: Mapping[str, str]) -> tuple[bytes, str]:
+    """The file bytes for ``frame`` with ``metadata`` in its schema, and the file's fingerprint."""
+    import pyarrow as pa
+
+    placeholder = secrets.token_hex(_DIGEST_LENGTH // 2)
+    table = frame.to_arrow()
+    table = table.replace_schema_metadata({**metadata, FINGERPRINT_KEY: placeholder})
+    sink = pa.BufferOutputStream()
+    options = pa.ipc.IpcWriteOptions(compression="zstd")
+    with pa.ipc.new_file(sink, table.schema, options=options) as writer:
+        writer.write_table(table)
+    data = bytearray(sink.getvalue().to_pybytes())
+    positions = _positions(data, placeholder)
+    fingerprint = _digest(data, positions)
+    for start in positions:
+        data[start : start + _DIGEST_LENGTH] = fingerprint.encode()
+    return bytes(data), fingerprint
+
+
+def read_frozen(path: Path) -> tuple[pl.DataFrame, dict[str, str], str]:
+    """The frame, schema metadata and fingerprint of a frozen file, after checking its integrity."""
+    import pyarrow as pa
+
+    if not path.is_file():
+        raise RunFileError(f"{path}: no such run file. Check the path, or freeze the run first.")
+    data = path.read_bytes()
+    try:
+        reader = pa.ipc.open_file(pa.BufferReader(data))
+        metadata = {key.decode(): value.decode() for key, value in (reader.schema.metadata or {}).items()}
+    except (pa.ArrowInvalid, pa.ArrowException, OSError, UnicodeDecodeError):
+        raise RunIntegrityError(
+            f"{path}: is not a readable frozen run (cut short, changed, or not an Arrow file). "
+            "Restore it from where it was kept, or freeze the run again."
+        ) from None
+    fingerprint = metadata.pop(FINGERPRINT_KEY, None)
+    if fingerprint is None or not re.fullmatch(r"[0-9a-f]{64}", fingerprint):
+        raise RunFileError(f"{path}: is an Arrow file but not a frozen run (no fingerprint). Use `rag-compare freeze`.")
+    if _digest(bytearray(data), _positions(data, fingerprint)) != fingerprint:
+        raise RunIntegrityError(
+            f"{path}: does not match its fingerprint {fingerprint[:12]}: the file was changed or damaged "
+            "after it was frozen. Restore it, or freeze the run again under a new name."
+        )
+    try:
+        table = reader.read_all()
+    except (pa.ArrowInvalid, pa.ArrowException, OSError):
+        raise RunIntegrityError(f"{path}: its records cannot be read. Freeze the run again.") from None
+    frame = pl.from_arrow(table.replace_schema_metadata(None))
+    if not isinstance(frame, pl.DataFrame):
+        raise RunFileError(f"{path}: does not hold a table of records. Freeze the run again.")
+    return frame, metadata, fingerprint
+
+
+def write_new_file(path: Path, data: bytes) -> None:
+    """Write ``data`` to ``path`` atomically; refuse if ``path`` exists (it is never replaced)."""
+    ensure_absent(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    handle, temporary = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".partial", dir=path.parent)
+    try:
+        with os.fdopen(handle, "wb") as stream:
+            stream.write(data)
+            stream.flush()
+            os.fsync(stream.fileno())
+        try:
+            os.link(temporary, path)
+        except FileExistsError:
+            raise _exists(path) from None
+    except OSError as error:
+        raise RunFileError(f"{path}: cannot be written ({error.strerror}). Check the folder and its permissions.") from None
+    finally:
+        with contextlib.suppress(FileNotFoundError):
+            os.unlink(temporary)
+
+
+def ensure_absent(path: Path) -> None:
+    """Refuse early, before any work, when ``path`` exists."""
+    if path.exists():
+        raise _exists(path)
+
+
+def _exists(path: Path) -> RunExistsError:
+    return RunExistsError(f"{path}: already exists; frozen runs are never overwritten. Choose a new --output.")
+
+
+def _positions(data: bytes | bytearray, marker: str) -> list[int]:
+    return [match.start() for match in re.finditer(re.escape(marker.encode()), data)]
+
+
+def _digest(data: bytearray, positions: list[int]) -> str:
+    blanked = bytearray(data)
+    for start in positions:
+        blanked[start : start + _DIGEST_LENGTH] = b"0" * _DIGEST_LENGTH
+    return hashlib.sha256(blanked).hexdigest()

@@ -1,0 +1,113 @@
+"""Reading user tables (CSV, Parquet, JSONL) into Polars frames, refusing unreadable files clearly.
+
+Only the file is checked here (it exists, has a known format, is UTF-8, has rows). What the columns
+must hold is checked by ``columns`` and ``schemas``.
+"""
+
+from __future__ import annotations
+
+import io
+import json
+from pathlib import Path
+
+import polars as pl
+
+from rag_compare.errors import InputFileError
+
+__all__ = ["ROW", "TABLE_SUFFIXES", "read_table"]
+
+ROW = "__row__"
+"""Name of the 1-based row-number column added to every frame read, for messages."""
+
+TABLE_SUFFIXES = {
+    ".csv": "csv",
+    ".parquet": "parquet",
+    ".pq": "parquet",
+    ".jsonl": "jsonl",
+    ".ndjson": "jsonl",
+}
+
+
+def read_table(path: str | Path, what: str) -> pl.DataFrame:
+    """Read ``path`` as a table of strings or native types, with a ``ROW`` column first.
+
+    ``what`` names the table in messages ("corpus", "run records"). CSV cells are read as text;
+    Parquet and JSONL keep their types. Raises ``InputFileError`` when the file cannot be read.
+    """
+    path = Path(path)
+    if not path.exists():
+        raise InputFileError(f"{path}: no such file. Check the {what} path.")
+    if not path.is_file():
+        raise InputFileError(f"{path}: is not a file. Give the path of a {what} file.")
+    kind = TABLE_SUFFIXES.get(path.suffix.lower())
+    if kind is None:
+        known = ", ".join(sorted(TABLE_SUFFIXES))
+        raise InputFileError(f"{path}: unknown {what} file type '{path.suffix}'. Use one of: {known}.")
+    if kind == "parquet":
+        frame = _read_parquet(path, what)
+    else:
+        text = _read_utf8(path, what)
+        frame = _read_csv(path, text, what) if kind == "csv" else _read_jsonl(path, text, what)
+    if frame.height == 0:
+        raise InputFileError(f"{path}: has a header but no rows. Add at least one {what} row.")
+    if ROW in frame.columns:
+        raise InputFileError(f"{path}: column name '{ROW}' is reserved. Rename that column.")
+    return frame.with_row_index(ROW, offset=1)
+
+
+def _read_utf8(path: Path, what: str) -> str:
+    data = path.read_bytes()
+    if not data.strip():
+        raise InputFileError(f"{path}: the file is empty. A {what} file needs a header and rows.")
+    try:
+        text = data.decode("utf-8-sig")
+    except UnicodeDecodeError as error:
+        line = data[: error.start].count(b"\n") + 1
+        raise InputFileError(
+            f"{path}: is not UTF-8 text (byte 0x{data[error.start]:02x} on line {line}). "
+            "Save the file as UTF-8 and run again."
+        ) from None
+    return text
+
+
+def _read_csv(path: Path, text: str, what: str) -> pl.DataFrame:
+    try:
+        return pl.read_csv(io.StringIO(text), infer_schema=False, raise_if_empty=True)
+    except (pl.exceptions.PolarsError, ValueError) as error:
+        first_line = str(error).strip().splitlines()[0]
+        raise InputFileError(
+            f"{path}: cannot be read as CSV ({first_line}). Check that every row has as many "
+            f"fields as the header and that quotes are closed."
+        ) from None
+
+
+def _read_jsonl(path: Path, text: str, what: str) -> pl.DataFrame:
+    try:
+        return pl.read_ndjson(io.StringIO(text), infer_schema_length=None)
+    except (pl.exceptions.PolarsError, ValueError):
+        raise InputFileError(_locate_jsonl_error(path, text, what)) from None
+
+
+def _locate_jsonl_error(path: Path, text: str, what: str) -> str:
+    """Name the first line that is not a JSON object (only called once reading has failed)."""
+    for number, line in enumerate(text.splitlines(), start=1):
+        if not line.strip():
+            continue
+        try:
+            value = json.loads(line)
+        except json.JSONDecodeError as error:
+            return f"{path}: line {number} is not valid JSON ({error.msg}). Each line must be one JSON object."
+        if not isinstance(value, dict):
+            return f"{path}: line {number} is not a JSON object. Each line must be one {what} object."
+    return f"{path}: cannot be read as JSON lines. Each line must be one JSON object."
+
+
+def _read_parquet(path: Path, what: str) -> pl.DataFrame:
+    try:
+        return pl.read_parquet(path)
+    except (pl.exceptions.PolarsError, OSError, ValueError) as error:
+        first_line = str(error).strip().splitlines()[0] if str(error).strip() else type(error).__name__
+        raise InputFileError(
+            f"{path}: cannot be read as Parquet ({first_line}). Write the {what} again as Parquet, "
+            "or use CSV or JSONL."
+        ) from None
