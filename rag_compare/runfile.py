@@ -85,6 +85,7 @@ def write_new_file(path: Path, data: bytes) -> None:
     path.parent.mkdir(parents=True, exist_ok=True)
     handle, temporary = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".partial", dir=path.parent)
     try:
+        os.fchmod(handle, 0o666 & ~_current_umask())
         with os.fdopen(handle, "wb") as stream:
             stream.write(data)
             stream.flush()
@@ -98,6 +99,12 @@ def write_new_file(path: Path, data: bytes) -> None:
     finally:
         with contextlib.suppress(FileNotFoundError):
             os.unlink(temporary)
+
+
+def _current_umask() -> int:
+    mask = os.umask(0)
+    os.umask(mask)
+    return mask
 
 
 def ensure_absent(path: Path) -> None:

@@ -1,0 +1,42 @@
+# The two quickstart commands: `make demo` (the main job on the shipped examples) and `make test`.
+# Each sets up its own virtual environment in .venv on first use.
+
+PYTHON ?= python3
+VENV := .venv
+BIN := $(VENV)/bin
+STAMP := $(VENV)/.installed
+EXAMPLE_EPOCH := 1795000000
+LINTED := rag_compare tests benchmarks
+
+.PHONY: demo test lint examples clean
+
+$(STAMP): pyproject.toml
+	$(PYTHON) -m venv $(VENV)
+	$(BIN)/python -m pip install --quiet --upgrade pip
+	$(BIN)/python -m pip install --quiet -e ".[dev]"
+	touch $(STAMP)
+
+demo: $(STAMP)
+	$(BIN)/rag-compare validate corpora/handbook.csv
+	$(BIN)/rag-compare audit corpora/handbook_2025.csv corpora/handbook.csv
+	$(BIN)/rag-compare show runs/baseline.arrow
+	$(BIN)/rag-compare show runs/candidate.arrow
+
+lint: $(STAMP)
+	$(BIN)/ruff check $(LINTED)
+	$(BIN)/ruff format --check $(LINTED)
+	$(BIN)/mypy rag_compare
+
+test: lint
+	$(BIN)/pytest
+
+# Rebuild the example runs from their records; SOURCE_DATE_EPOCH makes the files byte-stable.
+examples: $(STAMP)
+	rm -f runs/baseline.arrow runs/candidate.arrow
+	for name in baseline candidate; do \
+		SOURCE_DATE_EPOCH=$(EXAMPLE_EPOCH) $(BIN)/rag-compare freeze runs/records/$$name.jsonl \
+			--corpus corpora/handbook.csv --config runs/$$name.toml --output runs/$$name.arrow || exit 2; \
+	done
+
+clean:
+	rm -rf $(VENV) .pytest_cache .mypy_cache .ruff_cache .hypothesis

@@ -1,0 +1,47 @@
+"""rag-compare: compare two versions of a retrieval-augmented chatbot, case by case.
+
+The public API is what ``__all__`` lists; everything else is private and may change.
+"""
+
+from rag_compare._version import __version__
+from rag_compare.audit import CorpusAudit, audit_corpora
+from rag_compare.config import apply_assignments, read_config_file
+from rag_compare.corpus import Corpus, load_corpus
+from rag_compare.errors import (
+    ConfigError,
+    ContractError,
+    InputFileError,
+    Problem,
+    RagCompareError,
+    RunExistsError,
+    RunFileError,
+    RunIntegrityError,
+    SecretInConfigError,
+)
+from rag_compare.runs import Run, freeze_run, load_run
+from rag_compare.schemas import CorpusSchema, PassagesSchema, RecordsSchema
+
+__all__ = [
+    "ConfigError",
+    "ContractError",
+    "Corpus",
+    "CorpusAudit",
+    "CorpusSchema",
+    "InputFileError",
+    "PassagesSchema",
+    "Problem",
+    "RagCompareError",
+    "RecordsSchema",
+    "Run",
+    "RunExistsError",
+    "RunFileError",
+    "RunIntegrityError",
+    "SecretInConfigError",
+    "__version__",
+    "apply_assignments",
+    "audit_corpora",
+    "freeze_run",
+    "load_corpus",
+    "load_run",
+    "read_config_file",
+]

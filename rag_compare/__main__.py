@@ -1,0 +1,5 @@
+"""``python -m rag_compare`` runs the command line."""
+
+from rag_compare.cli import main
+
+main()

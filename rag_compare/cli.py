@@ -1,0 +1,158 @@
+"""The ``rag-compare`` command line: parse, call the library, print.
+
+Every ``RagCompareError`` ends as a one-paragraph message on stderr and exit code 2 (a traceback only
+with ``--debug``); exit code 1 is kept for checks that ran and found something (``audit``).
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+import click
+
+from rag_compare._version import __version__
+from rag_compare.errors import ContractError, RagCompareError
+
+__all__ = ["main"]
+
+EXIT_OK, EXIT_FOUND, EXIT_BAD_INPUT = 0, 1, 2
+_FORMAT = click.option(
+    "--format",
+    "output_format",
+    type=click.Choice(["text", "json"]),
+    default="text",
+    show_default=True,
+    help="Output for a terminal (text) or for programs (json).",
+)
+_EXISTING = click.Path(path_type=Path)
+
+
+class _Cli(click.Group):
+    """A group that turns library errors into messages and exit code 2."""
+
+    def invoke(self, ctx: click.Context) -> Any:
+        try:
+            return super().invoke(ctx)
+        except RagCompareError as error:
+            if ctx.meta.get("rag_compare.debug"):
+                raise
+            if isinstance(error, ContractError) and ctx.meta.get("rag_compare.json"):
+                click.echo(json.dumps(_contract_payload(error), indent=2, ensure_ascii=False))
+            _fail(str(error))
+        except OSError as error:
+            if ctx.meta.get("rag_compare.debug"):
+                raise
+            _fail(f"{error.filename or 'a file'}: {error.strerror or error}. Check the path and permissions.")
+
+
+def _fail(message: str) -> None:
+    click.secho("error: ", fg="red", bold=True, err=True, nl=False)
+    click.echo(message, err=True)
+    sys.exit(EXIT_BAD_INPUT)
+
+
+def _contract_payload(error: ContractError) -> dict[str, Any]:
+    return {
+        "source": error.source,
+        "valid": False,
+        "problems": [problem.to_dict() for problem in error.problems],
+    }
+
+
+def _wants_json(output_format: str) -> None:
+    click.get_current_context().meta["rag_compare.json"] = output_format == "json"
+
+
+@click.group(cls=_Cli, context_settings={"help_option_names": ["-h", "--help"]})
+@click.version_option(__version__, prog_name="rag-compare")
+@click.option("--debug", is_flag=True, help="Show the full traceback of an error.")
+@click.pass_context
+def main(ctx: click.Context, debug: bool) -> None:
+    """Compare two versions of a retrieval-augmented chatbot, case by case.
+
+    Exit codes: 0 the command ran; 1 a check found something (audit violations); 2 bad input or usage.
+    """
+    ctx.meta["rag_compare.debug"] = debug
+
+
+@main.command()
+@click.argument("corpus", type=_EXISTING)
+@click.option("--strict", is_flag=True, help="Treat warnings as errors.")
+@_FORMAT
+def validate(corpus: Path, strict: bool, output_format: str) -> None:
+    """Check a corpus file (CSV, Parquet or JSONL) against the corpus contract.
+
+    Every problem is listed at once (row, column, value, what was expected); exit code 2 if any.
+    """
+    from rag_compare.corpus import load_corpus
+
+    _wants_json(output_format)
+    click.echo(load_corpus(corpus, strict=strict).render(output_format), nl=False)
+
+
+@main.command()
+@click.argument("old", type=_EXISTING)
+@click.argument("new", type=_EXISTING)
+@_FORMAT
+def audit(old: Path, new: Path, output_format: str) -> None:
+    """Audit how a corpus changed from OLD to NEW.
+
+    Removed cases and cases relabelled under the same id are violations (exit code 1): old cases
+    are kept, and a policy change makes a new case with a new id and source version.
+    """
+    from rag_compare.audit import audit_corpora
+
+    _wants_json(output_format)
+    report = audit_corpora(old, new)
+    click.echo(report.render(output_format), nl=False)
+    if report.violations:
+        sys.exit(EXIT_FOUND)
+
+
+@main.command()
+@click.argument("records", type=_EXISTING)
+@click.option("--corpus", type=_EXISTING, required=True, help="The corpus the records were run against.")
+@click.option("--config", "config_file", type=_EXISTING, help="Run config as a .toml or .json file.")
+@click.option(
+    "--set",
+    "assignments",
+    multiple=True,
+    metavar="KEY=VALUE",
+    help="Set a config key (dots for nested keys); VALUE is JSON where it parses, else text. Repeatable.",
+)
+@click.option("--output", type=_EXISTING, required=True, help="The run file to write (never overwritten).")
+@_FORMAT
+def freeze(
+    records: Path,
+    corpus: Path,
+    config_file: Path | None,
+    assignments: Sequence[str],
+    output: Path,
+    output_format: str,
+) -> None:
+    """Freeze RECORDS (what a pipeline did, per case) with the corpus labels and config into one file."""
+    from rag_compare.config import apply_assignments, read_config_file
+    from rag_compare.runs import freeze_run
+
+    _wants_json(output_format)
+    config = apply_assignments(read_config_file(config_file) if config_file else {}, assignments)
+    run = freeze_run(records, corpus, config, output=output)
+    if output_format == "json":
+        click.echo(run.to_json(), nl=False)
+    else:
+        click.echo(f"froze {run.records.height} cases of '{run.name}' to {output} (fingerprint {run.fingerprint[:12]})")
+
+
+@main.command()
+@click.argument("run", type=_EXISTING)
+@_FORMAT
+def show(run: Path, output_format: str) -> None:
+    """Show a frozen run: config, fingerprint, number of cases and counts by status."""
+    from rag_compare.runs import load_run
+
+    _wants_json(output_format)
+    click.echo(load_run(run).render(output_format), nl=False)
