@@ -97,9 +97,10 @@ def audit_corpora(old: str | Path | pl.DataFrame | Corpus, new: str | Path | pl.
             "case_id",
             "source_version",
             "question",
-            pl.when(pl.col("previous_case_ids").is_null()).then(pl.lit("new question")).otherwise(
-                pl.lit("new version")
-            ).alias("kind"),
+            pl.when(pl.col("previous_case_ids").is_null())
+            .then(pl.lit("new question"))
+            .otherwise(pl.lit("new version"))
+            .alias("kind"),
         ),
         removed=before.join(after, on="case_id", how="anti").select("case_id", "source_version", "question"),
         relabeled=_relabeled(before, after),

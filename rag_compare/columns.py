@@ -119,14 +119,10 @@ def _convert_list(column: pl.Expr, dtype: pl.DataType, kind: Kind) -> tuple[pl.E
     target = DTYPES[kind]
     if isinstance(dtype, (pl.List, pl.Array)):
         inner = dtype.inner
-        if kind == "float_list" and not (inner is not None and inner.is_numeric()):
+        readable = inner is not None and not isinstance(inner, (pl.List, pl.Array, pl.Struct))
+        if not readable or (kind == "float_list" and not inner.is_numeric()):
             return column, column.is_not_null()
-        if isinstance(inner, (pl.List, pl.Array, pl.Struct)):
-            return column, column.is_not_null()
-        converted = column.cast(target)
-        if kind == "text_list":
-            converted = converted.list.eval(pl.element().str.strip_chars())
-        return converted, converted.list.eval(pl.element().is_null()).list.any()
+        return _without_gaps(column.cast(target), kind)
     if dtype != pl.String:
         return column, column.is_not_null()
     text = column.str.strip_chars()
@@ -134,32 +130,37 @@ def _convert_list(column: pl.Expr, dtype: pl.DataType, kind: Kind) -> tuple[pl.E
     pattern = _JSON_TEXT_LIST if kind == "text_list" else _JSON_NUMBER_LIST
     valid_json = is_json & text.str.contains(pattern)
     decoded = pl.when(valid_json).then(text).otherwise(pl.lit("[]")).str.json_decode(target)
-    pieces = text.str.split(";").list.eval(pl.element().str.strip_chars()).list.eval(
-        pl.element().filter(pl.element() != "")
+    pieces = (
+        text.str.split(";").list.eval(pl.element().str.strip_chars()).list.eval(pl.element().filter(pl.element() != ""))
     )
     if kind == "float_list":
         pieces = pieces.list.eval(pl.element().cast(pl.Float64, strict=False))
-    split = pl.when(is_json).then(None).otherwise(pieces)
-    converted = pl.when(valid_json).then(decoded).otherwise(split)
-    bad = (is_json & ~valid_json) | converted.list.eval(pl.element().is_null()).list.any()
-    if kind == "text_list":
-        converted = converted.list.eval(pl.element().str.strip_chars())
-    return converted, bad
+    converted, gaps = _without_gaps(pl.when(valid_json).then(decoded).otherwise(pieces), kind)
+    return converted, (is_json & ~valid_json) | gaps
+
+
+def _without_gaps(lists: pl.Expr, kind: Kind) -> tuple[pl.Expr, pl.Expr]:
+    """Ids stripped of spaces; a mask of lists holding a null, or for ids a blank one."""
+    if kind == "float_list":
+        return lists, lists.list.eval(pl.element().is_null()).list.any()
+    stripped = lists.list.eval(pl.element().str.strip_chars())
+    gaps = stripped.list.eval(pl.element().is_null() | (pl.element() == "")).list.any()
+    return stripped, gaps
 
 
 def _convert_bool(column: pl.Expr, dtype: pl.DataType) -> tuple[pl.Expr, pl.Expr]:
     if dtype == pl.Boolean:
         return column, pl.lit(False)
     words = column.cast(pl.String).str.strip_chars().str.to_lowercase()
-    mapping = {word: True for word in _TRUE} | {word: False for word in _FALSE}
+    mapping = dict.fromkeys(_TRUE, True) | dict.fromkeys(_FALSE, False)
     converted = words.replace_strict(mapping, default=None, return_dtype=pl.Boolean)
     return converted, column.is_not_null() & (words != "") & converted.is_null()
 
 
 def _convert_number(column: pl.Expr, kind: Kind) -> tuple[pl.Expr, pl.Expr]:
-    number = column.cast(pl.String).str.strip_chars().cast(pl.Float64, strict=False)
-    bad = column.is_not_null() & number.is_null() & (column.cast(pl.String).str.strip_chars() != "")
+    text = column.cast(pl.String).str.strip_chars()
+    number = text.cast(pl.Float64, strict=False)
     if kind == "int":
-        bad = bad | (number.is_not_null() & (number != number.round()))
-        return number.cast(pl.Int64, strict=False), bad
-    return number, bad
+        whole_float = pl.when(number == number.round()).then(number.cast(pl.Int64, strict=False))
+        number = pl.coalesce(text.cast(pl.Int64, strict=False), whole_float)
+    return number, column.is_not_null() & (text != "") & number.is_null()

@@ -8,6 +8,7 @@ like a bearer header.
 
 from __future__ import annotations
 
+import itertools
 import re
 from collections.abc import Mapping
 
@@ -16,8 +17,19 @@ import polars as pl
 __all__ = ["credential_values", "is_credential_key", "looks_like_credential_value", "rows_containing"]
 
 _SECRET_WORDS = frozenset(
-    {"secret", "password", "passwd", "passphrase", "credential", "credentials", "auth", "authorization",
-     "bearer", "apikey", "cookie"}
+    {
+        "secret",
+        "password",
+        "passwd",
+        "passphrase",
+        "credential",
+        "credentials",
+        "auth",
+        "authorization",
+        "bearer",
+        "apikey",
+        "cookie",
+    }
 )
 _SECRET_PAIRS = frozenset({("api", "key"), ("access", "key"), ("private", "key"), ("signing", "key")})
 _MIN_SECRET_LENGTH = 8
@@ -34,7 +46,7 @@ def is_credential_key(key: str) -> bool:
     words = _words(key)
     if not words:
         return False
-    if _SECRET_WORDS.intersection(words) or _SECRET_PAIRS.intersection(zip(words, words[1:], strict=False)):
+    if _SECRET_WORDS.intersection(words) or _SECRET_PAIRS.intersection(itertools.pairwise(words)):
         return True
     return words[-1] == "token"
 

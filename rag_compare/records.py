@@ -54,8 +54,10 @@ def join_labels(
     problems = contract_problems(frame, RecordsSchema, ROW, already=problems)
     if problems:
         raise ContractError(source, "run records file", problems)
-    return frame.select(*RECORD_NAMES, *metadata).join(corpus.frame, on="case_id", how="left").select(
-        *RECORD_NAMES, *corpus.frame.drop("case_id").columns, *metadata
+    return (
+        frame.select(*RECORD_NAMES, *metadata)
+        .join(corpus.frame, on="case_id", how="left")
+        .select(*RECORD_NAMES, *corpus.frame.drop("case_id").columns, *metadata)
     )
 
 

@@ -95,7 +95,9 @@ def write_new_file(path: Path, data: bytes) -> None:
         except FileExistsError:
             raise _exists(path) from None
     except OSError as error:
-        raise RunFileError(f"{path}: cannot be written ({error.strerror}). Check the folder and its permissions.") from None
+        raise RunFileError(
+            f"{path}: cannot be written ({error.strerror}). Check the folder and its permissions."
+        ) from None
     finally:
         with contextlib.suppress(FileNotFoundError):
             os.unlink(temporary)

@@ -8,8 +8,8 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-import polars as pl
 import pandera.polars as pa
+import polars as pl
 
 from rag_compare.columns import ColumnSpec
 from rag_compare.errors import Problem, show_value, sorted_problems
@@ -17,14 +17,14 @@ from rag_compare.errors import Problem, show_value, sorted_problems
 __all__ = [
     "ANSWERABILITY",
     "CORPUS_COLUMNS",
-    "CorpusSchema",
     "LABEL_COLUMNS",
     "ORIGINS",
     "PASSAGE_COLUMNS",
-    "PassagesSchema",
     "RECORD_COLUMNS",
-    "RecordsSchema",
     "STATUSES",
+    "CorpusSchema",
+    "PassagesSchema",
+    "RecordsSchema",
     "contract_problems",
 ]
 
@@ -216,9 +216,10 @@ def contract_problems(
 
 def _to_problems(frame: pl.DataFrame, failures: pl.DataFrame, row_column: str) -> list[Problem]:
     problems = []
-    for context, column, check, index, case in failures.select(
+    for context, failing_column, check, index, case in failures.select(
         "schema_context", "column", "check", "index", "failure_case"
     ).iter_rows():
+        column = failing_column
         if context == "DataFrameSchema" and ": " in check:
             column, expected = check.split(": ", 1)
         else:

@@ -6,13 +6,14 @@ must hold is checked by ``columns`` and ``schemas``.
 
 from __future__ import annotations
 
+import csv
 import io
 import json
 from pathlib import Path
 
 import polars as pl
 
-from rag_compare.errors import InputFileError
+from rag_compare.errors import InputFileError, show_value
 
 __all__ = ["ROW", "TABLE_SUFFIXES", "read_table"]
 
@@ -58,7 +59,7 @@ def read_table(path: str | Path, what: str) -> pl.DataFrame:
 def _read_utf8(path: Path, what: str) -> str:
     data = path.read_bytes()
     if not data.strip():
-        raise InputFileError(f"{path}: the file is empty. A {what} file needs a header and rows.")
+        raise InputFileError(f"{path}: the file is empty. Write the {what} into it, one row per line.")
     try:
         text = data.decode("utf-8-sig")
     except UnicodeDecodeError as error:
@@ -71,14 +72,46 @@ def _read_utf8(path: Path, what: str) -> str:
 
 
 def _read_csv(path: Path, text: str, what: str) -> pl.DataFrame:
-    try:
-        return pl.read_csv(io.StringIO(text), infer_schema=False, raise_if_empty=True)
-    except (pl.exceptions.PolarsError, ValueError) as error:
-        first_line = str(error).strip().splitlines()[0]
+    """Every cell as text (empty cells null); a row whose field count differs from the header's is refused."""
+    import pyarrow as pa
+    import pyarrow.csv as pa_csv
+
+    if text.count('"') % 2:
         raise InputFileError(
-            f"{path}: cannot be read as CSV ({first_line}). Check that every row has as many "
-            f"fields as the header and that quotes are closed."
-        ) from None
+            f'{path}: a quote (") is opened and never closed. Close it, or double quotes inside values.'
+        )
+    header = next(csv.reader(io.StringIO(text)), [])
+    repeated = sorted({name for name in header if header.count(name) > 1})
+    if repeated:
+        raise InputFileError(f"{path}: the header names {', '.join(map(repr, repeated))} more than once. Rename them.")
+    ragged: list[str] = []
+
+    def note_ragged(row: pa_csv.InvalidRow) -> str:
+        ragged.append(
+            f"{row.actual_columns} fields where the header has {row.expected_columns}: {show_value(row.text)}"
+        )
+        return "skip"
+
+    try:
+        table = pa_csv.read_csv(
+            io.BytesIO(text.encode()),
+            parse_options=pa_csv.ParseOptions(newlines_in_values=True, invalid_row_handler=note_ragged),
+            convert_options=pa_csv.ConvertOptions(
+                column_types={name: pa.string() for name in header},
+                strings_can_be_null=True,
+                quoted_strings_can_be_null=False,
+            ),
+        )
+    except (pa.ArrowInvalid, pa.ArrowException) as error:
+        first_line = str(error).strip().splitlines()[0]
+        raise InputFileError(f"{path}: cannot be read as CSV ({first_line}). Check that quotes are closed.") from None
+    if ragged:
+        listed = "\n".join(f"  - a row with {item}" for item in ragged)
+        raise InputFileError(
+            f"{path}: {len(ragged)} row(s) do not have as many fields as the header:\n{listed}\n"
+            "Fix those rows (quote values that contain commas) and run again."
+        )
+    return pl.DataFrame(table)
 
 
 def _read_jsonl(path: Path, text: str, what: str) -> pl.DataFrame:
@@ -108,6 +141,5 @@ def _read_parquet(path: Path, what: str) -> pl.DataFrame:
     except (pl.exceptions.PolarsError, OSError, ValueError) as error:
         first_line = str(error).strip().splitlines()[0] if str(error).strip() else type(error).__name__
         raise InputFileError(
-            f"{path}: cannot be read as Parquet ({first_line}). Write the {what} again as Parquet, "
-            "or use CSV or JSONL."
+            f"{path}: cannot be read as Parquet ({first_line}). Write the {what} again as Parquet, or use CSV or JSONL."
         ) from None

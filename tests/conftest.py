@@ -1,0 +1,75 @@
+"""Shared fixtures: the shipped examples, small corpus and records files, and the CLI entry point."""
+
+from __future__ import annotations
+
+import textwrap
+from collections.abc import Callable
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner, Result
+
+from rag_compare.cli import main
+
+ROOT = Path(__file__).resolve().parent.parent
+EXAMPLE_CORPUS = ROOT / "corpora" / "handbook.csv"
+EXAMPLE_OLD_CORPUS = ROOT / "corpora" / "handbook_2025.csv"
+EXAMPLE_RUNS = ROOT / "runs"
+
+# A small corpus: 2 answerable cases (one a rule with its exception), 1 unanswerable, 1 conflict.
+SMALL_CORPUS = """\
+case_id,question,answerability,source_version,required_passage_ids,acceptance_note,category
+hotel@v2,What is the hotel cap?,answerable,v2,hotel-1;hotel-exc-1,"150, and 210 in Paris",rule_exception
+meal@v2,What is the meal allowance?,answerable,v2,meal-1,45 euros,rule
+ceo@v2,What does the CEO earn?,unanswerable,v2,,,unanswerable
+mileage@v2,What is the mileage rate?,conflict,v2,"[""mile-1"", ""mile-2""]",flag the conflict,version_conflict
+"""
+
+# Records for SMALL_CORPUS: one failed request; ceo@v2 was not attempted.
+SMALL_RECORDS = """\
+{"case_id": "hotel@v2", "retrieved_passage_ids": ["hotel-1", "x"], "retrieved_scores": [2.0, 1.0], "context": "[hotel-1] 150", "context_passage_ids": ["hotel-1"], "answer": "150 euros.", "latency_ms": 812.5, "prompt_tokens": 120, "completion_tokens": 8}
+{"case_id": "meal@v2", "status": "failed", "error": "HTTP 500", "retrieved_passage_ids": ["meal-1"], "retrieved_scores": [3.5]}
+{"case_id": "mileage@v2", "status": "ok", "retrieved_passage_ids": ["mile-1", "mile-2"], "answer": "Sources disagree.", "team": "ops"}
+"""
+
+
+@pytest.fixture
+def write(tmp_path: Path) -> Callable[[str, str | bytes], Path]:
+    """Write text (dedented) or bytes to a file under tmp_path and return its path."""
+
+    def _write(name: str, content: str | bytes) -> Path:
+        path = tmp_path / name
+        path.parent.mkdir(parents=True, exist_ok=True)
+        if isinstance(content, bytes):
+            path.write_bytes(content)
+        else:
+            path.write_text(textwrap.dedent(content), encoding="utf-8")
+        return path
+
+    return _write
+
+
+@pytest.fixture
+def small_corpus(write: Callable[[str, str | bytes], Path]) -> Path:
+    return write("corpus.csv", SMALL_CORPUS)
+
+
+@pytest.fixture
+def small_records(write: Callable[[str, str | bytes], Path]) -> Path:
+    return write("records.jsonl", SMALL_RECORDS)
+
+
+@pytest.fixture
+def cli(monkeypatch: pytest.MonkeyPatch) -> Callable[..., Result]:
+    """Run the ``rag-compare`` entry point; fail the test on any traceback (an unhandled exception)."""
+    for name in ("OPENAI_API_KEY", "SOURCE_DATE_EPOCH"):
+        monkeypatch.delenv(name, raising=False)
+
+    def _run(*args: str | Path, env: dict[str, str] | None = None) -> Result:
+        result = CliRunner().invoke(main, [str(arg) for arg in args], env=env)
+        if result.exception is not None and not isinstance(result.exception, SystemExit):
+            raise AssertionError(f"unhandled {result.exception!r}; output:\n{result.output}") from result.exception
+        assert "Traceback" not in result.output
+        return result
+
+    return _run
