@@ -1,0 +1,218 @@
+"""The command line through its entry point: output, exit codes, messages, never a traceback."""
+
+from __future__ import annotations
+
+import json
+import shutil
+import subprocess
+import sys
+from collections.abc import Callable
+from pathlib import Path
+
+import pytest
+from click.testing import Result
+
+from rag_compare.runs import load_run
+from tests.conftest import EXAMPLE_CORPUS, EXAMPLE_RUNS
+
+Cli = Callable[..., Result]
+Write = Callable[[str, str | bytes], Path]
+
+
+def test_validate_example_prints_summary_and_warning(cli: Cli) -> None:
+    result = cli("validate", EXAMPLE_CORPUS)
+    assert result.exit_code == 0
+    assert "valid corpus" in result.stdout
+    assert "answerable 28 · unanswerable 6 · conflict 2" in result.stdout
+    assert "warnings (1)" in result.stdout
+
+
+def test_validate_strict_refuses_warnings(cli: Cli) -> None:
+    result = cli("validate", "--strict", EXAMPLE_CORPUS)
+    assert result.exit_code == 2
+    assert "--strict turns warnings into errors" in result.stderr
+    assert "row 5, column 'reviewed'" in result.stderr
+
+
+def test_validate_json_lists_every_problem(cli: Cli, write: Write) -> None:
+    bad = write("bad.csv", "case_id,question,answerability,source_version,required_passage_ids\na@v1,,maybe,v1,p1\n")
+    result = cli("validate", bad, "--format", "json")
+    assert result.exit_code == 2
+    payload = json.loads(result.stdout)
+    assert payload["valid"] is False
+    assert {(p["row"], p["column"]) for p in payload["problems"]} == {(1, "question"), (1, "answerability")}
+    ok = json.loads(cli("validate", EXAMPLE_CORPUS, "--format", "json").stdout)
+    assert ok["valid"] is True
+    assert ok["cases"] == 36
+
+
+@pytest.mark.parametrize(
+    ("content", "message"),
+    [
+        (b"", "the file is empty"),
+        (b"case_id,question\n", "has a header but no rows"),
+        (b"case_id,question\nx,caf\xe9\n", "is not UTF-8 text"),
+        (b"case_id,question\nx,q\n", "a column named 'answerability' (required"),
+        (
+            b'case_id,question,answerability,source_version,required_passage_ids\nx@1,q,answerable,1,"[""a"",\n',
+            "never closed",
+        ),
+    ],
+    ids=["empty", "header-only", "not-utf8", "missing-column", "broken-list"],
+)
+def test_bad_corpus_files_get_their_own_message(cli: Cli, write: Write, content: bytes, message: str) -> None:
+    result = cli("validate", write("corpus.csv", content))
+    assert result.exit_code == 2
+    assert message in result.stderr
+    assert result.stderr.startswith("error: ")
+
+
+def test_broken_json_list_in_jsonl(cli: Cli, write: Write) -> None:
+    corpus = write(
+        "c.csv",
+        'case_id,question,answerability,source_version,required_passage_ids\nx@1,q,answerable,1,"[""a"", ]"\n',
+    )
+    result = cli("validate", corpus)
+    assert result.exit_code == 2
+    assert "row 1, column 'required_passage_ids'" in result.stderr
+    assert "a JSON array" in result.stderr
+
+
+def test_freeze_and_show(cli: Cli, tmp_path: Path, small_records: Path, small_corpus: Path, write: Write) -> None:
+    config = write("config.toml", 'model = "m1"\n[retriever]\nkind = "bm25"\n')
+    output = tmp_path / "out" / "base.arrow"
+    result = cli(
+        "freeze", small_records, "--corpus", small_corpus, "--config", config,
+        "--set", "top_k=5", "--set", "retriever.kind=dense", "--set", "label=v 2", "--output", output,
+    )  # fmt: skip
+    assert result.exit_code == 0, result.output
+    assert f"froze 3 cases of 'base' to {output}" in result.stdout
+    run = load_run(output)
+    assert (run.config["top_k"], run.config["retriever"], run.config["label"]) == (5, {"kind": "dense"}, "v 2")
+    shown = cli("show", output)
+    assert shown.exit_code == 0
+    assert run.fingerprint in shown.stdout
+    assert "3 of 4 in the corpus" in shown.stdout
+    assert "ok 2 · failed 1 · timeout 0" in shown.stdout
+    assert "retriever.kind" in shown.stdout
+    payload = json.loads(cli("show", output, "--format", "json").stdout)
+    assert payload["fingerprint"] == run.fingerprint
+    assert payload["status_counts"] == {"ok": 2, "failed": 1, "timeout": 0}
+
+
+def test_freeze_refusals_exit_2_and_write_nothing(
+    cli: Cli, tmp_path: Path, small_records: Path, small_corpus: Path, write: Write
+) -> None:
+    output = tmp_path / "run.arrow"
+    bad_records = write("bad.jsonl", '{"case_id": "ghost@v2"}\n')
+    cases = [
+        (["freeze", bad_records, "--corpus", small_corpus, "--output", output], "a case id of the corpus"),
+        (
+            ["freeze", small_records, "--corpus", small_corpus, "--set", "api_key=abc", "--output", output],
+            "named like a credential",
+        ),
+        (
+            ["freeze", small_records, "--corpus", small_corpus, "--set", "novalue", "--output", output],
+            "--set expects KEY=VALUE",
+        ),
+        (
+            [
+                "freeze",
+                small_records,
+                "--corpus",
+                small_corpus,
+                "--config",
+                write("c.toml", "x = ["),
+                "--output",
+                output,
+            ],
+            "not valid TOML",
+        ),
+        (["freeze", small_records, "--corpus", small_corpus], "Missing option '--output'"),
+    ]
+    for args, message in cases:
+        result = cli(*args)
+        assert result.exit_code == 2, args
+        assert message in result.stderr, (args, result.stderr)
+        assert not output.exists()
+
+
+def test_freeze_never_overwrites(cli: Cli, tmp_path: Path, small_records: Path, small_corpus: Path) -> None:
+    output = tmp_path / "run.arrow"
+    assert cli("freeze", small_records, "--corpus", small_corpus, "--output", output).exit_code == 0
+    before = output.read_bytes()
+    again = cli("freeze", small_records, "--corpus", small_corpus, "--output", output)
+    assert again.exit_code == 2
+    assert "never overwritten" in again.stderr
+    assert output.read_bytes() == before
+
+
+def test_secret_from_environment_is_refused(cli: Cli, tmp_path: Path, small_records: Path, small_corpus: Path) -> None:
+    secret = "sk-abcdefghijklmnop"
+    result = cli(
+        "freeze", small_records, "--corpus", small_corpus, "--set", f"note={secret}", "--output", tmp_path / "r.arrow",
+        env={"OPENAI_API_KEY": secret},
+    )  # fmt: skip
+    assert result.exit_code == 2
+    assert "OPENAI_API_KEY" in result.stderr
+    assert secret not in result.output
+
+
+def test_show_refuses_a_damaged_run(cli: Cli, tmp_path: Path) -> None:
+    damaged = tmp_path / "damaged.arrow"
+    data = bytearray((EXAMPLE_RUNS / "baseline.arrow").read_bytes())
+    data[len(data) // 2] ^= 0xFF
+    damaged.write_bytes(bytes(data))
+    result = cli("show", damaged)
+    assert result.exit_code == 2
+    assert "damaged.arrow" in result.stderr
+    short = tmp_path / "short.arrow"
+    short.write_bytes((EXAMPLE_RUNS / "baseline.arrow").read_bytes()[:-100])
+    cut = cli("show", short)
+    assert cut.exit_code == 2
+    assert "cut short" in cut.stderr
+
+
+def test_show_missing_file(cli: Cli, tmp_path: Path) -> None:
+    result = cli("show", tmp_path / "nowhere.arrow")
+    assert result.exit_code == 2
+    assert "no such run file" in result.stderr
+
+
+def test_debug_shows_the_traceback(tmp_path: Path) -> None:
+    from click.testing import CliRunner
+
+    from rag_compare.cli import main
+    from rag_compare.errors import RunFileError
+
+    result = CliRunner().invoke(main, ["--debug", "show", str(tmp_path / "nowhere.arrow")])
+    assert isinstance(result.exception, RunFileError)
+
+
+def test_unknown_command_and_help(cli: Cli) -> None:
+    assert cli("frobnicate").exit_code == 2
+    helped = cli("--help")
+    assert helped.exit_code == 0
+    for command in ("validate", "audit", "freeze", "show"):
+        assert command in helped.stdout
+
+
+def test_console_script_runs_without_traceback(tmp_path: Path) -> None:
+    executable = shutil.which("rag-compare", path=str(Path(sys.executable).parent))
+    assert executable is not None, "the rag-compare console script is not installed next to this Python"
+    ok = subprocess.run(
+        [executable, "show", str(EXAMPLE_RUNS / "candidate.arrow")], capture_output=True, text=True, check=False
+    )
+    assert ok.returncode == 0
+    assert "candidate" in ok.stdout
+    bad = subprocess.run(
+        [executable, "validate", str(tmp_path / "none.csv")], capture_output=True, text=True, check=False
+    )
+    assert bad.returncode == 2
+    assert "no such file" in bad.stderr
+    assert "Traceback" not in bad.stderr
+    module = subprocess.run(
+        [sys.executable, "-m", "rag_compare", "--version"], capture_output=True, text=True, check=False
+    )
+    assert module.returncode == 0
+    assert "rag-compare" in module.stdout
