@@ -24,30 +24,27 @@ from rag_compare import freeze_run, load_corpus, load_run
 
 def make_inputs(folder: Path, cases: int) -> tuple[Path, Path]:
     """A corpus of ``cases`` answerable cases and one ok record per case, with realistic text sizes."""
-    ids = pl.int_range(cases, eager=True).cast(pl.String)
-    corpus = pl.DataFrame(
-        {
-            "case_id": "q" + ids + "@v1",
-            "question": "What is the allowance for case " + ids + "?",
-            "answerability": ["answerable"] * cases,
-            "source_version": ["v1"] * cases,
-            "required_passage_ids": ("p" + ids + ";e" + ids),
-            "category": ["rule_exception"] * cases,
-        }
+    key = pl.int_range(cases).cast(pl.String)
+    base = pl.DataFrame({"n": range(cases)})
+    corpus = base.select(
+        case_id="q" + key + "@v1",
+        question="What is the allowance for case " + key + "?",
+        answerability=pl.lit("answerable"),
+        source_version=pl.lit("v1"),
+        required_passage_ids="p" + key + ";e" + key,
+        category=pl.lit("rule_exception"),
     )
-    records = pl.DataFrame(
-        {
-            "case_id": corpus["case_id"],
-            "status": ["ok"] * cases,
-            "retrieved_passage_ids": pl.select(pl.concat_list(pl.lit("p" + ids), pl.lit("x" + ids), pl.lit("e" + ids))).to_series(),
-            "retrieved_scores": [[3.0, 2.0, 1.0]] * cases,
-            "context": "[p" + ids + "] " + "The allowance is 45 euros per day. " * 12,
-            "context_passage_ids": ("p" + ids).to_frame().select(pl.concat_list(pl.all())).to_series(),
-            "answer": "The allowance is 45 euros per day for case " + ids + ".",
-            "latency_ms": [812.5] * cases,
-            "prompt_tokens": [420] * cases,
-            "completion_tokens": [18] * cases,
-        }
+    records = base.select(
+        case_id="q" + key + "@v1",
+        status=pl.lit("ok"),
+        retrieved_passage_ids=pl.concat_list("p" + key, "x" + key, "e" + key),
+        retrieved_scores=pl.lit([3.0, 2.0, 1.0]),
+        context="[p" + key + "] " + "The allowance is 45 euros per day. " * 12,
+        context_passage_ids=pl.concat_list("p" + key),
+        answer="The allowance is 45 euros per day for case " + key + ".",
+        latency_ms=pl.lit(812.5),
+        prompt_tokens=pl.lit(420),
+        completion_tokens=pl.lit(18),
     )
     corpus_path, records_path = folder / "corpus.csv", folder / "records.parquet"
     corpus.write_csv(corpus_path)
