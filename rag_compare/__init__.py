@@ -18,6 +18,7 @@ from rag_compare.errors import (
     RunIntegrityError,
     SecretInConfigError,
 )
+from rag_compare.passages import load_passages
 from rag_compare.runs import Run, freeze_run, load_run
 from rag_compare.schemas import CorpusSchema, PassagesSchema, RecordsSchema
 
@@ -42,6 +43,7 @@ __all__ = [
     "audit_corpora",
     "freeze_run",
     "load_corpus",
+    "load_passages",
     "load_run",
     "read_config_file",
 ]

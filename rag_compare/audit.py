@@ -15,7 +15,7 @@ from typing import Any
 import polars as pl
 
 from rag_compare.corpus import Corpus, load_corpus
-from rag_compare.render import text_table, to_json
+from rag_compare.render import Report, text_table
 from rag_compare.schemas import LABEL_COLUMNS
 
 __all__ = ["CorpusAudit", "audit_corpora", "question_key"]
@@ -27,7 +27,7 @@ def question_key(case_id: pl.Expr) -> pl.Expr:
 
 
 @dataclass(frozen=True)
-class CorpusAudit:
+class CorpusAudit(Report):
     """What changed from ``old`` to ``new``; ``violations`` counts removed and relabelled cases."""
 
     old: Corpus = field(repr=False)
@@ -54,13 +54,7 @@ class CorpusAudit:
             "unreviewed_synthetic": self.unreviewed.to_dicts(),
         }
 
-    def to_json(self) -> str:
-        return to_json(self.to_dict())
-
-    def render(self, format: str = "text") -> str:
-        """The audit as ``text`` or ``json``."""
-        if format == "json":
-            return self.to_json()
+    def _text(self) -> str:
         verdict = "no violations" if not self.violations else f"{self.violations} violation(s)"
         text = (
             f"audit {self.old.source} ({self.old.frame.height} cases) -> "

@@ -82,8 +82,9 @@ def main(ctx: click.Context, debug: bool) -> None:
 @main.command()
 @click.argument("corpus", type=_EXISTING)
 @click.option("--strict", is_flag=True, help="Treat warnings as errors.")
+@click.option("--passages", type=_EXISTING, help="The knowledge base: check that required passages exist in it.")
 @_FORMAT
-def validate(corpus: Path, strict: bool, output_format: str) -> None:
+def validate(corpus: Path, strict: bool, passages: Path | None, output_format: str) -> None:
     """Check a corpus file (CSV, Parquet or JSONL) against the corpus contract.
 
     Every problem is listed at once (row, column, value, what was expected); exit code 2 if any.
@@ -91,7 +92,7 @@ def validate(corpus: Path, strict: bool, output_format: str) -> None:
     from rag_compare.corpus import load_corpus
 
     _wants_json(output_format)
-    click.echo(load_corpus(corpus, strict=strict).render(output_format), nl=False)
+    click.echo(load_corpus(corpus, strict=strict, passages=passages).render(output_format), nl=False)
 
 
 @main.command()

@@ -11,7 +11,8 @@ import polars as pl
 from rag_compare.columns import coerce_columns, problems_where
 from rag_compare.errors import ContractError, Problem, sorted_problems
 from rag_compare.frames import content_fingerprint, count_by
-from rag_compare.render import counts_line, text_table, to_json
+from rag_compare.passages import load_passages, required_passage_problems
+from rag_compare.render import Report, counts_line, text_table
 from rag_compare.schemas import ANSWERABILITY, CORPUS_COLUMNS, ORIGINS, CorpusSchema, contract_problems
 from rag_compare.tables import ROW, read_table
 
@@ -21,7 +22,7 @@ _CONTRACT = [spec.name for spec in CORPUS_COLUMNS]
 
 
 @dataclass(frozen=True)
-class Corpus:
+class Corpus(Report):
     """A validated corpus: one row per case, contract columns first, then user metadata.
 
     ``warnings`` are problems that do not make the labels untrustworthy (a case id that does not
@@ -55,13 +56,7 @@ class Corpus:
             "problems": [],
         }
 
-    def to_json(self) -> str:
-        return to_json(self.to_dict())
-
-    def render(self, format: str = "text") -> str:
-        """The validation summary as ``text`` or ``json``."""
-        if format == "json":
-            return self.to_json()
+    def _text(self) -> str:
         summary = self.to_dict()
         counts = summary["counts"]
         rows = [
@@ -79,11 +74,18 @@ class Corpus:
         return text
 
 
-def load_corpus(source: str | Path | pl.DataFrame, *, strict: bool = False) -> Corpus:
+def load_corpus(
+    source: str | Path | pl.DataFrame,
+    *,
+    strict: bool = False,
+    passages: str | Path | pl.DataFrame | None = None,
+) -> Corpus:
     """Read and validate a corpus; refuse it whole, with every problem listed, if it breaks the contract.
 
-    ``source`` is a CSV, Parquet or JSONL path, or a Polars frame (not modified). With ``strict``,
-    warnings are refused too. Raises ``InputFileError`` or ``ContractError``.
+    ``source`` is a CSV, Parquet or JSONL path, or a Polars frame (not modified). With ``passages``
+    (the knowledge base), every required passage id must be in it; one of another source version
+    than its case is a warning. With ``strict``, warnings are refused too. Raises
+    ``InputFileError`` or ``ContractError``.
     """
     if isinstance(source, pl.DataFrame):
         name, raw = "<frame>", source.with_row_index(ROW, offset=1)
@@ -97,6 +99,11 @@ def load_corpus(source: str | Path | pl.DataFrame, *, strict: bool = False) -> C
     if problems:
         raise ContractError(name, "corpus", problems)
     warnings = _warnings(frame)
+    if passages is not None:
+        unknown, other_version = required_passage_problems(frame, load_passages(passages))
+        if unknown:
+            raise ContractError(name, "corpus for these passages", unknown)
+        warnings = sorted_problems([*warnings, *other_version])
     if strict and warnings:
         raise ContractError(name, "corpus (--strict turns warnings into errors)", warnings)
     metadata = [name for name in frame.columns if name not in _CONTRACT and name != ROW]

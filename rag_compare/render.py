@@ -5,14 +5,42 @@ Values from data are never read as markup: every cell is a ``rich.text.Text``.
 
 from __future__ import annotations
 
+import html
 import io
 import json
+from abc import ABC, abstractmethod
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
-__all__ = ["counts_line", "text_table", "to_json"]
+__all__ = ["FORMATS", "Report", "counts_line", "text_table", "to_json"]
+
+FORMATS = ("text", "json")
 
 TEXT_WIDTH = 100
+
+
+class Report(ABC):
+    """A result that renders itself: ``to_dict``, ``to_json``, ``render(format)``, and HTML in notebooks."""
+
+    @abstractmethod
+    def to_dict(self) -> dict[str, Any]:
+        """Plain data (JSON-ready) describing the result."""
+
+    @abstractmethod
+    def _text(self) -> str:
+        """The result for a terminal."""
+
+    def to_json(self) -> str:
+        return to_json(self.to_dict())
+
+    def render(self, format: str = "text") -> str:
+        """The result as ``text`` (for a terminal) or ``json``."""
+        if format not in FORMATS:
+            raise ValueError(f"unknown format {format!r}; use one of {', '.join(FORMATS)}")
+        return self.to_json() if format == "json" else self._text()
+
+    def _repr_html_(self) -> str:
+        return f"<pre>{html.escape(self._text())}</pre>"
 
 
 def to_json(payload: Mapping[str, Any]) -> str:

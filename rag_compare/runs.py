@@ -19,7 +19,7 @@ from rag_compare.corpus import Corpus, load_corpus
 from rag_compare.errors import ConfigError, RunFileError
 from rag_compare.frames import count_by
 from rag_compare.records import join_labels
-from rag_compare.render import counts_line, text_table, to_json
+from rag_compare.render import Report, counts_line, text_table
 from rag_compare.runfile import ensure_absent, read_frozen, serialize, write_new_file
 from rag_compare.schemas import CORPUS_COLUMNS, RECORD_COLUMNS, STATUSES
 
@@ -32,7 +32,7 @@ _CONTRACT_DTYPES = {spec.name: spec.dtype for spec in (*RECORD_COLUMNS, *CORPUS_
 
 
 @dataclass(frozen=True)
-class Run:
+class Run(Report):
     """A frozen run: one row per case attempted (records and labels), its config and fingerprint."""
 
     records: pl.DataFrame = field(repr=False)
@@ -61,13 +61,7 @@ class Run:
             "config": _plain(self.config),
         }
 
-    def to_json(self) -> str:
-        return to_json(self.to_dict())
-
-    def render(self, format: str = "text") -> str:
-        """The run's summary as ``text`` or ``json``."""
-        if format == "json":
-            return self.to_json()
+    def _text(self) -> str:
         summary = self.to_dict()
         head = [
             ("run", self.name),

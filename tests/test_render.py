@@ -1,0 +1,42 @@
+"""Rendering shared by every result: formats, notebooks (escaped HTML), markup-free terminal tables."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from pathlib import Path
+
+import pytest
+
+from rag_compare.audit import audit_corpora
+from rag_compare.corpus import load_corpus
+from rag_compare.render import counts_line, text_table
+from tests.conftest import EXAMPLE_CORPUS
+
+Write = Callable[[str, str | bytes], Path]
+HEADER = "case_id,question,answerability,source_version,required_passage_ids\n"
+
+
+def test_unknown_format_is_refused() -> None:
+    with pytest.raises(ValueError, match="use one of text, json"):
+        load_corpus(EXAMPLE_CORPUS).render("xml")
+
+
+def test_notebook_html_escapes_data(write: Write) -> None:
+    old = write("old.csv", HEADER + "a@v1,Q,answerable,v1,p1\n")
+    new = write(
+        "new.csv",
+        HEADER + 'a@v1,Q,answerable,v1,p1\nb@v1,"<script>alert(1)</script> [bold]x[/bold]",answerable,v1,p1\n',
+    )
+    audit = audit_corpora(old, new)
+    html = audit._repr_html_()
+    assert "<script>" not in html
+    assert "&lt;script&gt;alert(1)&lt;/script&gt;" in html
+    assert "[bold]x[/bold]" in audit.render("text")  # data is never read as terminal markup
+
+
+def test_text_table_and_counts_line() -> None:
+    table = text_table(("key", "value"), [("a", 1), ("[red]b[/red]", None)])
+    assert table.splitlines()[0].split() == ["key", "value"]
+    assert "[red]b[/red]" in table
+    assert counts_line({"ok": 3, "failed": 0}) == "ok 3 · failed 0"
+    assert counts_line({}) == "none"
