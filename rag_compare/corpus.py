@@ -14,7 +14,7 @@ from rag_compare.frames import content_fingerprint, count_by
 from rag_compare.passages import load_passages, required_passage_problems
 from rag_compare.render import Report, counts_line, text_table
 from rag_compare.schemas import ANSWERABILITY, CORPUS_COLUMNS, ORIGINS, CorpusSchema, contract_problems
-from rag_compare.tables import ROW, read_table
+from rag_compare.tables import ROW, read_source
 
 __all__ = ["Corpus", "load_corpus"]
 
@@ -87,10 +87,7 @@ def load_corpus(
     than its case is a warning. With ``strict``, warnings are refused too. Raises
     ``InputFileError`` or ``ContractError``.
     """
-    if isinstance(source, pl.DataFrame):
-        name, raw = "<frame>", source.with_row_index(ROW, offset=1)
-    else:
-        name, raw = str(source), read_table(source, "corpus")
+    name, raw = read_source(source, "corpus")
     frame, problems = coerce_columns(raw, CORPUS_COLUMNS)
     if problems and any(problem.row is None for problem in problems):
         raise ContractError(name, "corpus", problems)

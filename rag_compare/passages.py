@@ -9,7 +9,7 @@ import polars as pl
 from rag_compare.columns import coerce_columns
 from rag_compare.errors import ContractError, Problem, show_value
 from rag_compare.schemas import PASSAGE_COLUMNS, PassagesSchema, contract_problems
-from rag_compare.tables import ROW, read_table
+from rag_compare.tables import ROW, read_source
 
 __all__ = ["load_passages", "required_passage_problems"]
 
@@ -19,10 +19,7 @@ def load_passages(source: str | Path | pl.DataFrame) -> pl.DataFrame:
 
     Raises ``InputFileError`` or ``ContractError`` listing every problem.
     """
-    if isinstance(source, pl.DataFrame):
-        name, raw = "<frame>", source.with_row_index(ROW, offset=1)
-    else:
-        name, raw = str(source), read_table(source, "passages")
+    name, raw = read_source(source, "passages")
     frame, problems = coerce_columns(raw, PASSAGE_COLUMNS)
     if not any(problem.row is None for problem in problems):
         problems = contract_problems(frame, PassagesSchema, ROW, already=problems)

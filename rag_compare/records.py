@@ -13,7 +13,7 @@ from rag_compare.corpus import Corpus
 from rag_compare.credentials import credential_values, rows_containing
 from rag_compare.errors import ContractError, Problem
 from rag_compare.schemas import RECORD_COLUMNS, RecordsSchema, contract_problems
-from rag_compare.tables import ROW, read_table
+from rag_compare.tables import ROW, read_source
 
 __all__ = ["RECORD_NAMES", "join_labels"]
 
@@ -31,10 +31,7 @@ def join_labels(
     Every problem is collected first and raised at once as a ``ContractError``; credentials from
     ``environ`` (default ``os.environ``) found in any text column are problems too.
     """
-    if isinstance(records, pl.DataFrame):
-        source, raw = "<frame>", records.with_row_index(ROW, offset=1)
-    else:
-        source, raw = str(records), read_table(records, "run records")
+    source, raw = read_source(records, "run records")
     frame, problems = coerce_columns(raw, RECORD_COLUMNS)
     if any(problem.row is None for problem in problems):
         raise ContractError(source, "run records file", problems)

@@ -90,7 +90,14 @@ def _list_is_clean(column: str) -> pl.Expr:
     return ids.is_null() | (no_blank & no_repeat)
 
 
-class CorpusSchema(pa.DataFrameModel):
+class _ContractModel(pa.DataFrameModel):
+    """Columns beyond a contract are kept as user metadata."""
+
+    class Config:
+        strict = False
+
+
+class CorpusSchema(_ContractModel):
     """A labelled question corpus: one row per case; extra columns are user metadata."""
 
     case_id: str = pa.Field(unique=True)
@@ -102,9 +109,6 @@ class CorpusSchema(pa.DataFrameModel):
     category: str = pa.Field(nullable=True)
     origin: str
     reviewed: bool
-
-    class Config:
-        strict = False
 
     @pa.check("case_id", "question", "source_version", error=_NOT_BLANK)
     def not_blank(cls, data: pa.PolarsData) -> pl.LazyFrame:
@@ -133,22 +137,19 @@ class CorpusSchema(pa.DataFrameModel):
         return data.lazyframe.select(_list_is_clean("required_passage_ids"))
 
 
-class PassagesSchema(pa.DataFrameModel):
+class PassagesSchema(_ContractModel):
     """The knowledge base: one row per passage, ids unique across versions."""
 
     passage_id: str = pa.Field(unique=True)
     source_version: str
     text: str
 
-    class Config:
-        strict = False
-
     @pa.check("passage_id", "source_version", "text", error=_NOT_BLANK)
     def not_blank(cls, data: pa.PolarsData) -> pl.LazyFrame:
         return _not_blank(data)
 
 
-class RecordsSchema(pa.DataFrameModel):
+class RecordsSchema(_ContractModel):
     """What a pipeline did: one row per case attempted; extra columns are user metadata."""
 
     case_id: str = pa.Field(unique=True)
@@ -162,9 +163,6 @@ class RecordsSchema(pa.DataFrameModel):
     latency_ms: float = pa.Field(nullable=True)
     prompt_tokens: int = pa.Field(nullable=True)
     completion_tokens: int = pa.Field(nullable=True)
-
-    class Config:
-        strict = False
 
     @pa.check("case_id", error=_NOT_BLANK)
     def not_blank(cls, data: pa.PolarsData) -> pl.LazyFrame:
@@ -183,7 +181,7 @@ class RecordsSchema(pa.DataFrameModel):
         scores, ids = pl.col("retrieved_scores"), pl.col("retrieved_passage_ids")
         return data.lazyframe.select(scores.is_null() | (scores.list.len() == ids.list.len()).fill_null(False))
 
-    @pa.dataframe_check(error="retrieved_passage_ids: each passage id once, none blank")
+    @pa.dataframe_check(error="retrieved_passage_ids: no blank passage id")
     def retrieved_ids_clean(cls, data: pa.PolarsData) -> pl.LazyFrame:
         ids = pl.col("retrieved_passage_ids")
         return data.lazyframe.select(ids.is_null() | ~ids.list.eval(pl.element().str.len_chars() == 0).list.any())

@@ -15,7 +15,7 @@ import polars as pl
 
 from rag_compare.errors import InputFileError, show_value
 
-__all__ = ["ROW", "TABLE_SUFFIXES", "read_table"]
+__all__ = ["ROW", "TABLE_SUFFIXES", "read_source", "read_table"]
 
 ROW = "__row__"
 """Name of the 1-based row-number column added to every frame read, for messages."""
@@ -49,10 +49,21 @@ def read_table(path: str | Path, what: str) -> pl.DataFrame:
     else:
         text = _read_utf8(path, what)
         frame = _read_csv(path, text, what) if kind == "csv" else _read_jsonl(path, text, what)
+    return _numbered(frame, str(path), what)
+
+
+def read_source(source: str | Path | pl.DataFrame, what: str) -> tuple[str, pl.DataFrame]:
+    """A name for messages and the table with a ``ROW`` column, from a path or a frame (not modified)."""
+    if isinstance(source, pl.DataFrame):
+        return "<frame>", _numbered(source, "<frame>", what)
+    return str(source), read_table(source, what)
+
+
+def _numbered(frame: pl.DataFrame, name: str, what: str) -> pl.DataFrame:
     if frame.height == 0:
-        raise InputFileError(f"{path}: has a header but no rows. Add at least one {what} row.")
+        raise InputFileError(f"{name}: has a header but no rows. Add at least one {what} row.")
     if ROW in frame.columns:
-        raise InputFileError(f"{path}: column name '{ROW}' is reserved. Rename that column.")
+        raise InputFileError(f"{name}: column name '{ROW}' is reserved. Rename that column.")
     return frame.with_row_index(ROW, offset=1)
 
 
