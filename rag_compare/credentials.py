@@ -33,7 +33,7 @@ _SECRET_WORDS = frozenset(
 )
 _SECRET_PAIRS = frozenset({("api", "key"), ("access", "key"), ("private", "key"), ("signing", "key")})
 _MIN_SECRET_LENGTH = 8
-_BEARER_VALUE = re.compile(r"^\s*bearer\s+\S{8,}", re.IGNORECASE)
+_BEARER_VALUE = re.compile(r"\bbearer\s+\S{8,}", re.IGNORECASE)
 
 
 def _words(key: str) -> list[str]:
@@ -52,8 +52,8 @@ def is_credential_key(key: str) -> bool:
 
 
 def looks_like_credential_value(value: str) -> bool:
-    """True for an ``Authorization: Bearer ...`` style value."""
-    return bool(_BEARER_VALUE.match(value))
+    """True for a value holding a bearer credential (``Bearer abc...``, ``Authorization: Bearer ...``)."""
+    return bool(_BEARER_VALUE.search(value))
 
 
 def credential_values(environ: Mapping[str, str]) -> dict[str, str]:

@@ -85,6 +85,7 @@ def test_credential_values_of_empty_environment() -> None:
     [
         ("Bearer abcdefghijk", True),
         ("  bearer 12345678", True),
+        ("Authorization: Bearer abcdefghijk", True),
         ("BEARER xyz12345678", True),
         ("Bearer short", False),
         ("Bearer", False),
