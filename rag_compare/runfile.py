@@ -82,25 +82,29 @@ def read_frozen(path: Path) -> tuple[pl.DataFrame, dict[str, str], str]:
 def write_new_file(path: Path, data: bytes) -> None:
     """Write ``data`` to ``path`` atomically; refuse if ``path`` exists (it is never replaced)."""
     ensure_absent(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    handle, temporary = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".partial", dir=path.parent)
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        handle, temporary = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".partial", dir=path.parent)
+    except OSError as error:
+        raise _unwritable(path, error) from None
     try:
         os.fchmod(handle, 0o666 & ~_current_umask())
         with os.fdopen(handle, "wb") as stream:
             stream.write(data)
             stream.flush()
             os.fsync(stream.fileno())
-        try:
-            os.link(temporary, path)
-        except FileExistsError:
-            raise _exists(path) from None
+        os.link(temporary, path)
+    except FileExistsError:
+        raise _exists(path) from None
     except OSError as error:
-        raise RunFileError(
-            f"{path}: cannot be written ({error.strerror}). Check the folder and its permissions."
-        ) from None
+        raise _unwritable(path, error) from None
     finally:
         with contextlib.suppress(FileNotFoundError):
             os.unlink(temporary)
+
+
+def _unwritable(path: Path, error: OSError) -> RunFileError:
+    return RunFileError(f"{path}: cannot be written ({error.strerror}). Check the folder and its permissions.")
 
 
 def _current_umask() -> int:
@@ -111,6 +115,8 @@ def _current_umask() -> int:
 
 def ensure_absent(path: Path) -> None:
     """Refuse early, before any work, when ``path`` exists."""
+    if path.is_dir():
+        raise RunExistsError(f"{path}: is a folder. Give the path of a new run file, e.g. {path / 'run.arrow'}.")
     if path.exists():
         raise _exists(path)
 

@@ -86,3 +86,17 @@ def test_write_leaves_no_temporary_file_and_creates_folders(tmp_path: Path) -> N
     write_new_file(path, DATA)
     assert list(path.parent.iterdir()) == [path]
     assert path.read_bytes() == DATA
+
+
+def test_unwritable_place_names_the_output_not_a_temporary(tmp_path: Path) -> None:
+    blocker = tmp_path / "file"
+    blocker.write_text("not a folder")
+    with pytest.raises(RunFileError) as excinfo:
+        write_new_file(blocker / "run.arrow", DATA)
+    assert str(excinfo.value).startswith(f"{blocker / 'run.arrow'}: cannot be written")
+    assert ".partial" not in str(excinfo.value)
+
+
+def test_a_folder_as_output_is_refused(tmp_path: Path) -> None:
+    with pytest.raises(RunExistsError, match="is a folder"):
+        write_new_file(tmp_path, DATA)
