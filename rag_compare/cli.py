@@ -69,7 +69,7 @@ def _wants_json(output_format: str) -> None:
 
 @click.group(cls=_Cli, context_settings={"help_option_names": ["-h", "--help"]})
 @click.version_option(__version__, prog_name="rag-compare")
-@click.option("--debug", is_flag=True, help="Show the full traceback of an error.")
+@click.option("--debug", is_flag=True, envvar="RAG_COMPARE_DEBUG", help="Show the full traceback of an error.")
 @click.pass_context
 def main(ctx: click.Context, debug: bool) -> None:
     """Compare two versions of a retrieval-augmented chatbot, case by case.

@@ -9,7 +9,7 @@ from typing import Any
 import polars as pl
 
 from rag_compare.columns import coerce_columns, problems_where
-from rag_compare.errors import ContractError, Problem, sorted_problems
+from rag_compare.errors import ContractError, Problem, problem_lines, sorted_problems
 from rag_compare.frames import content_fingerprint, count_by
 from rag_compare.passages import load_passages, required_passage_problems
 from rag_compare.render import Report, counts_line, text_table
@@ -70,7 +70,7 @@ class Corpus(Report):
         ]
         text = f"{self.source}: valid corpus\n" + text_table(("", ""), rows)
         if self.warnings:
-            text += f"warnings ({len(self.warnings)}):\n" + "".join(f"  - {w}\n" for w in self.warnings)
+            text += f"warnings ({len(self.warnings)}):\n" + problem_lines(self.warnings)
         return text
 
 

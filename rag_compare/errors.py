@@ -72,6 +72,14 @@ def show_value(value: object) -> str:
     return text
 
 
+def problem_lines(problems: Sequence[Problem]) -> str:
+    """Problems as an indented list, the first 50 only (``--format json`` lists them all)."""
+    lines = [f"  - {problem}\n" for problem in problems[:_MAX_PROBLEMS_SHOWN]]
+    if len(problems) > _MAX_PROBLEMS_SHOWN:
+        lines.append(f"  ... and {len(problems) - _MAX_PROBLEMS_SHOWN} more (all are listed with --format json)\n")
+    return "".join(lines)
+
+
 def sorted_problems(problems: Iterable[Problem]) -> list[Problem]:
     """Problems in file order: by row (file-wide ones first), then column."""
     return sorted(problems, key=lambda problem: (problem.row or 0, problem.column or ""))
@@ -93,12 +101,9 @@ class ContractError(RagCompareError):
         self.what = what
         self.problems = tuple(sorted_problems(problems))
         count = len(self.problems)
-        shown = "\n".join(f"  - {problem}" for problem in self.problems[:_MAX_PROBLEMS_SHOWN])
-        if count > _MAX_PROBLEMS_SHOWN:
-            shown += f"\n  ... and {count - _MAX_PROBLEMS_SHOWN} more (all are listed with --format json)"
         noun = "problem" if count == 1 else "problems"
         super().__init__(
-            f"{source}: not a valid {what} ({count} {noun}; nothing was loaded):\n{shown}\n"
+            f"{source}: not a valid {what} ({count} {noun}; nothing was loaded):\n{problem_lines(self.problems)}"
             f"Fix these and run again; the file format is described in the README."
         )
 

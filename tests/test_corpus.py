@@ -167,3 +167,12 @@ def test_example_corpus_summary() -> None:
     assert summary["counts"]["source_version"] == {"2025-01": 13, "2026-01": 23}
     assert summary["counts"]["unreviewed"] == 1
     assert [w["row"] for w in summary["warnings"]] == [5]
+
+
+def test_long_problem_lists_are_cut_in_text_but_complete_in_data(write: Write) -> None:
+    rows = "".join(f"c{n}@v1,Q,perhaps,v1,p1\n" for n in range(60))
+    with pytest.raises(ContractError) as excinfo:
+        load_corpus(write("many.csv", HEADER + rows))
+    assert len(excinfo.value.problems) == 60
+    assert "... and 10 more (all are listed with --format json)" in str(excinfo.value)
+    assert str(excinfo.value).count("  - row ") == 50
