@@ -19,7 +19,7 @@ from rag_compare.errors import ContractError, RagCompareError
 
 __all__ = ["main"]
 
-EXIT_OK, EXIT_FOUND, EXIT_BAD_INPUT = 0, 1, 2
+EXIT_FOUND, EXIT_BAD_INPUT = 1, 2
 _FORMAT = click.option(
     "--format",
     "output_format",
@@ -28,7 +28,7 @@ _FORMAT = click.option(
     show_default=True,
     help="Output for a terminal (text) or for programs (json).",
 )
-_EXISTING = click.Path(path_type=Path)
+_PATH = click.Path(path_type=Path)  # existence is checked by the library, with its own messages
 
 
 class _Cli(click.Group):
@@ -80,9 +80,9 @@ def main(ctx: click.Context, debug: bool) -> None:
 
 
 @main.command()
-@click.argument("corpus", type=_EXISTING)
+@click.argument("corpus", type=_PATH)
 @click.option("--strict", is_flag=True, help="Treat warnings as errors.")
-@click.option("--passages", type=_EXISTING, help="The knowledge base: check that required passages exist in it.")
+@click.option("--passages", type=_PATH, help="The knowledge base: check that required passages exist in it.")
 @_FORMAT
 def validate(corpus: Path, strict: bool, passages: Path | None, output_format: str) -> None:
     """Check a corpus file (CSV, Parquet or JSONL) against the corpus contract.
@@ -96,8 +96,8 @@ def validate(corpus: Path, strict: bool, passages: Path | None, output_format: s
 
 
 @main.command()
-@click.argument("old", type=_EXISTING)
-@click.argument("new", type=_EXISTING)
+@click.argument("old", type=_PATH)
+@click.argument("new", type=_PATH)
 @_FORMAT
 def audit(old: Path, new: Path, output_format: str) -> None:
     """Audit how a corpus changed from OLD to NEW.
@@ -115,9 +115,9 @@ def audit(old: Path, new: Path, output_format: str) -> None:
 
 
 @main.command()
-@click.argument("records", type=_EXISTING)
-@click.option("--corpus", type=_EXISTING, required=True, help="The corpus the records were run against.")
-@click.option("--config", "config_file", type=_EXISTING, help="Run config as a .toml or .json file.")
+@click.argument("records", type=_PATH)
+@click.option("--corpus", type=_PATH, required=True, help="The corpus the records were run against.")
+@click.option("--config", "config_file", type=_PATH, help="Run config as a .toml or .json file.")
 @click.option(
     "--set",
     "assignments",
@@ -125,7 +125,7 @@ def audit(old: Path, new: Path, output_format: str) -> None:
     metavar="KEY=VALUE",
     help="Set a config key (dots for nested keys); VALUE is JSON where it parses, else text. Repeatable.",
 )
-@click.option("--output", type=_EXISTING, required=True, help="The run file to write (never overwritten).")
+@click.option("--output", type=_PATH, required=True, help="The run file to write (never overwritten).")
 @_FORMAT
 def freeze(
     records: Path,
@@ -149,7 +149,7 @@ def freeze(
 
 
 @main.command()
-@click.argument("run", type=_EXISTING)
+@click.argument("run", type=_PATH)
 @_FORMAT
 def show(run: Path, output_format: str) -> None:
     """Show a frozen run: config, fingerprint, number of cases and counts by status."""

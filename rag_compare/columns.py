@@ -16,7 +16,7 @@ import polars as pl
 from rag_compare.errors import Problem, show_value
 from rag_compare.tables import ROW
 
-__all__ = ["ColumnSpec", "Kind", "coerce_columns", "problems_where"]
+__all__ = ["ColumnSpec", "Kind", "coerce_columns", "contract_first", "problems_where"]
 
 Kind = Literal["text", "id", "text_list", "float_list", "bool", "float", "int"]
 
@@ -85,6 +85,12 @@ def coerce_columns(frame: pl.DataFrame, specs: Sequence[ColumnSpec]) -> tuple[pl
         problems += problems_where(frame, bad, spec.name, _EXPECTED[spec.kind])
         converted.append(pl.when(bad).then(None).otherwise(value).cast(spec.dtype).alias(spec.name))
     return frame.with_columns(converted), problems
+
+
+def contract_first(frame: pl.DataFrame, specs: Sequence[ColumnSpec]) -> pl.DataFrame:
+    """The contract columns in contract order, then the user's metadata columns; the row numbers dropped."""
+    contract = [spec.name for spec in specs]
+    return frame.select(*contract, *(name for name in frame.columns if name not in contract and name != ROW))
 
 
 def problems_where(frame: pl.DataFrame, bad: pl.Expr, column: str, expected: str) -> list[Problem]:

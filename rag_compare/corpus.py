@@ -8,7 +8,7 @@ from typing import Any
 
 import polars as pl
 
-from rag_compare.columns import coerce_columns, problems_where
+from rag_compare.columns import coerce_columns, contract_first, problems_where
 from rag_compare.errors import ContractError, Problem, problem_lines, sorted_problems
 from rag_compare.frames import content_fingerprint, count_by
 from rag_compare.passages import load_passages, required_passage_problems
@@ -89,7 +89,7 @@ def load_corpus(
     """
     name, raw = read_source(source, "corpus")
     frame, problems = coerce_columns(raw, CORPUS_COLUMNS)
-    if problems and any(problem.row is None for problem in problems):
+    if any(problem.row is None for problem in problems):
         raise ContractError(name, "corpus", problems)
     frame = _fill_defaults(frame)
     problems = contract_problems(frame, CorpusSchema, ROW, already=problems)
@@ -103,8 +103,7 @@ def load_corpus(
         warnings = sorted_problems([*warnings, *other_version])
     if strict and warnings:
         raise ContractError(name, "corpus (--strict turns warnings into errors)", warnings)
-    metadata = [name for name in frame.columns if name not in _CONTRACT and name != ROW]
-    frame = frame.select(*_CONTRACT, *metadata)
+    frame = contract_first(frame, CORPUS_COLUMNS)
     return Corpus(
         frame=frame,
         source=name,

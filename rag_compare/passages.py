@@ -6,7 +6,7 @@ from pathlib import Path
 
 import polars as pl
 
-from rag_compare.columns import coerce_columns
+from rag_compare.columns import coerce_columns, contract_first
 from rag_compare.errors import ContractError, Problem, show_value
 from rag_compare.schemas import PASSAGE_COLUMNS, PassagesSchema, contract_problems
 from rag_compare.tables import ROW, read_source
@@ -25,8 +25,7 @@ def load_passages(source: str | Path | pl.DataFrame) -> pl.DataFrame:
         problems = contract_problems(frame, PassagesSchema, ROW, already=problems)
     if problems:
         raise ContractError(name, "passages file", problems)
-    contract = [spec.name for spec in PASSAGE_COLUMNS]
-    return frame.select(*contract, *(name for name in frame.columns if name not in contract and name != ROW))
+    return contract_first(frame, PASSAGE_COLUMNS)
 
 
 def required_passage_problems(corpus: pl.DataFrame, passages: pl.DataFrame) -> tuple[list[Problem], list[Problem]]:

@@ -64,7 +64,7 @@ def read_frozen(path: Path) -> tuple[pl.DataFrame, dict[str, str], str]:
     fingerprint = metadata.pop(FINGERPRINT_KEY, None)
     if fingerprint is None or not re.fullmatch(r"[0-9a-f]{64}", fingerprint):
         raise RunFileError(f"{path}: is an Arrow file but not a frozen run (no fingerprint). Use `rag-compare freeze`.")
-    if _digest(bytearray(data), _positions(data, fingerprint)) != fingerprint:
+    if _digest(data, _positions(data, fingerprint)) != fingerprint:
         raise RunIntegrityError(
             f"{path}: does not match its fingerprint {fingerprint[:12]}: the file was changed or damaged "
             "after it was frozen. Restore it, or freeze the run again under a new name."
@@ -73,10 +73,7 @@ def read_frozen(path: Path) -> tuple[pl.DataFrame, dict[str, str], str]:
         table = reader.read_all()
     except (pa.ArrowInvalid, pa.ArrowException, OSError):
         raise RunIntegrityError(f"{path}: its records cannot be read. Freeze the run again.") from None
-    frame = pl.from_arrow(table.replace_schema_metadata(None))
-    if not isinstance(frame, pl.DataFrame):
-        raise RunFileError(f"{path}: does not hold a table of records. Freeze the run again.")
-    return frame, metadata, fingerprint
+    return pl.DataFrame(table.replace_schema_metadata(None)), metadata, fingerprint
 
 
 def write_new_file(path: Path, data: bytes) -> None:
@@ -129,7 +126,7 @@ def _positions(data: bytes | bytearray, marker: str) -> list[int]:
     return [match.start() for match in re.finditer(re.escape(marker.encode()), data)]
 
 
-def _digest(data: bytearray, positions: list[int]) -> str:
+def _digest(data: bytes | bytearray, positions: list[int]) -> str:
     blanked = bytearray(data)
     for start in positions:
         blanked[start : start + _DIGEST_LENGTH] = b"0" * _DIGEST_LENGTH

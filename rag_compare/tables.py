@@ -48,7 +48,7 @@ def read_table(path: str | Path, what: str) -> pl.DataFrame:
         frame = _read_parquet(path, what)
     else:
         text = _read_utf8(path, what)
-        frame = _read_csv(path, text, what) if kind == "csv" else _read_jsonl(path, text, what)
+        frame = _read_csv(path, text) if kind == "csv" else _read_jsonl(path, text, what)
     return _numbered(frame, str(path), what)
 
 
@@ -82,7 +82,7 @@ def _read_utf8(path: Path, what: str) -> str:
     return text
 
 
-def _read_csv(path: Path, text: str, what: str) -> pl.DataFrame:
+def _read_csv(path: Path, text: str) -> pl.DataFrame:
     """Every cell as text (empty cells null); a row whose field count differs from the header's is refused."""
     import pyarrow as pa
     import pyarrow.csv as pa_csv
