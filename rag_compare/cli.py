@@ -1,7 +1,8 @@
 """The ``rag-compare`` command line: parse, call the library, print.
 
-Every ``RagCompareError`` ends as a one-paragraph message on stderr and exit code 2 (a traceback only
-with ``--debug``); exit code 1 is kept for checks that ran and found something (``audit``).
+``rag-compare BASELINE CANDIDATE`` is the main command (``compare``); the others are named. Every
+``RagCompareError`` ends as a one-paragraph message on stderr and exit code 2 (a traceback only with
+``--debug``); exit code 1 is kept for checks that ran and found something (``audit``, ``--fail-on``).
 """
 
 from __future__ import annotations
@@ -29,10 +30,20 @@ _FORMAT = click.option(
     help="Output for a terminal (text) or for programs (json).",
 )
 _PATH = click.Path(path_type=Path)  # existence is checked by the library, with its own messages
+_GROUP_FLAGS = frozenset({"--debug", "--version", "-h", "--help"})
 
 
 class _Cli(click.Group):
-    """A group that turns library errors into messages and exit code 2."""
+    """A group that turns library errors into messages and exit code 2, and runs ``compare`` by default."""
+
+    def parse_args(self, ctx: click.Context, args: list[str]) -> list[str]:
+        """Route ``rag-compare A B ...`` to ``compare`` when ``A`` names a file rather than a command."""
+        words = [index for index, arg in enumerate(args) if arg not in _GROUP_FLAGS]
+        if words:
+            first = args[words[0]]
+            if first not in self.commands and not first.startswith("-") and _looks_like_path(first):
+                args = [*args[: words[0]], "compare", *args[words[0] :]]
+        return super().parse_args(ctx, args)
 
     def invoke(self, ctx: click.Context) -> Any:
         try:
@@ -47,6 +58,10 @@ class _Cli(click.Group):
             if ctx.meta.get("rag_compare.debug"):
                 raise
             _fail(f"{error.filename or 'a file'}: {error.strerror or error}. Check the path and permissions.")
+
+
+def _looks_like_path(word: str) -> bool:
+    return "/" in word or "." in word or Path(word).exists()
 
 
 def _fail(message: str) -> None:
@@ -74,7 +89,11 @@ def _wants_json(output_format: str) -> None:
 def main(ctx: click.Context, debug: bool) -> None:
     """Compare two versions of a retrieval-augmented chatbot, case by case.
 
-    Exit codes: 0 the command ran; 1 a check found something (audit violations); 2 bad input or usage.
+    \b
+    rag-compare BASELINE CANDIDATE [OPTIONS]   compare two frozen runs (see: rag-compare compare --help)
+    rag-compare COMMAND ...                    the other commands below
+
+    Exit codes: 0 the command ran; 1 a check found something (audit violations, --fail-on); 2 bad input or usage.
     """
     ctx.meta["rag_compare.debug"] = debug
 
@@ -157,3 +176,88 @@ def show(run: Path, output_format: str) -> None:
 
     _wants_json(output_format)
     click.echo(load_run(run).render(output_format), nl=False)
+
+
+def _statuses(ctx: click.Context, param: click.Parameter, value: str | None) -> tuple[str, ...]:
+    from rag_compare.comparison import CASE_STATUSES
+
+    if not value:
+        return ()
+    statuses = tuple(part.strip() for part in value.split(",") if part.strip())
+    unknown = [status for status in statuses if status not in CASE_STATUSES]
+    if unknown:
+        raise click.BadParameter(f"unknown status {', '.join(unknown)}; use any of: {', '.join(CASE_STATUSES)}.")
+    return statuses
+
+
+@main.command("compare")
+@click.argument("baseline", type=_PATH)
+@click.argument("candidate", type=_PATH)
+@click.option(
+    "--corpus",
+    type=_PATH,
+    help="Judge both runs by this corpus' labels; its cases that neither run has are missing_in_both.",
+)
+@click.option(
+    "--passages",
+    type=_PATH,
+    help="The knowledge base: find required passages' text in the context of records without context_passage_ids.",
+)
+@click.option(
+    "--k",
+    type=click.IntRange(min=1),
+    help="Cut both ranked lists at k [default: each run's top_k, else the list's length].",
+)
+@click.option(
+    "--tolerance",
+    type=click.FloatRange(min=0),
+    default=1e-9,
+    show_default=True,
+    help="How far a signal must move to count as changed.",
+)
+@click.option(
+    "--format",
+    "output_format",
+    type=click.Choice(["text", "json"]),
+    default="text",
+    show_default=True,
+    help="A summary for a terminal (text) or everything for programs (json).",
+)
+@click.option("--output", type=_PATH, help="Write the output to this file (replaced atomically) instead of stdout.")
+@click.option(
+    "--fail-on",
+    callback=_statuses,
+    metavar="STATUS[,STATUS...]",
+    help="Exit with code 1 when any case has one of these statuses, e.g. regressed,failed_in_candidate.",
+)
+def compare_command(
+    baseline: Path,
+    candidate: Path,
+    corpus: Path | None,
+    passages: Path | None,
+    k: int | None,
+    tolerance: float,
+    output_format: str,
+    output: Path | None,
+    fail_on: tuple[str, ...],
+) -> None:
+    """Compare the frozen run CANDIDATE with BASELINE, case by case (also: rag-compare BASELINE CANDIDATE).
+
+    Each case gets one status (missing, failed, improved, regressed, mixed or unchanged) with the
+    signals that moved; aggregates come with 95% bootstrap intervals and Holm-adjusted p-values.
+    """
+    from rag_compare.compare import compare
+    from rag_compare.runfile import write_atomically
+
+    comparison = compare(baseline, candidate, corpus, passages=passages, k=k, tolerance=tolerance)
+    rendered = comparison.render(output_format)
+    if output is None:
+        click.echo(rendered, nl=False)
+    else:
+        write_atomically(output, rendered.encode(), replace=True)
+        counts = {status: count for status, count in comparison.counts.items() if count}
+        click.echo(
+            f"wrote the {output_format} comparison to {output}: {', '.join(f'{s} {c}' for s, c in counts.items())}"
+        )
+    if any(comparison.counts[status] for status in fail_on):
+        sys.exit(EXIT_FOUND)

@@ -8,9 +8,10 @@ fix it. The command line turns each into exit code 2 without a traceback.
     ├── ContractError           a table breaks its file contract; carries every Problem at once
     ├── ConfigError             a run config cannot be read or is unsafe to store
     │   └── SecretInConfigError     a key or value looks like a credential
-    └── RunFileError            a frozen run cannot be written or loaded
-        ├── RunExistsError          the output file already exists (it is never replaced)
-        └── RunIntegrityError       the file was changed or cut short after it was frozen
+    ├── RunFileError            a frozen run cannot be written or loaded
+    │   ├── RunExistsError          the output file already exists (it is never replaced)
+    │   └── RunIntegrityError       the file was changed or cut short after it was frozen
+    └── CompareError            two runs cannot be compared as asked (a case id twice, a bad k)
 """
 
 from __future__ import annotations
@@ -20,6 +21,7 @@ from dataclasses import dataclass
 from typing import Any
 
 __all__ = [
+    "CompareError",
     "ConfigError",
     "ContractError",
     "InputFileError",
@@ -117,7 +119,7 @@ class SecretInConfigError(ConfigError):
 
 
 class RunFileError(RagCompareError):
-    """A frozen run file cannot be written or read."""
+    """A frozen run file cannot be written or read, or a report cannot be written."""
 
 
 class RunExistsError(RunFileError):
@@ -126,3 +128,7 @@ class RunExistsError(RunFileError):
 
 class RunIntegrityError(RunFileError):
     """A frozen run file does not match its fingerprint: changed or cut short after freezing."""
+
+
+class CompareError(RagCompareError):
+    """Two runs cannot be compared as asked: a case id appears twice in a run, or k is not usable."""

@@ -21,7 +21,7 @@ import polars as pl
 
 from rag_compare.errors import RunExistsError, RunFileError, RunIntegrityError
 
-__all__ = ["FINGERPRINT_KEY", "ensure_absent", "read_frozen", "serialize", "write_new_file"]
+__all__ = ["FINGERPRINT_KEY", "ensure_absent", "read_frozen", "serialize", "write_atomically"]
 
 FINGERPRINT_KEY = "rag_compare.fingerprint"
 _DIGEST_LENGTH = 64
@@ -76,9 +76,15 @@ def read_frozen(path: Path) -> tuple[pl.DataFrame, dict[str, str], str]:
     return pl.DataFrame(table.replace_schema_metadata(None)), metadata, fingerprint
 
 
-def write_new_file(path: Path, data: bytes) -> None:
-    """Write ``data`` to ``path`` atomically; refuse if ``path`` exists (it is never replaced)."""
-    ensure_absent(path)
+def write_atomically(path: Path, data: bytes, *, replace: bool = False) -> None:
+    """Write ``data`` to ``path`` atomically: readers see the old file or the whole new one.
+
+    Without ``replace`` an existing ``path`` is refused (run files are never replaced).
+    """
+    if replace and path.is_dir():
+        raise RunFileError(f"{path}: is a folder. Give the path of a file to write.")
+    if not replace:
+        ensure_absent(path)
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
         handle, temporary = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".partial", dir=path.parent)
@@ -90,7 +96,10 @@ def write_new_file(path: Path, data: bytes) -> None:
             stream.write(data)
             stream.flush()
             os.fsync(stream.fileno())
-        os.link(temporary, path)
+        if replace:
+            os.replace(temporary, path)
+        else:
+            os.link(temporary, path)
     except FileExistsError:
         raise _exists(path) from None
     except OSError as error:

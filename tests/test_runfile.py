@@ -10,7 +10,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from rag_compare.errors import RunExistsError, RunFileError, RunIntegrityError
-from rag_compare.runfile import read_frozen, serialize, write_new_file
+from rag_compare.runfile import read_frozen, serialize, write_atomically
 
 FRAME = pl.DataFrame({"case_id": ["a", "b", "c"], "answer": ["yes", None, "no"], "latency_ms": [1.0, 2.5, None]})
 METADATA = {"rag_compare.config": '{"name": "x"}'}
@@ -19,7 +19,7 @@ DATA, FINGERPRINT = serialize(FRAME, METADATA)
 
 def test_round_trip_keeps_frame_metadata_and_fingerprint(tmp_path: Path) -> None:
     path = tmp_path / "run.arrow"
-    write_new_file(path, DATA)
+    write_atomically(path, DATA)
     frame, metadata, fingerprint = read_frozen(path)
     assert frame.equals(FRAME)
     assert metadata == METADATA
@@ -76,14 +76,14 @@ def test_existing_file_is_never_replaced(tmp_path: Path) -> None:
     path = tmp_path / "run.arrow"
     path.write_bytes(b"precious")
     with pytest.raises(RunExistsError, match="never overwritten"):
-        write_new_file(path, DATA)
+        write_atomically(path, DATA)
     assert path.read_bytes() == b"precious"
     assert list(tmp_path.iterdir()) == [path]
 
 
 def test_write_leaves_no_temporary_file_and_creates_folders(tmp_path: Path) -> None:
     path = tmp_path / "nested" / "run.arrow"
-    write_new_file(path, DATA)
+    write_atomically(path, DATA)
     assert list(path.parent.iterdir()) == [path]
     assert path.read_bytes() == DATA
 
@@ -92,11 +92,11 @@ def test_unwritable_place_names_the_output_not_a_temporary(tmp_path: Path) -> No
     blocker = tmp_path / "file"
     blocker.write_text("not a folder")
     with pytest.raises(RunFileError) as excinfo:
-        write_new_file(blocker / "run.arrow", DATA)
+        write_atomically(blocker / "run.arrow", DATA)
     assert str(excinfo.value).startswith(f"{blocker / 'run.arrow'}: cannot be written")
     assert ".partial" not in str(excinfo.value)
 
 
 def test_a_folder_as_output_is_refused(tmp_path: Path) -> None:
     with pytest.raises(RunExistsError, match="is a folder"):
-        write_new_file(tmp_path, DATA)
+        write_atomically(tmp_path, DATA)

@@ -13,7 +13,7 @@ from hypothesis import strategies as st
 
 from rag_compare.corpus import load_corpus
 from rag_compare.errors import ConfigError, ContractError, RunExistsError, RunFileError, SecretInConfigError
-from rag_compare.runfile import serialize, write_new_file
+from rag_compare.runfile import serialize, write_atomically
 from rag_compare.runs import CONFIG_KEY, FORMAT_KEY, freeze_run, load_run
 from tests.conftest import EXAMPLE_CORPUS, EXAMPLE_RUNS, ROOT, SMALL_CORPUS
 
@@ -106,7 +106,7 @@ def test_a_file_of_another_format_version_is_refused(tmp_path: Path, small_corpu
     frame = pl.DataFrame({"case_id": ["a"]})
     data, _ = serialize(frame, {FORMAT_KEY: "99", CONFIG_KEY: "{}"})
     path = tmp_path / "future.arrow"
-    write_new_file(path, data)
+    write_atomically(path, data)
     with pytest.raises(RunFileError, match="format '99'"):
         load_run(path)
 
@@ -114,7 +114,7 @@ def test_a_file_of_another_format_version_is_refused(tmp_path: Path, small_corpu
 def test_a_run_without_the_contract_columns_is_refused(tmp_path: Path) -> None:
     data, _ = serialize(pl.DataFrame({"case_id": ["a"]}), {FORMAT_KEY: "1", CONFIG_KEY: "{}"})
     path = tmp_path / "thin.arrow"
-    write_new_file(path, data)
+    write_atomically(path, data)
     with pytest.raises(RunFileError, match="lacks or mistypes the columns status"):
         load_run(path)
 

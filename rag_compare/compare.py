@@ -1,0 +1,277 @@
+"""Compare two frozen runs case by case: one status per case, with the reasons behind it.
+
+Cases are joined with a full outer join on ``case_id`` (with a corpus, its cases that neither run has
+join too). A case's status is decided in this order: missing on a side, failed on a side, then how its
+status signals moved beyond the tolerance (``improved``, ``regressed``, ``mixed``, ``unchanged``).
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import polars as pl
+
+from rag_compare.aggregates import aggregate_signals, breakdown_signals
+from rag_compare.comparison import CASE_STATUSES, SIDES, Comparison
+from rag_compare.configdiff import config_diff, config_warnings
+from rag_compare.corpus import Corpus, load_corpus
+from rag_compare.errors import CompareError
+from rag_compare.judge import Judge, LexicalJudge
+from rag_compare.passages import load_passages
+from rag_compare.runs import Run, load_run
+from rag_compare.schemas import LABEL_COLUMNS
+from rag_compare.signals import STATUS_SIGNALS, Signal, case_signals
+
+__all__ = ["compare"]
+
+DEFAULT_TOLERANCE = 1e-9
+CASE_LABELS = ("question", "answerability", "source_version", "required_passage_ids", "category", "acceptance_note")
+SIDE_COLUMNS = ("status", "error", "retrieved_passage_ids", "context_passage_ids", "answer")
+_MAX_NAMED = 10
+_MAX_ERROR_CHARS = 200
+
+
+def compare(
+    baseline: Run | str | Path,
+    candidate: Run | str | Path,
+    corpus: Corpus | str | Path | pl.DataFrame | None = None,
+    *,
+    passages: str | Path | pl.DataFrame | None = None,
+    k: int | None = None,
+    tolerance: float = DEFAULT_TOLERANCE,
+    judge: Judge | None = None,
+) -> Comparison:
+    """Compare ``candidate`` with ``baseline`` (runs or run file paths), case by case.
+
+    With ``corpus``, its labels judge both runs and its cases that neither run has are
+    ``missing_in_both``; without it, each run is judged by its own frozen labels. ``passages`` (the
+    knowledge base) lets records without ``context_passage_ids`` be checked by finding passage text in
+    the context. ``k`` cuts both ranked lists (default: each run's ``top_k``, else the list's length).
+    A signal counts as changed when it moves by more than ``tolerance``. ``judge`` defaults to the
+    offline ``LexicalJudge``. Raises ``CompareError`` when a run lists a case twice or ``k`` is unusable.
+    """
+    runs = (_as_run(baseline), _as_run(candidate))
+    if k is not None and (isinstance(k, bool) or k < 1):
+        raise CompareError(f"k must be a whole number of 1 or more, got {k!r}.")
+    if tolerance < 0:
+        raise CompareError(f"the tolerance must be 0 or more, got {tolerance!r}.")
+    for run in runs:
+        _check_unique(run)
+    judge = LexicalJudge() if judge is None else judge
+    labels = None
+    if corpus is not None:
+        labels = (corpus if isinstance(corpus, Corpus) else load_corpus(corpus)).frame
+    knowledge_base = None if passages is None else load_passages(passages)
+    warnings = config_warnings(diff := config_diff(runs[0].config, runs[1].config))
+    warnings += _label_warnings(runs, labels)
+    sides = []
+    for side, run in zip(SIDES, runs, strict=True):
+        records = run.records if labels is None else _relabel(run.records, labels)
+        signals = case_signals(records, judge, k=_k_of(run, k), passages=knowledge_base)
+        sides.append(
+            _prefixed(side, pl.concat([records.select(*SIDE_COLUMNS, *CASE_LABELS), signals], how="horizontal"))
+        )
+    if knowledge_base is not None:
+        warnings += _unknown_passage_warning(runs, knowledge_base)
+    cases = _join(sides, labels).with_columns(_status(tolerance), _reasons(tolerance))
+    return Comparison(
+        baseline=runs[0],
+        candidate=runs[1],
+        evaluator={"name": judge.name, "fingerprint": judge.fingerprint},
+        config_diff=tuple(diff),
+        warnings=tuple(warnings),
+        cases=cases.select(
+            "case_id", "status", "reasons", *CASE_LABELS, pl.exclude("case_id", "status", "reasons", *CASE_LABELS)
+        ),
+        aggregates=aggregate_signals(cases),
+        breakdowns=breakdown_signals(cases),
+        tolerance=tolerance,
+        k=(_k_of(runs[0], k), _k_of(runs[1], k)),
+    )
+
+
+def _as_run(run: Run | str | Path) -> Run:
+    return run if isinstance(run, Run) else load_run(run)
+
+
+def _check_unique(run: Run) -> None:
+    repeated = run.records.filter(pl.col("case_id").is_duplicated()).get_column("case_id").unique().sort()
+    if repeated.len():
+        raise CompareError(
+            f"{run.path or run.name}: these case ids appear more than once: {_named(repeated.to_list())}. "
+            "A run holds one record per case; freeze it again from records with unique case ids."
+        )
+
+
+def _k_of(run: Run, k: int | None) -> int | None:
+    """``k`` when given, else the run's ``top_k``, else ``None`` (each list's own length)."""
+    if k is not None:
+        return k
+    top_k = run.config.get("top_k")
+    if top_k is None:
+        return None
+    if isinstance(top_k, bool) or not isinstance(top_k, int) or top_k < 1:
+        raise CompareError(
+            f"run '{run.name}': its config's top_k is {top_k!r}, not a whole number of 1 or more. "
+            "Pass --k to choose the cut-off for both runs."
+        )
+    return top_k
+
+
+def _relabel(records: pl.DataFrame, labels: pl.DataFrame) -> pl.DataFrame:
+    """The records with the corpus' labels where the corpus has the case (a new frame)."""
+    corpus = labels.select("case_id", *(pl.col(name).alias(f"corpus_{name}") for name in CASE_LABELS))
+    joined = records.join(corpus, on="case_id", how="left", maintain_order="left")
+    return joined.with_columns(pl.coalesce(f"corpus_{name}", name).alias(name) for name in CASE_LABELS).drop(
+        f"corpus_{name}" for name in CASE_LABELS
+    )
+
+
+def _label_warnings(runs: tuple[Run, Run], labels: pl.DataFrame | None) -> list[str]:
+    """Label drift: the same case id with different labels in the two runs, or against the corpus."""
+    if labels is None:
+        drifted = _drifted(runs[0].records, runs[1].records)
+        return (
+            [f"the two runs hold different labels for {_counted(drifted)}: compare with --corpus."] if drifted else []
+        )
+    warnings = []
+    for run in runs:
+        drifted = _drifted(run.records, labels)
+        if drifted:
+            warnings.append(f"run '{run.name}' was frozen with other labels than --corpus for {_counted(drifted)}.")
+        unknown = run.records.join(labels, on="case_id", how="anti").get_column("case_id").sort().to_list()
+        if unknown:
+            warnings.append(
+                f"run '{run.name}' has cases that --corpus lacks: {_named(unknown)}; they keep their frozen labels."
+            )
+    return warnings
+
+
+def _drifted(left: pl.DataFrame, right: pl.DataFrame) -> list[str]:
+    """Case ids present in both frames whose labels differ (passage lists compare as sets)."""
+
+    def label_frame(frame: pl.DataFrame) -> pl.DataFrame:
+        return frame.select("case_id", *LABEL_COLUMNS).with_columns(pl.col("required_passage_ids").list.sort())
+
+    joined = label_frame(left).join(label_frame(right), on="case_id", how="inner", suffix="_other")
+    differs = pl.any_horizontal(pl.col(name).ne_missing(pl.col(f"{name}_other")) for name in LABEL_COLUMNS)
+    return joined.filter(differs).get_column("case_id").sort().to_list()
+
+
+def _unknown_passage_warning(runs: tuple[Run, Run], knowledge_base: pl.DataFrame) -> list[str]:
+    required = pl.concat([run.records.select("required_passage_ids") for run in runs]).explode("required_passage_ids")
+    unknown = (
+        required.drop_nulls()
+        .unique()
+        .join(knowledge_base, left_on="required_passage_ids", right_on="passage_id", how="anti")
+        .get_column("required_passage_ids")
+        .sort()
+        .to_list()
+    )
+    if not unknown:
+        return []
+    return [
+        f"--passages lacks {len(unknown)} required passages ({_named(unknown)}); where a record has no "
+        "context_passage_ids, they count as absent from its context."
+    ]
+
+
+def _prefixed(side: str, frame: pl.DataFrame) -> pl.DataFrame:
+    return frame.rename({name: f"{side}_{name}" for name in frame.columns if name != "case_id"})
+
+
+def _join(sides: list[pl.DataFrame], labels: pl.DataFrame | None) -> pl.DataFrame:
+    """Every case id of either run (and of the corpus), in order, with both sides and one set of labels."""
+    id_frames = [side.select("case_id") for side in sides]
+    if labels is not None:
+        id_frames.append(labels.select("case_id"))
+    cases = pl.concat(id_frames).unique().sort("case_id")
+    if labels is not None:
+        cases = cases.join(labels.select("case_id", *CASE_LABELS), on="case_id", how="left", maintain_order="left")
+    for side in sides:
+        cases = cases.join(side, on="case_id", how="left", maintain_order="left")
+    return cases.with_columns(
+        pl.coalesce(*([name] if labels is not None else []), f"candidate_{name}", f"baseline_{name}").alias(name)
+        for name in CASE_LABELS
+    ).drop(f"{side}_{name}" for side in SIDES for name in CASE_LABELS)
+
+
+def _moved(signal: Signal, tolerance: float) -> tuple[pl.Expr, pl.Expr]:
+    """Whether the candidate's value is better, and whether worse, than the baseline's (false if either is null)."""
+    baseline, candidate = (pl.col(f"{side}_{signal.name}").cast(pl.Float64) for side in SIDES)
+    up, down = (candidate - baseline > tolerance).fill_null(False), (baseline - candidate > tolerance).fill_null(False)
+    return (up, down) if signal.higher_is_better else (down, up)
+
+
+def _status(tolerance: float) -> pl.Expr:
+    present = {side: pl.col(f"{side}_status").is_not_null() for side in SIDES}
+    failed = {side: pl.col(f"{side}_status") != "ok" for side in SIDES}
+    moves = [_moved(signal, tolerance) for signal in STATUS_SIGNALS]
+    better, worse = pl.any_horizontal(up for up, _ in moves), pl.any_horizontal(down for _, down in moves)
+    return (
+        pl.when(~present["baseline"] & ~present["candidate"])
+        .then(pl.lit("missing_in_both"))
+        .when(~present["baseline"])
+        .then(pl.lit("missing_in_baseline"))
+        .when(~present["candidate"])
+        .then(pl.lit("missing_in_candidate"))
+        .when(failed["baseline"] & failed["candidate"])
+        .then(pl.lit("failed_in_both"))
+        .when(failed["baseline"])
+        .then(pl.lit("failed_in_baseline"))
+        .when(failed["candidate"])
+        .then(pl.lit("failed_in_candidate"))
+        .when(better & worse)
+        .then(pl.lit("mixed"))
+        .when(better)
+        .then(pl.lit("improved"))
+        .when(worse)
+        .then(pl.lit("regressed"))
+        .otherwise(pl.lit("unchanged"))
+        .cast(pl.Enum(CASE_STATUSES))
+        .alias("status")
+    )
+
+
+def _reasons(tolerance: float) -> pl.Expr:
+    """Short readable reasons: a side missing or failed, and each status signal that moved."""
+    reasons = []
+    for side in SIDES:
+        status, error = pl.col(f"{side}_status"), pl.col(f"{side}_error")
+        reasons.append(
+            pl.when(status.is_null())
+            .then(pl.lit(f"no record in the {side} run"))
+            .when(status != "ok")
+            .then(
+                pl.format(
+                    f"{side} {{}}: {{}}", status, error.fill_null("no error recorded").str.slice(0, _MAX_ERROR_CHARS)
+                )
+            )
+        )
+    for signal in STATUS_SIGNALS:
+        better, worse = _moved(signal, tolerance)
+        values = [_shown(pl.col(f"{side}_{signal.name}"), signal) for side in SIDES]
+        reasons.append(
+            pl.when(better)
+            .then(pl.format(f"{signal.name} {{}} -> {{}} (better)", *values))
+            .when(worse)
+            .then(pl.format(f"{signal.name} {{}} -> {{}} (worse)", *values))
+        )
+    return pl.concat_list(reasons).list.drop_nulls().alias("reasons")
+
+
+def _shown(value: pl.Expr, signal: Signal) -> pl.Expr:
+    """A value as a reason shows it: ``true``/``false``, or a number to 3 decimals without trailing zeros."""
+    if signal.flag:
+        return pl.when(value).then(pl.lit("true")).otherwise(pl.lit("false"))
+    return value.round(3).cast(pl.String).str.replace(r"\.0$", "")
+
+
+def _named(ids: list[Any]) -> str:
+    shown = ", ".join(str(item) for item in ids[:_MAX_NAMED])
+    return shown + (f" and {len(ids) - _MAX_NAMED} more" if len(ids) > _MAX_NAMED else "")
+
+
+def _counted(ids: list[str]) -> str:
+    return f"{len(ids)} case{'s' if len(ids) != 1 else ''} ({_named(ids)})"

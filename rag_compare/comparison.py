@@ -1,0 +1,194 @@
+"""The result of comparing two runs: frames a user can filter, and the renderings of them."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+import polars as pl
+
+from rag_compare.configdiff import ConfigChange
+from rag_compare.frames import count_by
+from rag_compare.render import Report, counts_line, text_table, to_json
+from rag_compare.runs import Run
+from rag_compare.signals import SIGNALS
+
+__all__ = ["CASE_STATUSES", "SCHEMA_VERSION", "SIDES", "Comparison"]
+
+SCHEMA_VERSION = 1
+SIDES = ("baseline", "candidate")
+CASE_STATUSES = (
+    "missing_in_baseline",
+    "missing_in_candidate",
+    "missing_in_both",
+    "failed_in_baseline",
+    "failed_in_candidate",
+    "failed_in_both",
+    "improved",
+    "regressed",
+    "mixed",
+    "unchanged",
+)
+LISTED_STATUSES = (
+    "regressed",
+    "mixed",
+    "failed_in_candidate",
+    "failed_in_both",
+    "failed_in_baseline",
+    "missing_in_candidate",
+    "missing_in_both",
+    "missing_in_baseline",
+    "improved",
+)
+"""The statuses the text summary lists case by case, in this order (unchanged cases are only counted)."""
+_MAX_LISTED = 100
+_AGGREGATES_TITLE = "Aggregates (paired: a value on both sides; all_cases: missing or failed count at the worst value)"
+
+
+@dataclass(frozen=True)
+class Comparison(Report):
+    """Two runs compared case by case.
+
+    ``cases`` has one row per case: ``case_id``, ``status``, ``reasons``, the case's labels, then per
+    side (``baseline_``/``candidate_`` prefixes) its record's status, error, ids and answer and every
+    signal. ``aggregates`` and ``breakdowns`` summarise the signals; all three are Polars frames.
+    """
+
+    baseline: Run
+    candidate: Run
+    evaluator: Mapping[str, str]
+    config_diff: tuple[ConfigChange, ...]
+    warnings: tuple[str, ...]
+    cases: pl.DataFrame = field(repr=False)
+    aggregates: pl.DataFrame = field(repr=False)
+    breakdowns: pl.DataFrame = field(repr=False)
+    tolerance: float
+    k: tuple[int | None, int | None]
+
+    @property
+    def counts(self) -> dict[str, int]:
+        """Cases per status, every status of ``CASE_STATUSES`` included."""
+        return count_by(self.cases.with_columns(pl.col("status").cast(pl.String)), "status", CASE_STATUSES)
+
+    def to_dict(self) -> dict[str, Any]:
+        return self._summary() | {"cases": self._case_objects().to_dicts()}
+
+    def to_json(self) -> str:
+        """The JSON of ``to_dict``, with the cases serialised by Polars (one case per line)."""
+        text = to_json(self._summary() | {"cases": []})
+        if self.cases.is_empty():
+            return text
+        lines = self._case_objects().write_ndjson().rstrip("\n").replace("\n", ",\n    ")
+        tail = '  "cases": []\n}\n'
+        return text.removesuffix(tail) + f'  "cases": [\n    {lines}\n  ]\n}}\n'
+
+    def _summary(self) -> dict[str, Any]:
+        return {
+            "schema_version": SCHEMA_VERSION,
+            "baseline": _run_summary(self.baseline),
+            "candidate": _run_summary(self.candidate),
+            "evaluator": dict(self.evaluator),
+            "config_diff": [dict(change) for change in self.config_diff],
+            "warnings": list(self.warnings),
+            "counts": self.counts,
+            "aggregates": self.aggregates.to_dicts(),
+            "breakdowns": self.breakdowns.to_dicts(),
+        }
+
+    def _case_objects(self) -> pl.DataFrame:
+        """One row per case with the JSON fields; a side without a record is null."""
+        sides = [
+            pl.when(pl.col(f"{side}_status").is_not_null())
+            .then(pl.struct(pl.col(f"{side}_{signal.name}").alias(signal.name) for signal in SIGNALS))
+            .alias(side)
+            for side in SIDES
+        ]
+        return self.cases.select(
+            "case_id", pl.col("status").cast(pl.String), "reasons", "category", "answerability", *sides
+        )
+
+    def _text(self) -> str:
+        runs = [
+            (side, run.name, run.fingerprint[:12], run.created_at, str(run.path or "(not written)"), _k_text(k))
+            for side, run, k in zip(SIDES, (self.baseline, self.candidate), self.k, strict=True)
+        ]
+        parts = [
+            text_table(("", "run", "fingerprint", "created", "path", "k"), runs),
+            f"evaluator {self.evaluator['name']} ({self.evaluator['fingerprint'][:12]}), "
+            f"tolerance {self.tolerance:g}\n",
+        ]
+        if self.config_diff:
+            changes = [
+                (change["key"], _config_value(change["baseline"]), _config_value(change["candidate"]))
+                for change in self.config_diff
+            ]
+            parts.append(text_table(("config key", "baseline", "candidate"), changes, title="Config differences"))
+        parts += [f"warning: {warning}\n" for warning in self.warnings]
+        parts.append(f"\n{self.cases.height} cases: {counts_line({k: v for k, v in self.counts.items() if v})}\n\n")
+        parts.append(
+            text_table(
+                ("signal", "scope", "baseline", "candidate", "delta", "95% CI", "p", "p (Holm)", "n"),
+                (_aggregate_row(row) for row in self.aggregates.iter_rows(named=True)),
+                title=_AGGREGATES_TITLE,
+            )
+        )
+        parts.append(self._listed_cases())
+        return "\n".join(part.rstrip("\n") + "\n" for part in parts if part)
+
+    def _listed_cases(self) -> str:
+        order = {status: rank for rank, status in enumerate(LISTED_STATUSES)}
+        listed = (
+            self.cases.select("case_id", pl.col("status").cast(pl.String), "reasons")
+            .filter(pl.col("status").is_in(LISTED_STATUSES))
+            .sort(pl.col("status").replace_strict(order, return_dtype=pl.Int32), "case_id")
+        )
+        if listed.is_empty():
+            return "\nNo case changed.\n"
+        rows = [
+            (case_id, status, "; ".join(reasons)) for case_id, status, reasons in listed.head(_MAX_LISTED).iter_rows()
+        ]
+        table = text_table(("case", "status", "reasons"), rows, title="\nCases that changed, failed or are missing")
+        if listed.height > _MAX_LISTED:
+            table += f"... and {listed.height - _MAX_LISTED} more (--format json lists every case)\n"
+        return table
+
+
+def _run_summary(run: Run) -> dict[str, Any]:
+    summary = run.to_dict()
+    return {key: summary[key] for key in ("name", "path", "fingerprint", "config")}
+
+
+def _k_text(k: int | None) -> str:
+    return "list length" if k is None else str(k)
+
+
+def _config_value(value: object) -> str:
+    text = "(absent)" if value is None else str(value)
+    return text if len(text) <= 40 else text[:37] + "..."
+
+
+def _number(value: float | None, digits: int = 3) -> str:
+    return "" if value is None else f"{value:.{digits}f}"
+
+
+def _p(value: float | None) -> str:
+    if value is None:
+        return ""
+    return "<0.001" if value < 0.001 else f"{value:.3f}"
+
+
+def _aggregate_row(row: Mapping[str, Any]) -> tuple[str, ...]:
+    ci = "" if row["ci_low"] is None else f"[{row['ci_low']:+.3f}, {row['ci_high']:+.3f}]"
+    delta = "" if row["delta"] is None else f"{row['delta']:+.3f}"
+    return (
+        row["signal"],
+        row["scope"],
+        _number(row["baseline"]),
+        _number(row["candidate"]),
+        delta,
+        ci,
+        _p(row["p_value"]),
+        _p(row["p_adjusted"]),
+        str(row["n"]),
+    )

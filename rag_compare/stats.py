@@ -1,0 +1,192 @@
+"""Paired statistics for two runs on the same cases: numpy only, seeded, so reruns are bit-identical.
+
+``bootstrap_ci`` is the percentile bootstrap of the mean delta. A resample of n deltas matters only through how often
+each distinct value is drawn, and those counts are Multinomial(n, counts / n): drawing them directly is exactly the
+ordinary bootstrap distribution, at O(resamples x distinct values) instead of O(resamples x n). ``permutation_p_value``
+is the sign-flip test of ``scipy.stats.permutation_test``, drawing Binomial(count, 1/2) positive signs per distinct
+|delta|; ``mcnemar_exact_p`` is the exact McNemar test and ``holm`` the Holm step-down adjustment.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable, Sequence
+from typing import Any
+
+import numpy as np
+from numpy.typing import NDArray
+
+__all__ = ["SEED", "bootstrap_ci", "holm", "mcnemar_exact_p", "permutation_p_value"]
+
+SEED = 20_260_101
+"""Default seed of the resampling functions."""
+
+_MIN_REPEATS = 32
+"""Group deltas by distinct value only when each value repeats this often on average: a grouped (multinomial or
+binomial) draw costs about as much as 30 per-delta draws, so below that working on single deltas is faster."""
+_CHUNK_CELLS = 1 << 22
+"""Random numbers drawn per chunk of resamples (32 MiB as int64), which bounds memory whatever the input size."""
+_TIE_RTOL = 100 * float(np.finfo(np.float64).eps)
+"""scipy.stats.permutation_test's relative tolerance for a null statistic to count as equal to the observed one."""
+_HALF_LOG_2PI = 0.5 * math.log(2 * math.pi)
+
+Floats = NDArray[np.float64]
+
+
+def _as_deltas(deltas: NDArray[np.number[Any]]) -> Floats:
+    d = np.asarray(deltas, dtype=np.float64)
+    if d.ndim != 1 or not np.isfinite(d).all():
+        raise ValueError("deltas must be a one-dimensional array of finite numbers")
+    return d
+
+
+def _check_resamples(resamples: int) -> None:
+    if resamples < 1:
+        raise ValueError(f"resamples must be at least 1, got {resamples}")
+
+
+def _chunked(total: int, width: int, draw: Callable[[range], Floats]) -> Floats:
+    """Concatenate ``draw(rows)`` over consecutive ranges of ``total`` rows, each with at most _CHUNK_CELLS cells."""
+    step = max(1, _CHUNK_CELLS // max(width, 1))
+    return np.concatenate([draw(range(start, min(start + step, total))) for start in range(0, total, step)])
+
+
+def bootstrap_ci(
+    deltas: NDArray[np.number[Any]], *, confidence: float = 0.95, resamples: int = 2000, seed: int = SEED
+) -> tuple[float, float] | None:
+    """Percentile bootstrap interval of the mean of the paired deltas; None when there are none.
+
+    Values repeating often are resampled as multinomial counts, O(resamples x distinct values); mostly distinct
+    values fall back to drawing indices, O(resamples x n): about 25 ns per resampled delta, 50 s for 2000 x 10**6.
+    """
+    d = _as_deltas(deltas)
+    _check_resamples(resamples)
+    if not 0 < confidence < 1:
+        raise ValueError(f"confidence must be between 0 and 1, got {confidence}")
+    if d.size == 0:
+        return None
+    values, counts = np.unique(d, return_counts=True)
+    if values.size == 1:
+        return float(values[0]), float(values[0])
+    rng, n = np.random.default_rng(seed), d.size
+    if values.size * _MIN_REPEATS <= n:
+        probabilities = counts / n
+        means = _chunked(
+            resamples, values.size, lambda rows: rng.multinomial(n, probabilities, size=len(rows)) @ values / n
+        )
+    else:
+        means = _chunked(resamples, n, lambda rows: d[rng.integers(0, n, size=(len(rows), n))].mean(axis=1))
+    low, high = np.quantile(means, [(1 - confidence) / 2, (1 + confidence) / 2])
+    return float(low), float(high)
+
+
+def permutation_p_value(deltas: NDArray[np.number[Any]], *, resamples: int = 10000, seed: int = SEED) -> float | None:
+    """Two-sided paired sign-flip test of mean delta = 0, as ``scipy.stats.permutation_test``; None when empty.
+
+    With 2**n <= resamples every sign vector is enumerated and p is exact; otherwise p = 2 min(less, greater) with
+    Monte Carlo counts adjusted by +1. Mostly distinct |deltas| cost O(resamples x n): about 3 ns per delta and
+    resample, 30 s for 10**4 x 10**6.
+    """
+    d = _as_deltas(deltas)
+    _check_resamples(resamples)
+    if d.size == 0:
+        return None
+    if d.size <= math.log2(resamples):  # 2**n <= resamples
+        return _two_sided_p(_all_sign_flip_means(d), float(np.mean(d)), adjustment=0)
+    null, observed = _sampled_sign_flip_sums(d, resamples, np.random.default_rng(seed))
+    return _two_sided_p(null, observed, adjustment=1)
+
+
+def _all_sign_flip_means(d: Floats) -> Floats:
+    """Mean of each of the 2**n sign-flipped copies of d; copy k negates the deltas at the set bits of k."""
+    return _chunked(2**d.size, d.size, lambda rows: (_sign_vectors(rows, d.size) * d).mean(axis=1))
+
+
+def _sign_vectors(rows: range, n: int) -> NDArray[np.int64]:
+    return 1 - 2 * ((np.arange(rows.start, rows.stop)[:, None] >> np.arange(n)) & 1)
+
+
+def _sampled_sign_flip_sums(d: Floats, resamples: int, rng: np.random.Generator) -> tuple[Floats, float]:
+    """Sums of randomly sign-flipped nonzero deltas, and the observed sum."""
+    nonzero = d[d != 0]
+    values, inverse, counts = np.unique(np.abs(nonzero), return_inverse=True, return_counts=True)
+    if values.size * _MIN_REPEATS <= nonzero.size:
+        # B ~ Binomial(c, 1/2) positive signs among the c deltas of size v add v (2 B - c) to the sum.
+        observed = float(np.bincount(inverse, weights=np.sign(nonzero), minlength=values.size) @ values)
+        null = _chunked(
+            resamples,
+            values.size,
+            lambda rows: (2 * rng.binomial(counts, 0.5, size=(len(rows), values.size)) - counts) @ values,
+        )
+        return null, observed
+    # Keeping each delta where its bit is 1 and negating it where it is 0 sums to 2 (bits @ d) - sum(d).
+    total = float(nonzero.sum())
+    null = _chunked(resamples, nonzero.size, lambda rows: 2 * (_random_bits(rng, rows, nonzero.size) @ nonzero) - total)
+    return null, total
+
+
+def _random_bits(rng: np.random.Generator, rows: range, n: int) -> Floats:
+    """len(rows) x n fair 0/1 draws, unpacked from random bytes (several times faster than integers(0, 2))."""
+    packed = rng.integers(0, 256, size=(len(rows), (n + 7) // 8), dtype=np.uint8)
+    return np.unpackbits(packed, axis=1, count=n).astype(np.float64)
+
+
+def _two_sided_p(null: Floats, observed: float, *, adjustment: int) -> float:
+    """scipy.stats.permutation_test's two-sided p: ties within _TIE_RTOL count on both sides."""
+    tolerance = _TIE_RTOL * abs(observed)
+    total = null.size + adjustment
+    less = (np.count_nonzero(null <= observed + tolerance) + adjustment) / total
+    greater = (np.count_nonzero(null >= observed - tolerance) + adjustment) / total
+    return min(1.0, 2 * min(less, greater))
+
+
+def mcnemar_exact_p(baseline: NDArray[np.bool_], candidate: NDArray[np.bool_]) -> float | None:
+    """Exact McNemar p on paired booleans: 2 P(X <= min(b, c)) capped at 1, X ~ Binomial(b + c, 1/2).
+
+    b counts cases True only in the baseline, c those True only in the candidate; None when there are no cases.
+    """
+    base, cand = np.asarray(baseline, dtype=np.bool_), np.asarray(candidate, dtype=np.bool_)
+    if base.shape != cand.shape or base.ndim != 1:
+        raise ValueError("baseline and candidate must be one-dimensional arrays of the same length")
+    if base.size == 0:
+        return None
+    b, c = int(np.count_nonzero(base & ~cand)), int(np.count_nonzero(~base & cand))
+    return min(1.0, 2 * _binomial_half_cdf(min(b, c), b + c))
+
+
+def _binomial_half_cdf(k: int, n: int) -> float:
+    """P(X <= k) for X ~ Binomial(n, 1/2) and k <= n / 2, summing down from P(X = k) by pmf ratios."""
+    i = np.arange(k, 0, -1, dtype=np.float64)
+    ratios = i / (n - i + 1)  # P(X = i - 1) / P(X = i)
+    return math.exp(_log_binomial_half_pmf(k, n)) * (1.0 + float(np.cumprod(ratios).sum()))
+
+
+def _log_binomial_half_pmf(k: int, n: int) -> float:
+    """log P(X = k) for X ~ Binomial(n, 1/2), in Loader's saddle-point form so it stays accurate for large n."""
+    if k in (0, n):
+        return -n * math.log(2)
+    t = (2 * k - n) / n
+    deviance = k * math.log1p(t) + (n - k) * math.log1p(-t)  # k log(2k / n) + (n - k) log(2(n - k) / n)
+    spread = 0.5 * math.log(k * (n - k) / n) + _HALF_LOG_2PI
+    return _stirling_error(n) - _stirling_error(k) - _stirling_error(n - k) - deviance - spread
+
+
+def _stirling_error(m: int) -> float:
+    """log(m!) - log(sqrt(2 pi m) (m / e)**m) for m >= 1, series from m = 32 (error < 1e-16)."""
+    if m < 32:
+        return math.lgamma(m + 1) - (m + 0.5) * math.log(m) + m - _HALF_LOG_2PI
+    inverse_square = 1 / (m * m)
+    return (1 / 12 - inverse_square * (1 / 360 - inverse_square * (1 / 1260 - inverse_square / 1680))) / m
+
+
+def holm(p_values: Sequence[float | None]) -> list[float | None]:
+    """Holm step-down adjusted p-values in input order; None entries stay None and do not count."""
+    present = sorted((p, index) for index, p in enumerate(p_values) if p is not None)
+    if any(not 0 <= p <= 1 for p, _ in present):
+        raise ValueError("p-values must lie in [0, 1]")
+    adjusted: list[float | None] = [None] * len(p_values)
+    running = 0.0
+    for rank, (p, index) in enumerate(present):
+        running = max(running, min(1.0, (len(present) - rank) * p))
+        adjusted[index] = running
+    return adjusted
