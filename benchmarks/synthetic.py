@@ -28,7 +28,7 @@ import polars as pl
 
 from rag_compare import freeze_run, load_corpus
 
-__all__ = ["SIDES", "Behaviour", "write_dataset"]
+__all__ = ["SIDES", "Behaviour", "freeze_runs", "write_dataset", "write_inputs"]
 
 EPOCH = "1795000000"
 SENTENCES = 3
@@ -93,35 +93,46 @@ class Pool:
 
 
 def write_dataset(out: Path, cases: int, k: int = 10, seed: int = 0) -> dict[str, Path]:
-    """Generate and write the corpus and both runs into ``out``; return their paths by name.
+    """Write the corpus and both sides' records into ``out``, freeze the runs; return every path by name."""
+    return write_inputs(out, cases, k, seed) | freeze_runs(out, k)
+
+
+def write_inputs(out: Path, cases: int, k: int = 10, seed: int = 0) -> dict[str, Path]:
+    """Write ``corpus.parquet`` and ``<side>.parquet`` (run records) into ``out``; return their paths by name.
 
     Raises ``FileExistsError`` when a run file is already there (run files are never replaced).
     """
     if cases < 1 or not 1 <= k <= 100:
         raise ValueError(f"need at least 1 case and k from 1 to 100, got {cases} cases and k={k}")
-    paths = {name: out / f"{name}.arrow" for name in SIDES}
-    for path in paths.values():
-        if path.exists():
-            raise FileExistsError(f"{path} exists; remove it or choose another output folder")
+    for side in SIDES:
+        if (out / f"{side}.arrow").exists():
+            raise FileExistsError(f"{out / side}.arrow exists; remove it or choose another output folder")
     out.mkdir(parents=True, exist_ok=True)
     rng = np.random.default_rng(seed)
     pool = make_pool(rng, max(1_000, cases // 4))
     corpus, gold = make_corpus(rng, cases, len(pool.text))
     missing = rng.random(cases) < 0.005
     missing_side = rng.random(cases) < 0.5
-    paths["corpus"] = out / "corpus.parquet"
+    paths = {"corpus": out / "corpus.parquet"}
     corpus.write_parquet(paths["corpus"])
-    for name, behaviour in SIDES.items():
+    for side, behaviour in SIDES.items():
         records = make_records(rng, behaviour, gold, k, pool)
-        dropped = missing & (missing_side if name == "baseline" else ~missing_side)
-        records.filter(pl.Series(~dropped)).write_parquet(out / f"{name}.parquet")
-    loaded = load_corpus(paths["corpus"])
-    for name in SIDES:
+        dropped = missing & (missing_side if side == "baseline" else ~missing_side)
+        paths[f"{side}_records"] = out / f"{side}.parquet"
+        records.filter(pl.Series(~dropped)).write_parquet(paths[f"{side}_records"])
+    return paths
+
+
+def freeze_runs(out: Path, k: int) -> dict[str, Path]:
+    """Freeze ``out``'s records of each side with its corpus into ``<side>.arrow``; return their paths."""
+    corpus = load_corpus(out / "corpus.parquet")
+    paths = {side: out / f"{side}.arrow" for side in SIDES}
+    for side, path in paths.items():
         freeze_run(
-            out / f"{name}.parquet",
-            loaded,
+            out / f"{side}.parquet",
+            corpus,
             {"top_k": k, "retriever": {"top_k": k}},
-            output=paths[name],
+            output=path,
             environ={"SOURCE_DATE_EPOCH": EPOCH},
         )
     return paths
@@ -194,12 +205,13 @@ def make_records(rng: np.random.Generator, behaviour: Behaviour, gold: np.ndarra
     )
     failed = pl.col("status") == "failed"
     return frame.with_columns(
-        pl.when(failed if name == "error" else ~failed).then(name).alias(name)
-        for name in ("error", *RECORDED)
+        pl.when(failed if name == "error" else ~failed).then(name).alias(name) for name in ("error", *RECORDED)
     )
 
 
-def rank_passages(rng: np.random.Generator, behaviour: Behaviour, gold: np.ndarray, k: int, pool_size: int) -> np.ndarray:
+def rank_passages(
+    rng: np.random.Generator, behaviour: Behaviour, gold: np.ndarray, k: int, pool_size: int
+) -> np.ndarray:
     """A (cases, k) index array: distinct non-gold passages with the found gold ones at top-leaning ranks."""
     cases = gold.shape[0]
     ranked = rng.integers(pool_size, size=(cases, k))
@@ -221,7 +233,7 @@ def make_answers(
     rng: np.random.Generator, behaviour: Behaviour, gold: np.ndarray, shown: np.ndarray, pool: Pool
 ) -> pl.Series:
     """1-3 sentences of the context (the first from a gold passage there, if any), or an abstention."""
-    cases, width = shown.shape
+    cases, width = len(shown), shown.shape[1]
     rows = np.arange(cases)[:, None]
     in_context = (shown[:, :, None] == gold[:, None, :]).any(axis=2)
     grounded = in_context.any(axis=1)
@@ -231,7 +243,7 @@ def make_answers(
     template, entity, number = (part[passage, sentence] for part in (pool.template, pool.entity, pool.number))
     length = rng.integers(1, MAX_GOLD + 1, size=cases)
     changed = rng.random(cases) < behaviour.changed
-    number[changed, 0] += rng.integers(1, 50, size=int(changed.sum()))
+    number[changed, 0] += rng.integers(1, 50, size=np.count_nonzero(changed))
     invented = np.flatnonzero(rng.random(cases) < behaviour.invented)
     last = length[invented] - 1
     template[invented, last] = rng.integers(len(TEMPLATES), size=invented.size)
@@ -263,12 +275,8 @@ def passage_ids(index: np.ndarray) -> pl.Series:
 
 def id_lists(index: np.ndarray) -> pl.Series:
     """Rows of a 2-D passage index array as lists of passage ids, leaving out negative entries."""
-    columns = pl.DataFrame({str(j): index[:, j] for j in range(index.shape[1])})
-    return columns.select(
-        pl.concat_list(pl.when(pl.col(name) >= 0).then("p" + pl.col(name).cast(pl.String)) for name in columns.columns)
-        .list.drop_nulls()
-        .alias("ids")
-    ).to_series()
+    element = pl.element()
+    return pl.Series(index).cast(pl.List(pl.Int64)).list.eval("p" + element.filter(element >= 0).cast(pl.String))
 
 
 def repeats(index: np.ndarray) -> np.ndarray:
@@ -289,13 +297,16 @@ def main() -> None:
     options = parser.parse_args()
     start = time.perf_counter()
     try:
-        paths = write_dataset(options.out, options.cases, options.k, options.seed)
+        inputs = write_inputs(options.out, options.cases, options.k, options.seed)
     except (ValueError, FileExistsError) as error:
         parser.error(str(error))
-    print(f"cases      {options.cases:,} at k={options.k}, seed {options.seed}")
-    for name, path in paths.items():
-        print(f"{name:<10} {path} ({path.stat().st_size / 2**20:.1f} MiB)")
-    print(f"seconds    {time.perf_counter() - start:.1f} (generate, write and freeze)")
+    generated = time.perf_counter()
+    runs = freeze_runs(options.out, options.k)
+    print(f"cases             {options.cases:,} at k={options.k}, seed {options.seed}")
+    for name, path in (inputs | runs).items():
+        print(f"{name:<17} {path} ({path.stat().st_size / 2**20:.1f} MiB)")
+    frozen = time.perf_counter()
+    print(f"seconds           {generated - start:.1f} to generate and write, {frozen - generated:.1f} to freeze")
 
 
 if __name__ == "__main__":

@@ -5,9 +5,12 @@ The public API is what ``__all__`` lists; everything else is private and may cha
 
 from rag_compare._version import __version__
 from rag_compare.audit import CorpusAudit, audit_corpora
+from rag_compare.compare import compare
+from rag_compare.comparison import Comparison
 from rag_compare.config import apply_assignments, read_config_file
 from rag_compare.corpus import Corpus, load_corpus
 from rag_compare.errors import (
+    CompareError,
     ConfigError,
     ContractError,
     InputFileError,
@@ -18,17 +21,22 @@ from rag_compare.errors import (
     RunIntegrityError,
     SecretInConfigError,
 )
+from rag_compare.judge import Judge, LexicalJudge
 from rag_compare.passages import load_passages
 from rag_compare.runs import Run, freeze_run, load_run
 from rag_compare.schemas import CorpusSchema, PassagesSchema, RecordsSchema
 
 __all__ = [
+    "CompareError",
+    "Comparison",
     "ConfigError",
     "ContractError",
     "Corpus",
     "CorpusAudit",
     "CorpusSchema",
     "InputFileError",
+    "Judge",
+    "LexicalJudge",
     "PassagesSchema",
     "Problem",
     "RagCompareError",
@@ -41,6 +49,7 @@ __all__ = [
     "__version__",
     "apply_assignments",
     "audit_corpora",
+    "compare",
     "freeze_run",
     "load_corpus",
     "load_passages",

@@ -12,6 +12,8 @@ across the signals of the same scope.
 
 from __future__ import annotations
 
+from typing import cast
+
 import numpy as np
 import polars as pl
 
@@ -52,7 +54,7 @@ def aggregate_signals(cases: pl.DataFrame) -> pl.DataFrame:
     rows = []
     for scope in SCOPES:
         scoped = [_aggregate(cases, signal, scope) for signal in SIGNALS]
-        adjusted = holm([row["p_value"] for row in scoped])
+        adjusted = holm([cast(float | None, row["p_value"]) for row in scoped])
         rows += [row | {"p_adjusted": p} for row, p in zip(scoped, adjusted, strict=True)]
     return pl.DataFrame(rows, schema=_AGGREGATE_SCHEMA)
 

@@ -43,7 +43,11 @@ LISTED_STATUSES = (
 )
 """The statuses the text summary lists case by case, in this order (unchanged cases are only counted)."""
 _MAX_LISTED = 100
-_AGGREGATES_TITLE = "Aggregates (paired: a value on both sides; all_cases: missing or failed count at the worst value)"
+_AGGREGATE_HEADERS = ("signal", "baseline", "candidate", "delta", "95% CI", "p", "p (Holm)", "n")
+_SCOPE_TITLES = {
+    "paired": "Paired: the cases with a value on both sides",
+    "all_cases": "All cases: a missing or failed case counts at the signal's worst value",
+}
 
 
 @dataclass(frozen=True)
@@ -114,9 +118,9 @@ class Comparison(Report):
             for side, run, k in zip(SIDES, (self.baseline, self.candidate), self.k, strict=True)
         ]
         parts = [
-            text_table(("", "run", "fingerprint", "created", "path", "k"), runs),
-            f"evaluator {self.evaluator['name']} ({self.evaluator['fingerprint'][:12]}), "
-            f"tolerance {self.tolerance:g}\n",
+            text_table(("", "run", "fingerprint", "created", "path", "k"), runs)
+            + f"evaluator {self.evaluator['name']} ({self.evaluator['fingerprint'][:12]}), "
+            f"tolerance {self.tolerance:g}"
         ]
         if self.config_diff:
             changes = [
@@ -124,17 +128,14 @@ class Comparison(Report):
                 for change in self.config_diff
             ]
             parts.append(text_table(("config key", "baseline", "candidate"), changes, title="Config differences"))
-        parts += [f"warning: {warning}\n" for warning in self.warnings]
-        parts.append(f"\n{self.cases.height} cases: {counts_line({k: v for k, v in self.counts.items() if v})}\n\n")
-        parts.append(
-            text_table(
-                ("signal", "scope", "baseline", "candidate", "delta", "95% CI", "p", "p (Holm)", "n"),
-                (_aggregate_row(row) for row in self.aggregates.iter_rows(named=True)),
-                title=_AGGREGATES_TITLE,
-            )
-        )
+        if self.warnings:
+            parts.append("".join(f"warning: {warning}\n" for warning in self.warnings))
+        parts.append(f"{self.cases.height} cases: {counts_line({k: v for k, v in self.counts.items() if v})}")
+        for scope, title in _SCOPE_TITLES.items():
+            rows = self.aggregates.filter(scope=scope).iter_rows(named=True)
+            parts.append(text_table(_AGGREGATE_HEADERS, (_aggregate_row(row) for row in rows), title=title))
         parts.append(self._listed_cases())
-        return "\n".join(part.rstrip("\n") + "\n" for part in parts if part)
+        return "\n".join(part.rstrip("\n") + "\n" for part in parts)
 
     def _listed_cases(self) -> str:
         order = {status: rank for rank, status in enumerate(LISTED_STATUSES)}
@@ -144,14 +145,14 @@ class Comparison(Report):
             .sort(pl.col("status").replace_strict(order, return_dtype=pl.Int32), "case_id")
         )
         if listed.is_empty():
-            return "\nNo case changed.\n"
-        rows = [
-            (case_id, status, "; ".join(reasons)) for case_id, status, reasons in listed.head(_MAX_LISTED).iter_rows()
-        ]
-        table = text_table(("case", "status", "reasons"), rows, title="\nCases that changed, failed or are missing")
+            return "No case changed, failed or is missing."
+        lines = ["Cases that changed, failed or are missing"]
+        for case_id, status, reasons in listed.head(_MAX_LISTED).iter_rows():
+            lines.append(f"{status:<21} {case_id}")
+            lines += [f"{'':<23}{reason}" for reason in reasons]
         if listed.height > _MAX_LISTED:
-            table += f"... and {listed.height - _MAX_LISTED} more (--format json lists every case)\n"
-        return table
+            lines.append(f"... and {listed.height - _MAX_LISTED} more (--format json lists every case)")
+        return "\n".join(lines)
 
 
 def _run_summary(run: Run) -> dict[str, Any]:
@@ -183,7 +184,6 @@ def _aggregate_row(row: Mapping[str, Any]) -> tuple[str, ...]:
     delta = "" if row["delta"] is None else f"{row['delta']:+.3f}"
     return (
         row["signal"],
-        row["scope"],
         _number(row["baseline"]),
         _number(row["candidate"]),
         delta,

@@ -2,7 +2,8 @@
 
 ``case_signals`` computes every signal of one run's records (retrieval and context metrics, then the
 judge's verdicts), nulls where a signal does not apply to the case's label, and nulls everything on a
-record whose status is not ``ok``.
+record whose status is not ``ok``. ``answer_completeness`` (see ``completeness``) needs the passages'
+text, so it is null without a passages file.
 """
 
 from __future__ import annotations
@@ -12,6 +13,7 @@ from typing import Literal
 
 import polars as pl
 
+from rag_compare.completeness import answer_completeness
 from rag_compare.judge import Judge
 from rag_compare.metrics import context_signals, retrieval_signals
 
@@ -46,6 +48,7 @@ SIGNALS = (
     Signal("context_coverage", flag=False, higher_is_better=True, applies_to="gold"),
     Signal("context_construction_failure", flag=True, higher_is_better=False, applies_to="gold"),
     Signal("grounded", flag=False, higher_is_better=True, applies_to="all"),
+    Signal("answer_completeness", flag=False, higher_is_better=True, applies_to="gold"),
     Signal("abstained", flag=True, higher_is_better=False, applies_to="answerable"),
     Signal("abstention_correct", flag=True, higher_is_better=True, applies_to="unanswerable"),
 )
@@ -67,13 +70,22 @@ def applies(signal: Signal, answerability: pl.Expr) -> pl.Expr:
 def case_signals(
     records: pl.DataFrame, judge: Judge, *, k: int | None = None, passages: pl.DataFrame | None = None
 ) -> pl.DataFrame:
-    """``case_id`` and every signal of ``SIGNALS`` for each record (a new frame, same order)."""
+    """``case_id`` and every signal of ``SIGNALS`` for each record (a new frame, same order).
+
+    Without ``passages``, ``answer_completeness`` is null.
+    """
+    completeness = (
+        pl.Series("answer_completeness", [None] * records.height, dtype=pl.Float64)
+        if passages is None
+        else answer_completeness(records, passages)
+    )
     columns = pl.concat(
         [
             records.select("case_id"),
             retrieval_signals(records, k),
             context_signals(records, passages),
             judge.judge(records).select("grounded", "abstained", "abstention_correct"),
+            completeness.to_frame(),
         ],
         how="horizontal",
     )
