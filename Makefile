@@ -1,4 +1,5 @@
 # The two quickstart commands: `make demo` (the main job on the shipped examples) and `make test`.
+# `make tour` shows the other commands on the examples.
 # Each sets up its own virtual environment in .venv on first use.
 
 PYTHON ?= python3
@@ -8,7 +9,7 @@ STAMP := $(VENV)/.installed
 EXAMPLE_EPOCH := 1795000000
 LINTED := rag_compare tests benchmarks
 
-.PHONY: demo test lint examples clean
+.PHONY: demo tour test lint examples clean
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -17,6 +18,9 @@ $(STAMP): pyproject.toml
 	touch $(STAMP)
 
 demo: $(STAMP)
+	$(BIN)/rag-compare runs/baseline.arrow runs/candidate.arrow --passages corpora/handbook_passages.csv
+
+tour: $(STAMP)
 	$(BIN)/rag-compare validate corpora/handbook.csv
 	$(BIN)/rag-compare audit corpora/handbook_2025.csv corpora/handbook.csv
 	$(BIN)/rag-compare show runs/baseline.arrow

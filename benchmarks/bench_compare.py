@@ -53,8 +53,9 @@ def prepare(workdir: Path, cases: int, k: int, seed: int) -> str:
             raise SystemExit(f"{workdir} holds {held:,} cases, not {cases:,}: choose another --workdir")
         return "reused"
     start = time.perf_counter()
-    generate = [sys.executable, str(HERE / "synthetic.py"), "--cases", str(cases), "--k", str(k)]
-    subprocess.run([*generate, "--seed", str(seed), "--out", str(workdir)], check=True, stdout=subprocess.DEVNULL)
+    generate = [sys.executable, str(HERE / "synthetic.py"), "--cases", str(cases), "--k", str(k), "--seed", str(seed)]
+    if subprocess.run([*generate, "--out", str(workdir)], check=False, stdout=subprocess.DEVNULL).returncode:
+        raise SystemExit(f"generating the data into {workdir} failed (see above)")
     return f"generated in {time.perf_counter() - start:.1f} s"
 
 
@@ -67,9 +68,9 @@ def run_cli(baseline: Path, candidate: Path, output: Path) -> tuple[float, int]:
         text=True,
         check=False,
     )
-    if measured.returncode != 0 or json.loads(measured.stdout)["returncode"] != 0:
+    result = json.loads(measured.stdout) if measured.returncode == 0 else {}
+    if result.get("returncode") != 0:
         raise SystemExit(f"the CLI comparison failed:\n{measured.stderr}")
-    result = json.loads(measured.stdout)
     return result["seconds"], result["peak_rss_bytes"]
 
 

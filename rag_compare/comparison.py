@@ -132,8 +132,12 @@ class Comparison(Report):
             parts.append("".join(f"warning: {warning}\n" for warning in self.warnings))
         parts.append(f"{self.cases.height} cases: {counts_line({k: v for k, v in self.counts.items() if v})}")
         for scope, title in _SCOPE_TITLES.items():
-            rows = self.aggregates.filter(scope=scope).iter_rows(named=True)
+            rows = self.aggregates.filter(pl.col("scope") == scope, pl.col("n") > 0).iter_rows(named=True)
             parts.append(text_table(_AGGREGATE_HEADERS, (_aggregate_row(row) for row in rows), title=title))
+        empty = self.aggregates.filter(pl.col("n") == 0).get_column("signal").unique(maintain_order=True)
+        if empty.len():
+            hint = " (answer_completeness needs --passages)" if "answer_completeness" in empty else ""
+            parts.append(f"no values for: {', '.join(empty)}{hint}")
         parts.append(self._listed_cases())
         return "\n".join(part.rstrip("\n") + "\n" for part in parts)
 

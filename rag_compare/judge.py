@@ -73,7 +73,10 @@ _REQUIRED = {"answer": pl.String, "context": pl.String, "answerability": pl.Stri
 _OUTPUT = {"abstained": pl.Boolean, "grounded": pl.Float64, "abstention_correct": pl.Boolean}
 _SLICE_ROWS = 50_000
 _SENTENCE_END = r"([.!?])\s+"
-_NOT_A_WORD = r"[^a-z0-9_ ]+|[a-z0-9_]*[0-9][a-z0-9_]*"
+_NOT_A_WORD = r"(?:[^a-z0-9_ ]+|(?-u:\b)[0-9][a-z0-9_]*) ?"
+_WORD_BYTES = "abcdefghijklmnopqrstuvwxyz0123456789_"
+_SPACED = pl.format(" {} ", "needle")
+_SPACED_PLURAL = pl.when(pl.col("needle").str.len_bytes() >= 3).then(pl.format(" {}s ", "needle"))
 _NUMBER = r"[0-9]+(?:[.,][0-9]+)*"
 _S, _UNDERSCORE, _COMMA, _DOT = ord("s"), ord("_"), ord(","), ord(".")
 
@@ -169,91 +172,114 @@ def _grounded(answered: pl.DataFrame, min_overlap: float, stopwords: tuple[str, 
     """``row`` and ``grounded`` for each answered row with at least one claim."""
     haystacks = answered.get_column("context").str.to_lowercase()
     claims = _claims(answered)
-    words = _content_words(claims, stopwords)
-    words = words.with_columns(found=_found(words, haystacks, _whole_word))
-    numbers = _number_forms(claims)
-    numbers = numbers.with_columns(found=_found(numbers, haystacks, _whole_number))
-    word_counts = words.group_by("claim").agg(n_words=pl.len(), n_found=pl.col("found").sum())
-    number_counts = (
-        numbers.group_by("number")
-        .agg(pl.col("claim").first(), pl.col("found").any())
-        .group_by("claim")
-        .agg(n_numbers=pl.len(), numbers_found=pl.col("found").all())
-    )
+    numbers = _numbers(claims)
+    missing = _flags(claims.height, _numbers_missing(numbers, haystacks))
+    words = _content_words(claims, stopwords).filter(~pl.lit(missing).gather(pl.col("claim")))
+    words = words.with_columns(found=_found(words, haystacks, _whole_word, (_SPACED, _SPACED_PLURAL)))
+    counts = words.group_by("claim").agg(n_words=pl.len(), n_found=pl.col("found").sum())
     judged = (
-        claims.select("claim", "pos")
-        .join(word_counts, on="claim", how="left")
-        .join(number_counts, on="claim", how="left")
-        .filter((pl.col("n_words") > 0) | (pl.col("n_numbers") > 0))
-        .with_columns(
-            supported=pl.col("numbers_found").fill_null(True)
-            & ((pl.col("n_found") / pl.col("n_words")).fill_null(1.0) >= min_overlap)
-        )
+        claims.select("claim", "pos", number=_flags(claims.height, numbers.get_column("claim")), missing=missing)
+        .join(counts, on="claim", how="left")
+        .filter(pl.col("number") | pl.col("n_words").is_not_null())
     )
+    overlap = (pl.col("n_found") / pl.col("n_words")).fill_null(1.0)
     return (
         judged.group_by("pos")
-        .agg(grounded=pl.col("supported").mean())
+        .agg(grounded=(~pl.col("missing") & (overlap >= min_overlap)).mean())
         .join(answered.select("row").with_row_index("pos"), on="pos")
         .select("row", "grounded")
     )
 
 
+def _flags(height: int, indices: pl.Series) -> pl.Series:
+    """``height`` booleans, true at ``indices``."""
+    return pl.repeat(False, height, dtype=pl.Boolean, eager=True).scatter(indices, True)
+
+
 def _claims(answered: pl.DataFrame) -> pl.DataFrame:
-    """One row per sentence of each answer: ``claim`` (an id), ``pos`` (the answer's position), ``text``
-    (lowercased)."""
+    """One row per sentence of each answer: ``claim`` (0, 1, ...), ``pos`` (the answer's position) and
+    ``text`` (lowercased)."""
     sentences = pl.col("answer").str.to_lowercase().str.replace_all(_SENTENCE_END, "$1\n").str.split("\n")
     return answered.select(text=sentences).with_row_index("pos").explode("text").with_row_index("claim")
 
 
 def _content_words(claims: pl.DataFrame, stopwords: tuple[str, ...]) -> pl.DataFrame:
     """One row per content word of each claim (``needle``, folded), with its ``claim`` and ``pos``."""
-    tokens = pl.col("text").str.replace_all(_NOT_A_WORD, " ").str.split(" ")
+    excluded = pl.Series(sorted({"", *stopwords, *_WORD_BYTES}))
     needle = pl.col("needle")
-    folded = pl.when((needle.str.len_bytes() > 3) & needle.str.ends_with("s")).then(needle.str.head(-1))
+    folded = pl.when(needle.str.ends_with("s") & (needle.str.len_bytes() > 3)).then(needle.str.head(-1))
     return (
-        claims.select("claim", "pos", needle=tokens)
+        claims.select("claim", "pos", needle=pl.col("text").str.replace_all(_NOT_A_WORD, " ").str.split(" "))
         .explode("needle")
-        .filter(needle.str.len_bytes() >= 2, ~needle.is_in(stopwords))
+        .filter(~needle.is_in(excluded))
         .with_columns(needle=folded.otherwise(needle))
     )
 
 
-def _number_forms(claims: pl.DataFrame) -> pl.DataFrame:
-    """One row per way of writing each number of each claim: ``3,000`` and ``3000`` for either."""
-    numbers = (
+def _numbers(claims: pl.DataFrame) -> pl.DataFrame:
+    """One row per number of each claim (``needle``, as written), with its ``claim`` and ``pos``."""
+    return (
         claims.select("claim", "pos", needle=pl.col("text").str.extract_all(_NUMBER))
         .explode("needle")
         .drop_nulls("needle")
-        .with_row_index("number")
-        .with_columns(pl.col("needle").str.replace_all(",", "", literal=True))
     )
-    integer = pl.col("needle").str.extract(r"^[0-9]+", 0)
+
+
+def _numbers_missing(numbers: pl.DataFrame, haystacks: pl.Series) -> pl.Series:
+    """The ``claim`` of each number found in its context neither as written nor in its other writing."""
+    unfound = numbers.filter(~_found(numbers, haystacks, _whole_number, (_SPACED,)))
+    retry = unfound.with_columns(needle=_other_writing(pl.col("needle")))
+    found = _found(retry.drop_nulls("needle"), haystacks, _whole_number, (_SPACED,))
+    return pl.concat([retry.filter(pl.col("needle").is_null()), retry.drop_nulls("needle").filter(~found)]).get_column(
+        "claim"
+    )
+
+
+def _other_writing(number: pl.Expr) -> pl.Expr:
+    """``3000`` for ``3,000`` and the reverse; null for a number written one way only (``150``, ``1.5``)."""
+    plain = number.str.replace_all(",", "", literal=True)
+    integer = plain.str.extract(r"^[0-9]+", 0)
     grouped = integer.str.reverse().str.replace_all(r"[0-9]{3}", "$0,").str.strip_chars_end(",").str.reverse()
-    thousands = numbers.filter(integer.str.len_bytes() > 3).with_columns(
-        needle=grouped + pl.col("needle").str.slice(integer.str.len_bytes())
+    return (
+        pl.when(number.str.contains(",", literal=True))
+        .then(plain)
+        .when(integer.str.len_bytes() > 3)
+        .then(grouped + plain.str.slice(integer.str.len_bytes()))
     )
-    return pl.concat([numbers, thousands])
 
 
-def _found(pairs: pl.DataFrame, haystacks: pl.Series, whole: Callable[[pl.DataFrame], pl.Series]) -> pl.Series:
+def _found(
+    pairs: pl.DataFrame,
+    haystacks: pl.Series,
+    whole: Callable[[pl.DataFrame], pl.Series],
+    spaced: tuple[pl.Expr, ...],
+) -> pl.Series:
     """Whether each pair's ``needle`` occurs in ``haystacks[pos]`` as a whole token, as ``whole`` judges it.
 
-    A rejected occurrence sends the search on from its next byte, so each round handles only the pairs
-    still undecided.
+    Quick tests settle most pairs: the needle in one of its ``spaced`` forms (with a space on each side,
+    null for none) is whole, and a needle that is nowhere in the text is absent. The rest are searched occurrence by
+    occurrence: a rejected occurrence sends the search on from its next byte, each round handling only the
+    pairs still undecided.
     """
     found = pl.repeat(False, pairs.height, dtype=pl.Boolean, eager=True)
-    work = pairs.select("pos", "needle").with_row_index("pair").with_columns(start=pl.lit(0, pl.Int64))
+    work = pairs.select("pos", "needle").with_row_index("pair")
+    work = work.with_columns(hay=haystacks.gather(work.get_column("pos")).cast(pl.Binary))
+    for form in spaced:
+        hit = pl.col("hay").bin.contains(form.cast(pl.Binary)).fill_null(False)
+        work = work.with_columns(hit=hit)
+        found = found.scatter(work.filter("hit").get_column("pair"), True)
+        work = work.filter(~pl.col("hit"))
+    work = work.filter(pl.col("hay").bin.contains(pl.col("needle").cast(pl.Binary)))
+    work = work.select("pair", "needle", hay=pl.col("hay").cast(pl.String), start=pl.lit(0, pl.Int64))
     rest = pl.col("hay")
     while work.height:
-        located = (
-            work.with_columns(hay=haystacks.gather(work.get_column("pos")))
-            .with_columns(at=pl.col("start") + rest.str.find(pl.col("needle"), literal=True).cast(pl.Int64))
-            .drop_nulls("at")
-            .with_columns(length=pl.col("needle").str.len_bytes().cast(pl.Int64))
-        )
+        located = work.with_columns(
+            at=pl.col("start") + rest.str.find(pl.col("needle"), literal=True).cast(pl.Int64),
+            length=pl.col("needle").str.len_bytes().cast(pl.Int64),
+        ).drop_nulls("at")
         located = located.with_columns(whole=whole(located))
         found = found.scatter(located.filter("whole").get_column("pair"), True)
-        work = located.filter(~pl.col("whole")).select("pair", "pos", "needle", start=pl.col("at") + 1)
+        work = located.filter(~pl.col("whole")).select("pair", "needle", "hay", start=pl.col("at") + 1)
         rest = pl.col("hay").cast(pl.Binary).bin.slice(pl.col("start")).cast(pl.String)
     return found
 

@@ -1,0 +1,101 @@
+"""``rag-compare BASELINE CANDIDATE`` through the entry point: routing, output, exit codes, messages."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from collections.abc import Callable
+from pathlib import Path
+
+import pytest
+from click.testing import Result
+
+from tests.conftest import EXAMPLE_CORPUS, EXAMPLE_RUNS, ROOT
+
+Cli = Callable[..., Result]
+BASELINE, CANDIDATE = EXAMPLE_RUNS / "baseline.arrow", EXAMPLE_RUNS / "candidate.arrow"
+PASSAGES = ROOT / "corpora" / "handbook_passages.csv"
+
+
+def test_bare_form_compares_the_examples(cli: Cli) -> None:
+    result = cli(BASELINE, CANDIDATE, "--passages", PASSAGES)
+    assert result.exit_code == 0
+    out = result.stdout
+    assert "34 cases: missing_in_candidate 1 · failed_in_baseline 1 · failed_in_candidate 2" in out
+    for regressed in ("hotel-approval@2026-01", "remote-abroad-days@2026-01", "sabbatical@2026-01"):
+        assert f"regressed             {regressed}" in out
+    assert "abstention_correct true -> false (worse)" in out
+    assert "candidate timeout: generator timed out after 30 s" in out
+    assert "no record in the candidate run" in out
+    assert "Paired: the cases with a value on both sides" in out
+
+
+def test_compare_alias_and_python_m_give_the_same_output(cli: Cli) -> None:
+    bare = cli(BASELINE, CANDIDATE).stdout
+    assert cli("compare", BASELINE, CANDIDATE).stdout == bare
+    assert cli("--debug", BASELINE, CANDIDATE).stdout == bare
+    module = subprocess.run(
+        [sys.executable, "-m", "rag_compare", str(BASELINE), str(CANDIDATE)],
+        capture_output=True,
+        text=True,
+        check=False,
+        cwd=ROOT,
+    )
+    assert (module.returncode, module.stdout) == (0, bare)
+
+
+def test_json_output_to_a_file(cli: Cli, tmp_path: Path) -> None:
+    output = tmp_path / "out" / "comparison.json"
+    result = cli(BASELINE, CANDIDATE, "--corpus", EXAMPLE_CORPUS, "--format", "json", "--output", output)
+    assert result.exit_code == 0
+    assert result.stdout.startswith(f"wrote the json comparison to {output}: ")
+    payload = json.loads(output.read_text(encoding="utf-8"))
+    assert payload["counts"]["missing_in_both"] == 2
+    assert sum(payload["counts"].values()) == len(payload["cases"]) == 36
+    assert list(tmp_path.joinpath("out").iterdir()) == [output]
+
+
+@pytest.mark.parametrize(
+    ("fail_on", "code"),
+    [("regressed", 1), ("failed_in_candidate,missing_in_candidate", 1), ("missing_in_baseline", 0), ("", 0)],
+)
+def test_fail_on_sets_exit_code_one_when_a_case_has_the_status(cli: Cli, fail_on: str, code: int) -> None:
+    assert cli(BASELINE, CANDIDATE, "--fail-on", fail_on).exit_code == code
+
+
+def test_fail_on_an_unknown_status_is_a_usage_error(cli: Cli) -> None:
+    result = cli(BASELINE, CANDIDATE, "--fail-on", "regresed")
+    assert result.exit_code == 2
+    assert "unknown status regresed; use any of: missing_in_baseline" in result.stderr
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (("missing.arrow", CANDIDATE), "missing.arrow"),
+        ((BASELINE, CANDIDATE, "--k", "0"), "0 is not in the range x>=1"),
+        ((BASELINE, CANDIDATE, "--tolerance", "-1"), "-1.0 is not in the range x>=0"),
+        ((BASELINE, CANDIDATE, "--corpus", "nowhere.csv"), "nowhere.csv"),
+        ((BASELINE, EXAMPLE_CORPUS), "handbook.csv"),
+    ],
+)
+def test_bad_input_is_exit_code_two_with_a_message(cli: Cli, args: tuple[object, ...], message: str) -> None:
+    result = cli(*args)
+    assert result.exit_code == 2
+    assert message in result.stderr
+
+
+def test_an_unknown_command_word_is_not_taken_for_a_run(cli: Cli) -> None:
+    result = cli("valdate", EXAMPLE_CORPUS)
+    assert result.exit_code == 2
+    assert "No such command 'valdate'" in result.stderr
+
+
+def test_an_unwritable_output_leaves_nothing_behind(cli: Cli, tmp_path: Path) -> None:
+    folder = tmp_path / "report"
+    folder.mkdir()
+    result = cli(BASELINE, CANDIDATE, "--output", folder)
+    assert result.exit_code == 2
+    assert "is a folder" in result.stderr
+    assert list(folder.iterdir()) == []
