@@ -7,11 +7,12 @@
 
 from __future__ import annotations
 
+import io
 import json
 import sys
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import Any
+from typing import Any, TextIO
 
 import click
 
@@ -247,17 +248,29 @@ def compare_command(
     signals that moved; aggregates come with 95% bootstrap intervals and Holm-adjusted p-values.
     """
     from rag_compare.compare import compare
-    from rag_compare.runfile import write_atomically
 
     comparison = compare(baseline, candidate, corpus, passages=passages, k=k, tolerance=tolerance)
-    rendered = comparison.render(output_format)
-    if output is None:
-        click.echo(rendered, nl=False)
+    if output_format == "json":
+        _emit(comparison.write_json, output)
     else:
-        write_atomically(output, rendered.encode(), replace=True)
-        counts = {status: count for status, count in comparison.counts.items() if count}
-        click.echo(
-            f"wrote the {output_format} comparison to {output}: {', '.join(f'{s} {c}' for s, c in counts.items())}"
-        )
+        text = comparison.render(output_format)
+        _emit(lambda stream: stream.write(text), output)
+    if output is not None:
+        counts = ", ".join(f"{status} {count}" for status, count in comparison.counts.items() if count)
+        click.echo(f"wrote the {output_format} comparison to {output}: {counts}")
     if any(comparison.counts[status] for status in fail_on):
         sys.exit(EXIT_FOUND)
+
+
+def _emit(writer: Callable[[TextIO], object], output: Path | None) -> None:
+    """Run ``writer`` on stdout, or on a file that appears at ``output`` only once it is complete."""
+    if output is None:
+        writer(sys.stdout)
+        return
+    from rag_compare.runfile import atomic_output
+
+    with atomic_output(output, replace=True) as raw:
+        stream = io.TextIOWrapper(raw, encoding="utf-8", newline="")
+        writer(stream)
+        stream.flush()
+        stream.detach()

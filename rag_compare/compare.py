@@ -150,12 +150,14 @@ def _label_warnings(runs: tuple[Run, Run], labels: pl.DataFrame | None) -> list[
 
 def _drifted(left: pl.DataFrame, right: pl.DataFrame) -> list[str]:
     """Case ids present in both frames whose labels differ (passage lists compare as sets)."""
-
-    def label_frame(frame: pl.DataFrame) -> pl.DataFrame:
-        return frame.select("case_id", *LABEL_COLUMNS).with_columns(pl.col("required_passage_ids").list.sort())
-
-    joined = label_frame(left).join(label_frame(right), on="case_id", how="inner", suffix="_other")
-    differs = pl.any_horizontal(pl.col(name).ne_missing(pl.col(f"{name}_other")) for name in LABEL_COLUMNS)
+    ids = "required_passage_ids"
+    joined = left.select("case_id", *LABEL_COLUMNS).join(
+        right.select("case_id", *LABEL_COLUMNS), on="case_id", how="inner", suffix="_other"
+    )
+    differs = pl.any_horizontal(
+        *(pl.col(name).ne_missing(pl.col(f"{name}_other")) for name in LABEL_COLUMNS if name != ids),
+        pl.col(ids).list.set_symmetric_difference(pl.col(f"{ids}_other")).list.len() > 0,
+    )
     return joined.filter(differs).get_column("case_id").sort().to_list()
 
 

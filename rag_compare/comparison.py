@@ -2,9 +2,10 @@
 
 from __future__ import annotations
 
+import io
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, TextIO
 
 import polars as pl
 
@@ -79,13 +80,21 @@ class Comparison(Report):
         return self._summary() | {"cases": self._case_objects().to_dicts()}
 
     def to_json(self) -> str:
-        """The JSON of ``to_dict``, with the cases serialised by Polars (one case per line)."""
-        text = to_json(self._summary() | {"cases": []})
+        """The JSON of ``to_dict``."""
+        buffer = io.StringIO()
+        self.write_json(buffer)
+        return buffer.getvalue()
+
+    def write_json(self, stream: TextIO) -> None:
+        """Write the JSON of ``to_dict`` to ``stream``, one case per line, serialised by Polars."""
+        head = to_json(self._summary() | {"cases": []})
         if self.cases.is_empty():
-            return text
-        lines = self._case_objects().write_ndjson().rstrip("\n").replace("\n", ",\n    ")
-        tail = '  "cases": []\n}\n'
-        return text.removesuffix(tail) + f'  "cases": [\n    {lines}\n  ]\n}}\n'
+            stream.write(head)
+            return
+        stream.write(head.removesuffix('  "cases": []\n}\n') + '  "cases": [\n    ')
+        objects = self._case_objects()
+        stream.write(objects.select(pl.struct(objects.columns).struct.json_encode().str.join(",\n    ")).item())
+        stream.write("\n  ]\n}\n")
 
     def _summary(self) -> dict[str, Any]:
         return {

@@ -6,11 +6,12 @@
   searched anywhere in the answer, straight or curly apostrophes);
 - ``grounded``: the share of the answer's claims that the context supports. Claims are the answer's
   sentences (split after ``.``, ``!`` or ``?`` followed by whitespace, and at line breaks) that hold a
-  content word or a number. A claim is supported when every number in it occurs in the context
-  (``3,000`` and ``3000`` alike) and at least ``min_overlap`` of its content words occur there as whole
-  words. Content words are lowercased runs of ASCII letters, digits and ``_`` of two characters or more,
-  without digits, that are not in ``STOPWORDS``; a trailing ``s`` is dropped from words longer than three
-  letters, on both sides;
+  content word or a number. A claim is supported when every number in it occurs in the context as a
+  whole number (``3,000`` and ``3000`` alike; ``80`` is not in ``180`` nor ``1.5`` in ``1.50``) and at
+  least ``min_overlap`` of its content words occur there as whole words, case aside. Words are runs of
+  ASCII letters, digits and ``_``; content words start with a letter or ``_``, have two characters or
+  more and are not in ``STOPWORDS``; a trailing ``s`` is dropped from words longer than three letters, on
+  both sides (``euros`` matches ``euro``);
 - ``abstention_correct``: abstained exactly when the case is labelled ``unanswerable``.
 
 The method is lexical, not semantic: a paraphrase counts as unsupported, a negation flip ("may" against
@@ -53,32 +54,40 @@ ABSTENTION_PATTERNS: tuple[str, ...] = (
 )
 """Abstention phrasings, searched case-insensitively anywhere in an answer (Rust regex syntax)."""
 
-STOPWORDS: tuple[str, ...] = tuple(
-    sorted(
-        """
-        about above after again against all also am an and any are aren as at be because been before being
-        below between both but by can cannot could couldn did didn do does doesn doing don down during each
-        either else etc few for from further had hadn has hasn have haven having he her here hers herself him
-        himself his how however if in into is isn it its itself just ll me might more most must mustn my
-        myself neither no nor not now of off on once only or other our ours ourselves out over own please re
-        same shall shan she should shouldn so some such than that the their theirs them themselves then there
-        these they this those through thus to too under until up ve very was wasn we were weren what when
-        where which while who whom why will with won would wouldn yes yet you your yours yourself yourselves
-        """.split()
-    )
-)
+_STOPWORD_TEXT = """
+about above after again against all also am an and any are aren as at be because been before being below between
+both but by can cannot could couldn did didn do does doesn doing don down during each either else etc few for from
+further had hadn has hasn have haven having he her here hers herself him himself his how however if in into is isn it
+its itself just ll me might more most must mustn my myself neither no nor not now of off on once only or other our
+ours ourselves out over own please re same shall shan she should shouldn so some such than that the their theirs them
+themselves then there these they this those through thus to too under until up ve very was wasn we were weren what
+when where which while who whom why will with won would wouldn yes yet you your yours yourself yourselves
+"""
+STOPWORDS: tuple[str, ...] = tuple(sorted(_STOPWORD_TEXT.split()))
 """Words that carry no claim; words of one character are never content words either."""
 
 _REQUIRED = {"answer": pl.String, "context": pl.String, "answerability": pl.String}
 _OUTPUT = {"abstained": pl.Boolean, "grounded": pl.Float64, "abstention_correct": pl.Boolean}
-_SLICE_ROWS = 50_000
+_SLICE_ROWS = 100_000
 _SENTENCE_END = r"([.!?])\s+"
 _NOT_A_WORD = r"(?:[^a-z0-9_ ]+|(?-u:\b)[0-9][a-z0-9_]*) ?"
 _WORD_BYTES = "abcdefghijklmnopqrstuvwxyz0123456789_"
-_SPACED = pl.format(" {} ", "needle")
-_SPACED_PLURAL = pl.when(pl.col("needle").str.len_bytes() >= 3).then(pl.format(" {}s ", "needle"))
+
+
+def _spaced(text: pl.Expr) -> pl.Expr:
+    """Whether ``hay`` holds ``text`` with a space on each side."""
+    return pl.col("hay").bin.contains(pl.format(" {} ", text).cast(pl.Binary))
+
+
+_NEEDLE, _TOKEN = pl.col("needle"), pl.col("token")
+_ABSENT = ~pl.col("hay").bin.contains(_NEEDLE.cast(pl.Binary))
+_OTHER_FORM = pl.when(_TOKEN != _NEEDLE).then(_NEEDLE).when(_NEEDLE.str.len_bytes() >= 3).then(_NEEDLE + "s")
+_WORD_TESTS = ((_spaced(_TOKEN), True), (_ABSENT, False), (_spaced(_OTHER_FORM), True))
+"""Quick verdicts on a word: as written with a space on each side it is there, nowhere in the text it is
+not, in its other form (singular or plural) with a space on each side it is there."""
+_NUMBER_TESTS = ((_spaced(_NEEDLE), True), (_ABSENT, False))
 _NUMBER = r"[0-9]+(?:[.,][0-9]+)*"
-_S, _UNDERSCORE, _COMMA, _DOT = ord("s"), ord("_"), ord(","), ord(".")
+_S, _UNDERSCORE = ord("s"), ord("_")
 
 
 class Judge(Protocol):
@@ -136,7 +145,11 @@ class LexicalJudge:
 
     def judge(self, cases: pl.DataFrame) -> pl.DataFrame:
         """A new frame, one row per row of ``cases`` in the same order: ``abstained``, ``grounded``,
-        ``abstention_correct``. ``cases`` needs ``answer``, ``context`` and ``answerability`` (text)."""
+        ``abstention_correct``. ``cases`` needs ``answer``, ``context`` and ``answerability`` (text).
+
+        Slices of rows are judged concurrently (Polars releases the GIL): memory stays bounded by the
+        slice size and every core works.
+        """
         _check_columns(cases)
         typed = cases.select(pl.col(name).cast(dtype) for name, dtype in _REQUIRED.items())
         slices = [typed.slice(start, _SLICE_ROWS) for start in range(0, typed.height, _SLICE_ROWS)]
@@ -162,7 +175,7 @@ def _check_columns(cases: pl.DataFrame) -> None:
     problems = [
         Problem(f"a column '{name}' of text", column=name)
         for name, dtype in _REQUIRED.items()
-        if cases.schema.get(name) not in (dtype, pl.Null)
+        if cases.schema.get(name) not in (dtype, pl.Null, pl.Categorical, pl.Enum)
     ]
     if problems:
         raise ContractError("cases", "input of the lexical judge", problems)
@@ -174,8 +187,8 @@ def _grounded(answered: pl.DataFrame, min_overlap: float, stopwords: tuple[str, 
     claims = _claims(answered)
     numbers = _numbers(claims)
     missing = _flags(claims.height, _numbers_missing(numbers, haystacks))
-    words = _content_words(claims, stopwords).filter(~pl.lit(missing).gather(pl.col("claim")))
-    words = words.with_columns(found=_found(words, haystacks, _whole_word, (_SPACED, _SPACED_PLURAL)))
+    words = _content_words(claims.filter(~pl.lit(missing).gather(pl.col("claim"))), stopwords)
+    words = words.with_columns(found=_found(words, haystacks, _WORD_TESTS, _search_words))
     counts = words.group_by("claim").agg(n_words=pl.len(), n_found=pl.col("found").sum())
     judged = (
         claims.select("claim", "pos", number=_flags(claims.height, numbers.get_column("claim")), missing=missing)
@@ -204,15 +217,16 @@ def _claims(answered: pl.DataFrame) -> pl.DataFrame:
 
 
 def _content_words(claims: pl.DataFrame, stopwords: tuple[str, ...]) -> pl.DataFrame:
-    """One row per content word of each claim (``needle``, folded), with its ``claim`` and ``pos``."""
-    excluded = pl.Series(sorted({"", *stopwords, *_WORD_BYTES}))
-    needle = pl.col("needle")
-    folded = pl.when(needle.str.ends_with("s") & (needle.str.len_bytes() > 3)).then(needle.str.head(-1))
+    """One row per content word of each claim: ``token`` as written, ``needle`` folded, with its ``claim``
+    and ``pos``."""
+    excluded = sorted({"", *stopwords, *_WORD_BYTES})
+    token = pl.col("token")
+    folded = pl.when(token.str.ends_with("s") & (token.str.len_bytes() > 3)).then(token.str.head(-1))
     return (
-        claims.select("claim", "pos", needle=pl.col("text").str.replace_all(_NOT_A_WORD, " ").str.split(" "))
-        .explode("needle")
-        .filter(~needle.is_in(excluded))
-        .with_columns(needle=folded.otherwise(needle))
+        claims.select("claim", "pos", token=pl.col("text").str.replace_all(_NOT_A_WORD, " ").str.split(" "))
+        .explode("token")
+        .filter(~token.is_in(excluded))
+        .with_columns(needle=folded.otherwise(token))
     )
 
 
@@ -227,12 +241,11 @@ def _numbers(claims: pl.DataFrame) -> pl.DataFrame:
 
 def _numbers_missing(numbers: pl.DataFrame, haystacks: pl.Series) -> pl.Series:
     """The ``claim`` of each number found in its context neither as written nor in its other writing."""
-    unfound = numbers.filter(~_found(numbers, haystacks, _whole_number, (_SPACED,)))
-    retry = unfound.with_columns(needle=_other_writing(pl.col("needle")))
-    found = _found(retry.drop_nulls("needle"), haystacks, _whole_number, (_SPACED,))
-    return pl.concat([retry.filter(pl.col("needle").is_null()), retry.drop_nulls("needle").filter(~found)]).get_column(
-        "claim"
-    )
+    unfound = numbers.filter(~_found(numbers, haystacks, _NUMBER_TESTS, _search_numbers))
+    other = unfound.with_columns(needle=_other_writing(pl.col("needle")))
+    rewritten = other.drop_nulls("needle")
+    found = _found(rewritten, haystacks, _NUMBER_TESTS, _search_numbers)
+    return pl.concat([other.filter(pl.col("needle").is_null()), rewritten.filter(~found)]).get_column("claim")
 
 
 def _other_writing(number: pl.Expr) -> pl.Expr:
@@ -251,49 +264,58 @@ def _other_writing(number: pl.Expr) -> pl.Expr:
 def _found(
     pairs: pl.DataFrame,
     haystacks: pl.Series,
-    whole: Callable[[pl.DataFrame], pl.Series],
-    spaced: tuple[pl.Expr, ...],
+    quick_tests: tuple[tuple[pl.Expr, bool], ...],
+    search: Callable[[pl.DataFrame], pl.Series],
 ) -> pl.Series:
-    """Whether each pair's ``needle`` occurs in ``haystacks[pos]`` as a whole token, as ``whole`` judges it.
+    """Whether each pair's ``needle`` occurs in ``haystacks[pos]`` as a whole token.
 
-    Quick tests settle most pairs: the needle in one of its ``spaced`` forms (with a space on each side,
-    null for none) is whole, and a needle that is nowhere in the text is absent. The rest are searched occurrence by
-    occurrence: a rejected occurrence sends the search on from its next byte, each round handling only the
-    pairs still undecided.
+    ``quick_tests`` settle most pairs cheaply, in order: where a test holds, the pair gets its verdict.
+    ``search`` takes the rest (``pair``, ``needle``, ``hay``) and returns the ``pair`` of those found.
     """
     found = pl.repeat(False, pairs.height, dtype=pl.Boolean, eager=True)
-    work = pairs.select("pos", "needle").with_row_index("pair")
-    work = work.with_columns(hay=haystacks.gather(work.get_column("pos")).cast(pl.Binary))
-    for form in spaced:
-        hit = pl.col("hay").bin.contains(form.cast(pl.Binary)).fill_null(False)
-        work = work.with_columns(hit=hit)
-        found = found.scatter(work.filter("hit").get_column("pair"), True)
-        work = work.filter(~pl.col("hit"))
-    work = work.filter(pl.col("hay").bin.contains(pl.col("needle").cast(pl.Binary)))
-    work = work.select("pair", "needle", hay=pl.col("hay").cast(pl.String), start=pl.lit(0, pl.Int64))
+    work = pairs.with_row_index("pair").with_columns(hay=haystacks.gather(pairs.get_column("pos")).cast(pl.Binary))
+    for test, verdict in quick_tests:
+        work = work.with_columns(settled=test.fill_null(False))
+        if verdict:
+            found = found.scatter(work.filter("settled").get_column("pair"), True)
+        work = work.filter(~pl.col("settled"))
+    return found.scatter(search(work.select("pair", "needle", hay=pl.col("hay").cast(pl.String))), True)
+
+
+def _search_words(work: pl.DataFrame) -> pl.Series:
+    """The ``pair`` of each ``needle`` found in its ``hay`` as a whole word, or that word and an ``s``.
+
+    Occurrence by occurrence: a rejected one sends the search on past it, each round handling only the
+    pairs still undecided.
+    """
+    found: list[pl.Series] = []
+    work = work.with_columns(start=pl.lit(0, pl.Int64), length=pl.col("needle").str.len_bytes().cast(pl.Int64))
     rest = pl.col("hay")
     while work.height:
-        located = work.with_columns(
-            at=pl.col("start") + rest.str.find(pl.col("needle"), literal=True).cast(pl.Int64),
-            length=pl.col("needle").str.len_bytes().cast(pl.Int64),
-        ).drop_nulls("at")
-        located = located.with_columns(whole=whole(located))
-        found = found.scatter(located.filter("whole").get_column("pair"), True)
-        work = located.filter(~pl.col("whole")).select("pair", "needle", "hay", start=pl.col("at") + 1)
+        at = pl.col("start") + rest.str.find(pl.col("needle"), literal=True).cast(pl.Int64)
+        located = work.with_columns(at=at).drop_nulls("at")
+        located = located.with_columns(whole=_whole_word(located))
+        found.append(located.filter("whole").get_column("pair"))
+        work = located.filter(~pl.col("whole")).with_columns(start=pl.col("at") + pl.col("length")).drop("at", "whole")
         rest = pl.col("hay").cast(pl.Binary).bin.slice(pl.col("start")).cast(pl.String)
-    return found
+    return pl.concat(found) if found else pl.Series(dtype=pl.UInt32)
+
+
+def _search_numbers(work: pl.DataFrame) -> pl.Series:
+    """The ``pair`` of each ``needle`` found in its ``hay`` as a whole number: no digit next to it, nor a
+    separator (``,`` or ``.``) then a digit."""
+    number = pl.format(
+        r"(?:^|[^0-9.,]|(?:^|[^0-9])[.,]){}(?:$|[^0-9.,]|[.,](?:$|[^0-9]))", pl.col("needle").str.escape_regex()
+    )
+    return work.sort("needle").filter(pl.col("hay").str.contains(number)).get_column("pair")
 
 
 def _byte(offset: int) -> pl.Expr:
-    """The byte of ``hay`` ``offset`` bytes away from the occurrence: before it when negative, else after
-    it (0 is the first byte after it); null outside the text."""
+    """The byte of ``hay`` ``offset`` bytes away from the occurrence at ``at``: before it when negative,
+    else after it (0 is the first byte after it); null outside the text."""
     at = pl.col("at")
     index = pl.when(at + offset >= 0).then(at + offset) if offset < 0 else at + pl.col("length") + offset
     return pl.col("hay").cast(pl.Binary).bin.get(index, null_on_oob=True)
-
-
-def _is_digit(byte: str) -> pl.Expr:
-    return pl.col(byte).is_between(ord("0"), ord("9")).fill_null(False)
 
 
 def _is_word(byte: str) -> pl.Expr:
@@ -306,16 +328,6 @@ def _whole_word(located: pl.DataFrame) -> pl.Series:
     """Whether each occurrence is a whole word, or the word and an ``s`` (the plural fold)."""
     plural = (pl.col("after") == _S).fill_null(False) & (pl.col("length") >= 3) & ~_is_word("after2")
     verdict = ~_is_word("before") & (~_is_word("after") | plural)
-    return located.select(before=_byte(-1), after=_byte(0), after2=_byte(1), length="length").select(verdict).to_series()
-
-
-def _whole_number(located: pl.DataFrame) -> pl.Series:
-    """Whether each occurrence is a whole number: no digit next to it, nor a separator then a digit."""
-    separator = {name: pl.col(name).is_in([_COMMA, _DOT]).fill_null(False) for name in ("before", "after")}
-    before = _is_digit("before") | (separator["before"] & _is_digit("before2"))
-    after = _is_digit("after") | (separator["after"] & _is_digit("after2"))
     return (
-        located.select(before=_byte(-1), before2=_byte(-2), after=_byte(0), after2=_byte(1))
-        .select(~before & ~after)
-        .to_series()
+        located.select(before=_byte(-1), after=_byte(0), after2=_byte(1), length="length").select(verdict).to_series()
     )

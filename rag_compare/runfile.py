@@ -10,18 +10,20 @@ from __future__ import annotations
 
 import contextlib
 import hashlib
+import io
 import os
 import re
 import secrets
 import tempfile
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
 from pathlib import Path
+from typing import BinaryIO
 
 import polars as pl
 
 from rag_compare.errors import RunExistsError, RunFileError, RunIntegrityError
 
-__all__ = ["FINGERPRINT_KEY", "ensure_absent", "read_frozen", "serialize", "write_atomically"]
+__all__ = ["FINGERPRINT_KEY", "atomic_output", "ensure_absent", "read_frozen", "serialize", "write_atomically"]
 
 FINGERPRINT_KEY = "rag_compare.fingerprint"
 _DIGEST_LENGTH = 64
@@ -70,16 +72,26 @@ def read_frozen(path: Path) -> tuple[pl.DataFrame, dict[str, str], str]:
             "after it was frozen. Restore it, or freeze the run again under a new name."
         )
     try:
-        table = reader.read_all()
-    except (pa.ArrowInvalid, pa.ArrowException, OSError):
+        frame = pl.read_ipc(io.BytesIO(data))
+    except pl.exceptions.PolarsError:
         raise RunIntegrityError(f"{path}: its records cannot be read. Freeze the run again.") from None
-    return pl.DataFrame(table.replace_schema_metadata(None)), metadata, fingerprint
+    return frame, metadata, fingerprint
 
 
 def write_atomically(path: Path, data: bytes, *, replace: bool = False) -> None:
     """Write ``data`` to ``path`` atomically: readers see the old file or the whole new one.
 
     Without ``replace`` an existing ``path`` is refused (run files are never replaced).
+    """
+    with atomic_output(path, replace=replace) as stream:
+        stream.write(data)
+
+
+@contextlib.contextmanager
+def atomic_output(path: Path, *, replace: bool = False) -> Iterator[BinaryIO]:
+    """A binary stream whose bytes become ``path`` only once the block ends without an error.
+
+    Without ``replace`` an existing ``path`` is refused. On an error nothing is left behind.
     """
     if replace and path.is_dir():
         raise RunFileError(f"{path}: is a folder. Give the path of a file to write.")
@@ -93,7 +105,7 @@ def write_atomically(path: Path, data: bytes, *, replace: bool = False) -> None:
     try:
         os.fchmod(handle, 0o666 & ~_current_umask())
         with os.fdopen(handle, "wb") as stream:
-            stream.write(data)
+            yield stream
             stream.flush()
             os.fsync(stream.fileno())
         if replace:

@@ -145,7 +145,7 @@ def test_refuses_an_unusable_k(runs: tuple[Run, Run]) -> None:
     with pytest.raises(CompareError, match="k must be a whole number of 1 or more"):
         compare(*runs, k=0)
     odd = Run(records=runs[0].records, config={"top_k": "three", "name": "odd"}, fingerprint="f")
-    with pytest.raises(CompareError, match="top_k is 'three'.*Pass --k"):
+    with pytest.raises(CompareError, match=r"top_k is 'three'.*Pass --k"):
         compare(odd, runs[1])
     assert compare(odd, runs[1], k=2).k == (2, 2)
 
