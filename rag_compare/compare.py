@@ -13,7 +13,7 @@ from typing import Any
 import polars as pl
 
 from rag_compare.aggregates import aggregate_signals, breakdown_signals
-from rag_compare.comparison import CASE_STATUSES, SIDES, Comparison
+from rag_compare.comparison import CASE_STATUSES, SIDES, ComparedRun, Comparison
 from rag_compare.configdiff import config_diff, config_warnings
 from rag_compare.corpus import Corpus, load_corpus
 from rag_compare.errors import CompareError
@@ -51,29 +51,30 @@ def compare(
     A signal counts as changed when it moves by more than ``tolerance``. ``judge`` defaults to the
     offline ``LexicalJudge``. Raises ``CompareError`` when a run lists a case twice or ``k`` is unusable.
     """
-    runs = (_as_run(baseline), _as_run(candidate))
     if k is not None and (isinstance(k, bool) or k < 1):
         raise CompareError(f"k must be a whole number of 1 or more, got {k!r}.")
     if tolerance < 0:
         raise CompareError(f"the tolerance must be 0 or more, got {tolerance!r}.")
-    for run in runs:
-        _check_unique(run)
     judge = LexicalJudge() if judge is None else judge
     labels = None
     if corpus is not None:
         labels = (corpus if isinstance(corpus, Corpus) else load_corpus(corpus)).frame
     knowledge_base = None if passages is None else load_passages(passages)
-    warnings = config_warnings(diff := config_diff(runs[0].config, runs[1].config))
-    warnings += _label_warnings(runs, labels)
-    sides = []
-    for side, run in zip(SIDES, runs, strict=True):
-        records = run.records if labels is None else _relabel(run.records, labels)
-        signals = case_signals(records, judge, k=_k_of(run, k), passages=knowledge_base)
-        sides.append(
-            _prefixed(side, pl.concat([records.select(*SIDE_COLUMNS, *CASE_LABELS), signals], how="horizontal"))
-        )
+    runs, frames, label_warnings = [], [], []
+    for source in (baseline, candidate):
+        run, frame, found = _side(source, judge, labels=labels, passages=knowledge_base, k=k)
+        runs.append(run)
+        frames.append(frame)
+        label_warnings += found
+    diff = config_diff(runs[0].config, runs[1].config)
+    warnings = config_warnings(diff) + label_warnings
+    if labels is None:
+        drifted = _drifted(*frames)
+        if drifted:
+            warnings.append(f"the two runs hold different labels for {_counted(drifted)}: compare with --corpus.")
     if knowledge_base is not None:
-        warnings += _unknown_passage_warning(runs, knowledge_base)
+        warnings += _unknown_passage_warning(frames, knowledge_base)
+    sides = [_prefixed(side, frame) for side, frame in zip(SIDES, frames, strict=True)]
     cases = _join(sides, labels).with_columns(_status(tolerance), _reasons(tolerance))
     return Comparison(
         baseline=runs[0],
@@ -87,12 +88,35 @@ def compare(
         aggregates=aggregate_signals(cases),
         breakdowns=breakdown_signals(cases),
         tolerance=tolerance,
-        k=(_k_of(runs[0], k), _k_of(runs[1], k)),
     )
 
 
-def _as_run(run: Run | str | Path) -> Run:
-    return run if isinstance(run, Run) else load_run(run)
+def _side(
+    source: Run | str | Path,
+    judge: Judge,
+    *,
+    labels: pl.DataFrame | None,
+    passages: pl.DataFrame | None,
+    k: int | None,
+) -> tuple[ComparedRun, pl.DataFrame, list[str]]:
+    """One run's case frame (its records' columns that a comparison shows, its labels and signals).
+
+    A run read from a path is let go on return: the two runs are never both held, texts and all.
+    """
+    run = source if isinstance(source, Run) else load_run(source)
+    _check_unique(run)
+    warnings = []
+    records = run.records
+    if labels is not None:
+        warnings = _corpus_label_warnings(run, labels)
+        records = _relabel(records, labels)
+    run_k = _k_of(run, k)
+    signals = case_signals(records, judge, k=run_k, passages=passages)
+    frame = pl.concat(
+        [signals.select("case_id"), records.select(*SIDE_COLUMNS, *CASE_LABELS), signals.drop("case_id")],
+        how="horizontal",
+    )
+    return ComparedRun.of(run, k=run_k), frame, warnings
 
 
 def _check_unique(run: Run) -> None:
@@ -128,23 +152,17 @@ def _relabel(records: pl.DataFrame, labels: pl.DataFrame) -> pl.DataFrame:
     )
 
 
-def _label_warnings(runs: tuple[Run, Run], labels: pl.DataFrame | None) -> list[str]:
-    """Label drift: the same case id with different labels in the two runs, or against the corpus."""
-    if labels is None:
-        drifted = _drifted(runs[0].records, runs[1].records)
-        return (
-            [f"the two runs hold different labels for {_counted(drifted)}: compare with --corpus."] if drifted else []
-        )
+def _corpus_label_warnings(run: Run, labels: pl.DataFrame) -> list[str]:
+    """Label drift against the corpus, and cases the corpus lacks."""
     warnings = []
-    for run in runs:
-        drifted = _drifted(run.records, labels)
-        if drifted:
-            warnings.append(f"run '{run.name}' was frozen with other labels than --corpus for {_counted(drifted)}.")
-        unknown = run.records.join(labels, on="case_id", how="anti").get_column("case_id").sort().to_list()
-        if unknown:
-            warnings.append(
-                f"run '{run.name}' has cases that --corpus lacks: {_named(unknown)}; they keep their frozen labels."
-            )
+    drifted = _drifted(run.records, labels)
+    if drifted:
+        warnings.append(f"run '{run.name}' was frozen with other labels than --corpus for {_counted(drifted)}.")
+    unknown = run.records.join(labels, on="case_id", how="anti").get_column("case_id").sort().to_list()
+    if unknown:
+        warnings.append(
+            f"run '{run.name}' has cases that --corpus lacks: {_named(unknown)}; they keep their frozen labels."
+        )
     return warnings
 
 
@@ -161,8 +179,8 @@ def _drifted(left: pl.DataFrame, right: pl.DataFrame) -> list[str]:
     return joined.filter(differs).get_column("case_id").sort().to_list()
 
 
-def _unknown_passage_warning(runs: tuple[Run, Run], knowledge_base: pl.DataFrame) -> list[str]:
-    required = pl.concat([run.records.select("required_passage_ids") for run in runs]).explode("required_passage_ids")
+def _unknown_passage_warning(frames: list[pl.DataFrame], knowledge_base: pl.DataFrame) -> list[str]:
+    required = pl.concat([frame.select("required_passage_ids") for frame in frames]).explode("required_passage_ids")
     unknown = (
         required.drop_nulls()
         .unique()

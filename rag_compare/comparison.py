@@ -5,6 +5,8 @@ from __future__ import annotations
 import io
 from collections.abc import Mapping
 from dataclasses import dataclass, field
+from pathlib import Path
+from types import MappingProxyType
 from typing import Any, TextIO
 
 import polars as pl
@@ -44,11 +46,39 @@ LISTED_STATUSES = (
 )
 """The statuses the text summary lists case by case, in this order (unchanged cases are only counted)."""
 _MAX_LISTED = 100
+_JSON_SLICE_ROWS = 50_000
+"""Cases serialised at a time: a million cases never sit in memory as one string."""
 _AGGREGATE_HEADERS = ("signal", "baseline", "candidate", "delta", "95% CI", "p", "p (Holm)", "n")
 _SCOPE_TITLES = {
     "paired": "Paired: the cases with a value on both sides",
     "all_cases": "All cases: a missing or failed case counts at the signal's worst value",
 }
+
+
+@dataclass(frozen=True)
+class ComparedRun:
+    """What a comparison keeps of a run: who it is and how it was set up, not its records."""
+
+    name: str
+    path: Path | None
+    fingerprint: str
+    created_at: str
+    config: Mapping[str, Any]
+    k: int | None
+    """The cut-off its ranked lists were scored at (``None``: each list's own length)."""
+
+    @classmethod
+    def of(cls, run: Run, *, k: int | None) -> ComparedRun:
+        config = run.to_dict()["config"]
+        return cls(run.name, run.path, run.fingerprint, run.created_at, MappingProxyType(config), k)
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "name": self.name,
+            "path": None if self.path is None else str(self.path),
+            "fingerprint": self.fingerprint,
+            "config": dict(self.config),
+        }
 
 
 @dataclass(frozen=True)
@@ -60,8 +90,8 @@ class Comparison(Report):
     signal. ``aggregates`` and ``breakdowns`` summarise the signals; all three are Polars frames.
     """
 
-    baseline: Run
-    candidate: Run
+    baseline: ComparedRun
+    candidate: ComparedRun
     evaluator: Mapping[str, str]
     config_diff: tuple[ConfigChange, ...]
     warnings: tuple[str, ...]
@@ -69,7 +99,6 @@ class Comparison(Report):
     aggregates: pl.DataFrame = field(repr=False)
     breakdowns: pl.DataFrame = field(repr=False)
     tolerance: float
-    k: tuple[int | None, int | None]
 
     @property
     def counts(self) -> dict[str, int]:
@@ -93,14 +122,18 @@ class Comparison(Report):
             return
         stream.write(head.removesuffix('  "cases": []\n}\n') + '  "cases": [\n    ')
         objects = self._case_objects()
-        stream.write(objects.select(pl.struct(objects.columns).struct.json_encode().str.join(",\n    ")).item())
+        encoded = pl.struct(objects.columns).struct.json_encode().str.join(",\n    ")
+        for start in range(0, objects.height, _JSON_SLICE_ROWS):
+            if start:
+                stream.write(",\n    ")
+            stream.write(objects.slice(start, _JSON_SLICE_ROWS).select(encoded).item())
         stream.write("\n  ]\n}\n")
 
     def _summary(self) -> dict[str, Any]:
         return {
             "schema_version": SCHEMA_VERSION,
-            "baseline": _run_summary(self.baseline),
-            "candidate": _run_summary(self.candidate),
+            "baseline": self.baseline.to_dict(),
+            "candidate": self.candidate.to_dict(),
             "evaluator": dict(self.evaluator),
             "config_diff": [dict(change) for change in self.config_diff],
             "warnings": list(self.warnings),
@@ -123,8 +156,8 @@ class Comparison(Report):
 
     def _text(self) -> str:
         runs = [
-            (side, run.name, run.fingerprint[:12], run.created_at, str(run.path or "(not written)"), _k_text(k))
-            for side, run, k in zip(SIDES, (self.baseline, self.candidate), self.k, strict=True)
+            (side, run.name, run.fingerprint[:12], run.created_at, str(run.path or "(not written)"), _k_text(run.k))
+            for side, run in zip(SIDES, (self.baseline, self.candidate), strict=True)
         ]
         parts = [
             text_table(("", "run", "fingerprint", "created", "path", "k"), runs)
@@ -166,11 +199,6 @@ class Comparison(Report):
         if listed.height > _MAX_LISTED:
             lines.append(f"... and {listed.height - _MAX_LISTED} more (--format json lists every case)")
         return "\n".join(lines)
-
-
-def _run_summary(run: Run) -> dict[str, Any]:
-    summary = run.to_dict()
-    return {key: summary[key] for key in ("name", "path", "fingerprint", "config")}
 
 
 def _k_text(k: int | None) -> str:

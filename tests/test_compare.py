@@ -147,7 +147,9 @@ def test_refuses_an_unusable_k(runs: tuple[Run, Run]) -> None:
     odd = Run(records=runs[0].records, config={"top_k": "three", "name": "odd"}, fingerprint="f")
     with pytest.raises(CompareError, match=r"top_k is 'three'.*Pass --k"):
         compare(odd, runs[1])
-    assert compare(odd, runs[1], k=2).k == (2, 2)
+    forced = compare(odd, runs[1], k=2)
+    assert (forced.baseline.k, forced.candidate.k) == (2, 2)
+    assert (compare(*runs).baseline.k, compare(*runs, k=1).candidate.k) == (2, 1)
 
 
 def test_label_drift_is_a_warning_naming_the_cases(runs: tuple[Run, Run]) -> None:
@@ -223,3 +225,12 @@ def test_swapping_sides_mirrors_every_status_and_a_run_against_itself_is_unchang
     assert mirrored == backward.get_column("status").to_list()
     itself = set(compare(first, first).cases.get_column("status").cast(pl.String))
     assert itself <= {"unchanged", "failed_in_both"}
+
+
+def test_json_written_in_slices_is_the_same_document(runs: tuple[Run, Run], monkeypatch: pytest.MonkeyPatch) -> None:
+    comparison = compare(*runs, corpus=FIXTURE / "corpus.csv")
+    whole = comparison.to_json()
+    monkeypatch.setattr("rag_compare.comparison._JSON_SLICE_ROWS", 5)
+    sliced = comparison.to_json()
+    assert sliced == whole
+    assert len(json.loads(sliced)["cases"]) == 13
