@@ -7,8 +7,8 @@ then freezes them into ``DIR/baseline.arrow`` and ``DIR/candidate.arrow`` (confi
 
 - Cases ``q{i}@v1``: ~85% answerable, ~10% unanswerable (no gold passage), ~5% conflict, with 1-3 gold
   passages from a pool of passages made of three short sentences with numbers each.
-- Each ok record ranks k distinct passages, gold ones at random ranks leaning to the top; the candidate
-  finds a little more gold and ranks it higher. ~2% of lists repeat a passage id after the context cut.
+- Each ok record ranks k passages, gold ones at random ranks leaning to the top; the candidate finds a
+  little more gold and ranks it higher. ~2% of the lists repeat a passage id after the context cut.
 - ~1% of records failed (with an error and nothing else); ~0.5% of cases are missing on one side.
 - The context is the text of the first four retrieved passages (~1,000 characters); the answer copies
   1-3 of their sentences, sometimes with an invented sentence or a changed number, or is "I don't know.".
@@ -36,6 +36,8 @@ SENTENCES = 3
 CONTEXT_PASSAGES = 4
 """Retrieved passages whose text makes the context."""
 MAX_GOLD = 3
+MAX_SAID = 3
+"""Sentences in an answer."""
 ABSTENTION = "I don't know."
 TEMPLATES = (
     ("The daily meal allowance for region ", " is ", " euros on trips over eight hours."),
@@ -144,7 +146,8 @@ def make_pool(rng: np.random.Generator, size: int) -> Pool:
     entity = rng.integers(1, 10_000, size=(size, SENTENCES))
     number = rng.integers(1, 1_000, size=(size, SENTENCES))
     sentences = [render(template[:, s], entity[:, s], number[:, s]) for s in range(SENTENCES)]
-    text = "[" + passage_ids(np.arange(size)) + "] " + sentences[0] + " " + sentences[1] + " " + sentences[2]
+    ids = "[p" + pl.Series(np.arange(size)).cast(pl.String) + "] "
+    text = ids + sentences[0] + " " + sentences[1] + " " + sentences[2]
     return Pool(template, entity, number, text)
 
 
@@ -237,11 +240,11 @@ def make_answers(
     rows = np.arange(cases)[:, None]
     in_context = (shown[:, :, None] == gold[:, None, :]).any(axis=2)
     grounded = in_context.any(axis=1)
-    picks = rng.integers(width, size=(cases, MAX_GOLD))
+    picks = rng.integers(width, size=(cases, MAX_SAID))
     picks[:, 0] = np.where(grounded, in_context.argmax(axis=1), picks[:, 0])
-    passage, sentence = shown[rows, picks], rng.integers(SENTENCES, size=(cases, MAX_GOLD))
+    passage, sentence = shown[rows, picks], rng.integers(SENTENCES, size=(cases, MAX_SAID))
     template, entity, number = (part[passage, sentence] for part in (pool.template, pool.entity, pool.number))
-    length = rng.integers(1, MAX_GOLD + 1, size=cases)
+    length = rng.integers(1, MAX_SAID + 1, size=cases)
     changed = rng.random(cases) < behaviour.changed
     number[changed, 0] += rng.integers(1, 50, size=np.count_nonzero(changed))
     invented = np.flatnonzero(rng.random(cases) < behaviour.invented)
@@ -252,9 +255,10 @@ def make_answers(
     said = pl.DataFrame(
         {
             f"s{i}": render(template[:, i], entity[:, i], number[:, i]).set(pl.Series(length <= i), None)
-            for i in range(MAX_GOLD)
+            for i in range(MAX_SAID)
         }
     )
+    # Abstain mostly on unanswerable cases, often without gold in the context, rarely with it.
     abstain = rng.random(cases) < np.where(gold[:, 0] < 0, 0.7, np.where(grounded, behaviour.abstain, 0.4))
     return said.select(
         pl.when(pl.Series(abstain))
@@ -267,10 +271,6 @@ def render(template: np.ndarray, entity: np.ndarray, number: np.ndarray) -> pl.S
     """One sentence per row from its template index, entity and number."""
     prefix, middle, suffix = (pl.Series(part).gather(template) for part in zip(*TEMPLATES, strict=True))
     return prefix + pl.Series(entity).cast(pl.String) + middle + pl.Series(number).cast(pl.String) + suffix
-
-
-def passage_ids(index: np.ndarray) -> pl.Series:
-    return "p" + pl.Series(index).cast(pl.String)
 
 
 def id_lists(index: np.ndarray) -> pl.Series:
@@ -302,10 +302,10 @@ def main() -> None:
         parser.error(str(error))
     generated = time.perf_counter()
     runs = freeze_runs(options.out, options.k)
+    frozen = time.perf_counter()
     print(f"cases             {options.cases:,} at k={options.k}, seed {options.seed}")
     for name, path in (inputs | runs).items():
         print(f"{name:<17} {path} ({path.stat().st_size / 2**20:.1f} MiB)")
-    frozen = time.perf_counter()
     print(f"seconds           {generated - start:.1f} to generate and write, {frozen - generated:.1f} to freeze")
 
 

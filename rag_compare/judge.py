@@ -1,23 +1,17 @@
 """The offline judge: abstention and grounding decided lexically, with no network and no key.
 
-``LexicalJudge`` reads each answer against the context exactly as it was sent to the model:
+``LexicalJudge`` reads each answer against the context exactly as it was sent to the model. ``abstained``:
+the answer is blank or matches one of ``ABSTENTION_PATTERNS``. ``grounded``: the share of the answer's
+claims (its sentences that hold a content word or a number) that the context supports: every number is
+there as a whole number (``3,000`` and ``3000`` alike, ``80`` is not in ``180``) and at least
+``min_overlap`` of the content words are there as whole words, case aside. Words are runs of ASCII letters,
+digits and ``_``; content words start with a letter or ``_``, have two characters or more, are not in
+``STOPWORDS``, and lose a trailing ``s`` beyond three letters on both sides. ``abstention_correct``:
+abstained exactly when the case is labelled ``unanswerable``.
 
-- ``abstained``: the answer is blank or matches one of ``ABSTENTION_PATTERNS`` (case-insensitive regexes
-  searched anywhere in the answer, straight or curly apostrophes);
-- ``grounded``: the share of the answer's claims that the context supports. Claims are the answer's
-  sentences (split after ``.``, ``!`` or ``?`` followed by whitespace, and at line breaks) that hold a
-  content word or a number. A claim is supported when every number in it occurs in the context as a
-  whole number (``3,000`` and ``3000`` alike; ``80`` is not in ``180`` nor ``1.5`` in ``1.50``) and at
-  least ``min_overlap`` of its content words occur there as whole words, case aside. Words are runs of
-  ASCII letters, digits and ``_``; content words start with a letter or ``_``, have two characters or
-  more and are not in ``STOPWORDS``; a trailing ``s`` is dropped from words longer than three letters, on
-  both sides (``euros`` matches ``euro``);
-- ``abstention_correct``: abstained exactly when the case is labelled ``unanswerable``.
-
-The method is lexical, not semantic: a paraphrase counts as unsupported, a negation flip ("may" against
-"may not") or swapped roles can pass, a claim stitched from words scattered over several passages can
-pass, and any abstention wording outside the patterns counts as an answer. Text outside ASCII is split
-into words at every non-ASCII character.
+Limits: lexical, not semantic. A paraphrase counts as unsupported; a negation flip ("may" / "may not"),
+swapped roles or words gathered from several passages can pass; an abstention worded outside the
+patterns counts as an answer; text outside ASCII is split at every non-ASCII character.
 """
 
 from __future__ import annotations
@@ -27,7 +21,7 @@ import json
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
-from typing import Protocol
+from typing import NamedTuple, Protocol
 
 import polars as pl
 
@@ -72,20 +66,10 @@ _SLICE_ROWS = 100_000
 _SENTENCE_END = r"([.!?])\s+"
 _NOT_A_WORD = r"(?:[^a-z0-9_ ]+|(?-u:\b)[0-9][a-z0-9_]*) ?"
 _WORD_BYTES = "abcdefghijklmnopqrstuvwxyz0123456789_"
-
-
-def _spaced(text: pl.Expr) -> pl.Expr:
-    """Whether ``hay`` holds ``text`` with a space on each side."""
-    return pl.col("hay").bin.contains(pl.format(" {} ", text).cast(pl.Binary))
-
-
-_NEEDLE, _TOKEN = pl.col("needle"), pl.col("token")
-_ABSENT = ~pl.col("hay").bin.contains(_NEEDLE.cast(pl.Binary))
-_WORD_TESTS = ((_spaced(_TOKEN), True), (_ABSENT, False))
-"""Quick verdicts: a word as written with a space on each side is there; one nowhere in the text is not."""
-_NUMBER_TESTS = ((_spaced(_NEEDLE), True), (_ABSENT, False))
+_WORD = r"[a-z0-9_]+"
 _NUMBER = r"[0-9]+(?:[.,][0-9]+)*"
-_S, _UNDERSCORE = ord("s"), ord("_")
+_ROUNDS = 4
+_S, _UNDERSCORE, _COMMA, _DOT = ord("s"), ord("_"), ord(","), ord(".")
 
 
 class Judge(Protocol):
@@ -186,7 +170,7 @@ def _grounded(answered: pl.DataFrame, min_overlap: float, stopwords: tuple[str, 
     numbers = _numbers(claims)
     missing = _flags(claims.height, _numbers_missing(numbers, haystacks))
     words = _content_words(claims.filter(~pl.lit(missing).gather(pl.col("claim"))), stopwords)
-    words = words.with_columns(found=_found(words, haystacks, _WORD_TESTS, _search_words))
+    words = words.with_columns(found=_found(words, haystacks, _WORDS))
     counts = words.group_by("claim").agg(n_words=pl.len(), n_found=pl.col("found").sum())
     judged = (
         claims.select("claim", "pos", number=_flags(claims.height, numbers.get_column("claim")), missing=missing)
@@ -229,20 +213,18 @@ def _content_words(claims: pl.DataFrame, stopwords: tuple[str, ...]) -> pl.DataF
 
 
 def _numbers(claims: pl.DataFrame) -> pl.DataFrame:
-    """One row per number of each claim (``needle``, as written), with its ``claim`` and ``pos``."""
-    return (
-        claims.select("claim", "pos", needle=pl.col("text").str.extract_all(_NUMBER))
-        .explode("needle")
-        .drop_nulls("needle")
-    )
+    """One row per number of each claim (``token`` and ``needle``, as written), with its ``claim`` and
+    ``pos``."""
+    numbers = claims.select("claim", "pos", token=pl.col("text").str.extract_all(_NUMBER)).explode("token")
+    return numbers.drop_nulls("token").with_columns(needle=pl.col("token"))
 
 
 def _numbers_missing(numbers: pl.DataFrame, haystacks: pl.Series) -> pl.Series:
-    """The ``claim`` of each number found in its context neither as written nor in its other writing."""
-    unfound = numbers.filter(~_found(numbers, haystacks, _NUMBER_TESTS, _search_numbers))
-    other = unfound.with_columns(needle=_other_writing(pl.col("needle")))
+    """The ``claim`` of each number that is in its context neither as written nor in its other writing."""
+    unfound = numbers.filter(~_found(numbers, haystacks, _NUMBERS))
+    other = unfound.with_columns(needle=_other_writing(pl.col("token"))).with_columns(token=pl.col("needle"))
     rewritten = other.drop_nulls("needle")
-    found = _found(rewritten, haystacks, _NUMBER_TESTS, _search_numbers)
+    found = _found(rewritten, haystacks, _NUMBERS)
     return pl.concat([other.filter(pl.col("needle").is_null()), rewritten.filter(~found)]).get_column("claim")
 
 
@@ -259,53 +241,34 @@ def _other_writing(number: pl.Expr) -> pl.Expr:
     )
 
 
-def _found(
-    pairs: pl.DataFrame,
-    haystacks: pl.Series,
-    quick_tests: tuple[tuple[pl.Expr, bool], ...],
-    search: Callable[[pl.DataFrame], pl.Series],
-) -> pl.Series:
-    """Whether each pair's ``needle`` occurs in ``haystacks[pos]`` as a whole token.
+def _found(pairs: pl.DataFrame, haystacks: pl.Series, kind: _Kind) -> pl.Series:
+    """Whether each pair's ``needle`` is one of the tokens of its context (``haystacks[pos]``).
 
-    ``quick_tests`` settle most pairs cheaply, in order: where a test holds, the pair gets its verdict.
-    ``search`` takes the rest (``pair``, ``needle``, ``hay``) and returns the ``pair`` of those found.
+    Quick tests settle most pairs: the ``token`` as written with a space on each side is there, a needle
+    nowhere in the text is not. The rest are searched occurrence by occurrence, ``kind.whole`` judging
+    each; a rejected occurrence sends the search on past it. After a few rounds, the contexts of the pairs
+    still undecided are split into their tokens.
     """
-    found = pl.repeat(False, pairs.height, dtype=pl.Boolean, eager=True)
-    work = pairs.with_row_index("pair").with_columns(hay=haystacks.gather(pairs.get_column("pos")).cast(pl.Binary))
-    for test, verdict in quick_tests:
-        work = work.with_columns(settled=test.fill_null(False))
-        if verdict:
-            found = found.scatter(work.filter("settled").get_column("pair"), True)
-        work = work.filter(~pl.col("settled"))
-    return found.scatter(search(work.select("pair", "needle", hay=pl.col("hay").cast(pl.String))), True)
-
-
-def _search_words(work: pl.DataFrame) -> pl.Series:
-    """The ``pair`` of each ``needle`` found in its ``hay`` as a whole word, or that word and an ``s``.
-
-    Occurrence by occurrence: a rejected one sends the search on past it, each round handling only the
-    pairs still undecided.
-    """
-    found: list[pl.Series] = []
-    work = work.with_columns(start=pl.lit(0, pl.Int64), length=pl.col("needle").str.len_bytes().cast(pl.Int64))
-    rest = pl.col("hay")
-    while work.height:
-        at = pl.col("start") + rest.str.find(pl.col("needle"), literal=True).cast(pl.Int64)
-        located = work.with_columns(at=at).drop_nulls("at")
-        located = located.with_columns(whole=_whole_word(located))
-        found.append(located.filter("whole").get_column("pair"))
-        work = located.filter(~pl.col("whole")).with_columns(start=pl.col("at") + pl.col("length")).drop("at", "whole")
-        rest = pl.col("hay").cast(pl.Binary).bin.slice(pl.col("start")).cast(pl.String)
-    return pl.concat(found) if found else pl.Series(dtype=pl.UInt32)
-
-
-def _search_numbers(work: pl.DataFrame) -> pl.Series:
-    """The ``pair`` of each ``needle`` found in its ``hay`` as a whole number: no digit next to it, nor a
-    separator (``,`` or ``.``) then a digit."""
-    number = pl.format(
-        r"(?:^|[^0-9.,]|(?:^|[^0-9])[.,]){}(?:$|[^0-9.,]|[.,](?:$|[^0-9]))", pl.col("needle").str.escape_regex()
+    hay = pl.col("hay").cast(pl.Binary)
+    work = pairs.with_row_index("pair").with_columns(hay=haystacks.gather(pairs.get_column("pos")))
+    work = work.with_columns(spaced=hay.bin.contains(pl.format(" {} ", "token").cast(pl.Binary)))
+    found = _flags(pairs.height, work.filter("spaced").get_column("pair"))
+    work = work.filter(~pl.col("spaced"), hay.bin.contains(pl.col("needle").cast(pl.Binary))).select(
+        "pair",
+        "needle",
+        "hay",
+        start=pl.lit(0, pl.Int64),
+        length=pl.col("needle").str.len_bytes().cast(pl.Int64),
     )
-    return work.sort("needle").filter(pl.col("hay").str.contains(number)).get_column("pair")
+    rest = pl.col("hay")
+    for _ in range(_ROUNDS):
+        located = work.with_columns(at=pl.col("start") + rest.str.find(pl.col("needle"), literal=True).cast(pl.Int64))
+        located = located.drop_nulls("at")
+        whole = kind.whole(located)
+        found = found.scatter(located.filter(whole).get_column("pair"), True)
+        work = located.filter(~whole).select("pair", "needle", "hay", "length", start=pl.col("at") + pl.col("length"))
+        rest = pl.col("hay").cast(pl.Binary).bin.slice(pl.col("start")).cast(pl.String)
+    return found.scatter(work.filter(kind.among_tokens).get_column("pair"), True)
 
 
 def _byte(offset: int) -> pl.Expr:
@@ -316,10 +279,13 @@ def _byte(offset: int) -> pl.Expr:
     return pl.col("hay").cast(pl.Binary).bin.get(index, null_on_oob=True)
 
 
+def _is_digit(byte: str) -> pl.Expr:
+    return pl.col(byte).is_between(ord("0"), ord("9")).fill_null(False)
+
+
 def _is_word(byte: str) -> pl.Expr:
-    column = pl.col(byte)
-    letter_or_digit = column.is_between(ord("a"), ord("z")) | column.is_between(ord("0"), ord("9"))
-    return (letter_or_digit | (column == _UNDERSCORE)).fill_null(False)
+    letter = pl.col(byte).is_between(ord("a"), ord("z")) | (pl.col(byte) == _UNDERSCORE)
+    return letter.fill_null(False) | _is_digit(byte)
 
 
 def _whole_word(located: pl.DataFrame) -> pl.Series:
@@ -329,3 +295,33 @@ def _whole_word(located: pl.DataFrame) -> pl.Series:
     return (
         located.select(before=_byte(-1), after=_byte(0), after2=_byte(1), length="length").select(verdict).to_series()
     )
+
+
+def _whole_number(located: pl.DataFrame) -> pl.Series:
+    """Whether each occurrence is a whole number: no digit next to it, nor a ``,`` or ``.`` and a digit."""
+
+    def joined(byte: str, beyond: str) -> pl.Expr:
+        return _is_digit(byte) | (pl.col(byte).is_in([_COMMA, _DOT]).fill_null(False) & _is_digit(beyond))
+
+    around = located.select(before=_byte(-1), before2=_byte(-2), after=_byte(0), after2=_byte(1))
+    return around.select(~joined("before", "before2") & ~joined("after", "after2")).to_series()
+
+
+class _Kind(NamedTuple):
+    """How a kind of token is told in a context: from the bytes around an occurrence, or among the
+    context's tokens (the same rule, for the few pairs the occurrence search leaves)."""
+
+    whole: Callable[[pl.DataFrame], pl.Series]
+    among_tokens: pl.Expr
+
+
+def _tokens(pattern: str) -> pl.Expr:
+    return pl.col("hay").str.extract_all(pattern)
+
+
+_WORDS = _Kind(
+    _whole_word,
+    _tokens(_WORD).list.contains(pl.col("needle"))
+    | ((pl.col("length") >= 3) & _tokens(_WORD).list.contains(pl.col("needle") + "s")),
+)
+_NUMBERS = _Kind(_whole_number, _tokens(_NUMBER).list.contains(pl.col("needle")))

@@ -115,7 +115,15 @@ def test_json_has_exactly_the_documented_keys_and_round_trips(runs: tuple[Run, R
     ]  # fmt: skip
     assert list(payload["breakdowns"][0]) == ["by", "group", "signal", "baseline", "candidate", "delta", "n"]
     cases = {case["case_id"]: case for case in payload["cases"]}
-    assert list(cases["c-cut@v1"]) == ["case_id", "status", "reasons", "category", "answerability", "baseline", "candidate"]
+    assert list(cases["c-cut@v1"]) == [
+        "case_id",
+        "status",
+        "reasons",
+        "category",
+        "answerability",
+        "baseline",
+        "candidate",
+    ]
     assert cases["c-missing-base@v1"]["baseline"] is None
     assert set(cases["c-failed-cand@v1"]["candidate"].values()) == {None}
     assert cases["c-cut@v1"]["candidate"]["context_construction_failure"] is True

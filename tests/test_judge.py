@@ -46,16 +46,58 @@ def test_grounded_share_of_supported_claims(answer: str, grounded: float) -> Non
     assert judged(answer)["grounded"] == grounded
 
 
-def test_thousands_separator_is_ignored_both_ways() -> None:
-    assert judged("It is worth up to 3,000 euros.", context="Bikes worth up to 3000 euros.")["grounded"] == 1.0
-    assert judged("It is worth up to 3000 euros.", context="Bikes worth up to 3,000 euros.")["grounded"] == 1.0
-    assert judged("It is worth up to 300 euros.", context="Bikes worth up to 3,000 euros.")["grounded"] == 0.0
+@pytest.mark.parametrize(
+    ("number", "context_number", "grounded"),
+    [
+        ("3,000", "3000", 1.0),
+        ("3000", "3,000", 1.0),
+        ("1,250,000", "1250000", 1.0),
+        ("1250000", "1,250,000", 1.0),
+        ("1234.5", "1,234.5", 1.0),
+        ("300", "3,000", 0.0),  # part of a larger number
+        ("000", "3,000", 0.0),
+        ("1.5", "1.5", 1.0),
+        ("1.5", "1.50", 0.0),  # a decimal stays as written
+        ("5", "1.5", 0.0),
+        ("2026", "2026-01", 1.0),
+    ],
+)
+def test_numbers_are_whole_and_thousands_separators_do_not_count(
+    number: str, context_number: str, grounded: float
+) -> None:
+    context = f"Bikes worth up to {context_number} euros are leased."
+    assert judged(f"Bikes worth {number} euros.", context)["grounded"] == grounded
+    assert judged(f"Bikes worth {number}.", context.replace(" euros", "."))["grounded"] == grounded  # before a dot
 
 
 def test_words_count_whole_only() -> None:
     assert judged("The rate applies.", context="A separate applies.")["grounded"] == 0.0  # "rate" inside "separate"
     assert judged("The rate applies.", context="(Rate) applies.")["grounded"] == 1.0
     assert judged("A bus ride.", context="Buses ride.")["grounded"] == 0.0  # "bus" has 3 letters, not folded: 1 of 2
+    assert judged("A bi rule.", context="Bis, rules.")["grounded"] == 0.0  # "bi" has 2 letters: "bis" is no plural
+
+
+TRICKY_CONTEXT = "Separate rates: 12,500 (net). Buses' fares, e-bikes; 2026-01 caps;1.5 x15 rate_card ratess bis;"
+
+
+@pytest.mark.parametrize(
+    ("answer", "grounded"),
+    [
+        ("The rate is 12500.", 1.0),  # "rates:" folds to "rate"; 12,500 with its separator
+        ("Bus fares and caps.", 1.0),  # "bus" is not "buses" but fare and cap are: 2 of 3
+        ("E-bike fares: 1.5 and 15.", 1.0),  # 15 as in "x15"
+        ("Rate card ratess; 2026 and 01 x15.", 1.0),  # "card" is inside "rate_card": 3 of 4
+        ("The card is 500.", 0.0),  # "card" inside "rate_card", 500 inside 12,500
+        ("Bi net.", 0.0),  # "bis" is no plural of the two-letter "bi": 1 of 2
+        ("Rates are net. Buses run at 2,026 km.", 0.5),  # run and km are not there: 1 of 3
+    ],
+)
+def test_occurrence_search_agrees_with_splitting_the_context_into_tokens(
+    answer: str, grounded: float, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    assert judged(answer, TRICKY_CONTEXT)["grounded"] == grounded
+    monkeypatch.setattr(judge_module, "_ROUNDS", 0)  # every undecided word and number goes to the token split
+    assert judged(answer, TRICKY_CONTEXT)["grounded"] == grounded
 
 
 def test_min_overlap_decides_a_claim_with_some_unknown_words() -> None:
@@ -216,7 +258,7 @@ def test_bad_settings_are_refused(settings: dict[str, object], message: str) -> 
 
 
 @given(st.lists(st.tuples(st.none() | st.text(max_size=60), st.none() | st.text(max_size=120)), max_size=8))
-@settings(max_examples=150, deadline=None)
+@settings(max_examples=100, deadline=None)
 def test_grounded_is_a_share_or_null(rows: list[tuple[str | None, str | None]]) -> None:
     cases = pl.DataFrame(
         {"answer": [a for a, _ in rows], "context": [c for _, c in rows], "answerability": ["answerable"] * len(rows)},
@@ -230,7 +272,7 @@ def test_grounded_is_a_share_or_null(rows: list[tuple[str | None, str | None]]) 
 
 
 @given(st.text(max_size=200))
-@settings(max_examples=200, deadline=None)
+@settings(max_examples=100, deadline=None)
 def test_the_context_itself_as_answer_is_fully_grounded(text: str) -> None:
     assert judged(text, context=text)["grounded"] in (None, 1.0)
 
@@ -241,7 +283,7 @@ SENTENCES = st.lists(st.one_of(WORDS, NUMBERS), min_size=1, max_size=8).map(lamb
 
 
 @given(st.lists(SENTENCES, min_size=1, max_size=6), st.data())
-@settings(max_examples=150, deadline=None)
+@settings(max_examples=100, deadline=None)
 def test_sentences_copied_from_the_context_are_fully_grounded(sentences: list[str], data: st.DataObject) -> None:
     copied = data.draw(st.lists(st.sampled_from(sentences), min_size=1, max_size=3))
     assert judged(" ".join(copied), context="\n".join(sentences))["grounded"] == 1.0
