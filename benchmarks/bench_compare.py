@@ -206,9 +206,9 @@ def main() -> None:
         problems, largest, sizes = check(output, {side: frame for side, (_, frame) in timed.items()}, gold_cases(runs))
     cli, ranx, peak = statistics.median(cli_seconds), statistics.median(ranx_seconds), max(cli_peaks)
     print(f"cases                      {cases:,} at k={k} (data in {workdir}, {data})")
-    print(f"rag-compare CLI            {cli:.3f} s (median of {repeats}, one process end to end)")
-    print(f"ranx                       {ranx:.3f} s (median of {repeats}: read, build Qrels and Run, evaluate)")
-    print("                           (after one untimed pass that compiles and warms up numba)")
+    print(f"rag-compare CLI            {cli:.3f} s (median of {_each(cli_seconds)}; one process end to end)")
+    print(f"ranx                       {ranx:.3f} s (median of {_each(ranx_seconds)}; read, build Qrels and Run,")
+    print("                           evaluate, after one untimed pass that compiles and warms up numba)")
     print(f"ratio ranx / CLI           {ranx / cli:.1f}x")
     print(f"peak RSS, CLI              {peak / MIB:,.0f} MiB (largest of {repeats}; the CLI process alone)")
     print(f"peak RSS, ranx             {ranx_peak / MIB:,.0f} MiB (this process: ranx and the frames it read)")
@@ -229,6 +229,10 @@ def main() -> None:
     print(f"targets                    {'; '.join(verdicts)} (set for 1,000,000 cases at k=10)")
     if problems:
         sys.exit(1)
+
+
+def _each(seconds: list[float]) -> str:
+    return f"{len(seconds)}: " + " / ".join(f"{value:.1f}" for value in seconds) + " s"
 
 
 def _yes(met: bool) -> str:

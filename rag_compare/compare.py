@@ -75,7 +75,7 @@ def compare(
     if knowledge_base is not None:
         warnings += _unknown_passage_warning(frames, knowledge_base)
     sides = [_prefixed(side, frame) for side, frame in zip(SIDES, frames, strict=True)]
-    cases = _join(sides, labels).with_columns(_status(tolerance), _reasons(tolerance))
+    cases = _with_reasons(_join(sides, labels).with_columns(_status(tolerance)), tolerance)
     return Comparison(
         baseline=runs[0],
         candidate=runs[1],
@@ -254,12 +254,39 @@ def _status(tolerance: float) -> pl.Expr:
     )
 
 
-def _reasons(tolerance: float) -> pl.Expr:
-    """Short readable reasons: a side missing or failed, and each status signal that moved."""
-    reasons = []
+def _with_reasons(cases: pl.DataFrame, tolerance: float) -> pl.DataFrame:
+    """``cases`` with ``reasons``: a side missing or failed, then each status signal that moved.
+
+    Values are formatted only for the signals that moved, not for every case and signal.
+    """
+    moves = []
+    for order, signal in enumerate(STATUS_SIGNALS):
+        better, worse = _moved(signal, tolerance)
+        values = [pl.col(f"{side}_{signal.name}") for side in SIDES]
+        moved = (
+            cases.select(
+                pl.int_range(pl.len(), dtype=pl.UInt32).alias("row"),
+                pl.lit(order, dtype=pl.UInt8).alias("order"),
+                pl.when(better).then(pl.lit("better")).when(worse).then(pl.lit("worse")).alias("direction"),
+                *values,
+            )
+            .filter(pl.col("direction").is_not_null())
+            .select(
+                "row",
+                "order",
+                pl.format(
+                    f"{signal.name} {{}} -> {{}} ({{}})", *(_shown(v, signal) for v in values), "direction"
+                ).alias("reason"),
+            )
+        )
+        moves.append(moved)
+    by_row = pl.concat(moves).sort("row", "order").group_by("row", maintain_order=True).agg("reason")
+    rows = pl.DataFrame({"row": pl.int_range(cases.height, dtype=pl.UInt32, eager=True)})
+    signal_reasons = rows.join(by_row, on="row", how="left", maintain_order="left").get_column("reason")
+    side_reasons = []
     for side in SIDES:
         status, error = pl.col(f"{side}_status"), pl.col(f"{side}_error")
-        reasons.append(
+        side_reasons.append(
             pl.when(status.is_null())
             .then(pl.lit(f"no record in the {side} run"))
             .when(status != "ok")
@@ -269,23 +296,19 @@ def _reasons(tolerance: float) -> pl.Expr:
                 )
             )
         )
-    for signal in STATUS_SIGNALS:
-        better, worse = _moved(signal, tolerance)
-        values = [_shown(pl.col(f"{side}_{signal.name}"), signal) for side in SIDES]
-        reasons.append(
-            pl.when(better)
-            .then(pl.format(f"{signal.name} {{}} -> {{}} (better)", *values))
-            .when(worse)
-            .then(pl.format(f"{signal.name} {{}} -> {{}} (worse)", *values))
+    empty = pl.lit([], dtype=pl.List(pl.String))
+    return cases.with_columns(
+        pl.concat_list(pl.concat_list(side_reasons).list.drop_nulls(), pl.lit(signal_reasons).fill_null(empty)).alias(
+            "reasons"
         )
-    return pl.concat_list(reasons).list.drop_nulls().alias("reasons")
+    )
 
 
 def _shown(value: pl.Expr, signal: Signal) -> pl.Expr:
     """A value as a reason shows it: ``true``/``false``, or a number to 3 decimals without trailing zeros."""
     if signal.flag:
         return pl.when(value).then(pl.lit("true")).otherwise(pl.lit("false"))
-    return value.round(3).cast(pl.String).str.replace(r"\.0$", "")
+    return value.round(3).cast(pl.String).str.strip_suffix(".0")
 
 
 def _named(ids: list[Any]) -> str:

@@ -5,7 +5,7 @@ the answer is blank or matches one of ``ABSTENTION_PATTERNS``. ``grounded``: the
 claims (its sentences that hold a content word or a number) that the context supports: every number is
 there as a whole number (``3,000`` and ``3000`` alike, ``80`` is not in ``180``) and at least
 ``min_overlap`` of the content words are there as whole words, case aside. Words are runs of ASCII letters,
-digits and ``_``; content words start with a letter or ``_``, have two characters or more, are not in
+digits and ``_``; content words start with a letter, have two characters or more, are not in
 ``STOPWORDS``, and lose a trailing ``s`` beyond three letters on both sides. ``abstention_correct``:
 abstained exactly when the case is labelled ``unanswerable``.
 
@@ -64,8 +64,8 @@ _REQUIRED = {"answer": pl.String, "context": pl.String, "answerability": pl.Stri
 _OUTPUT = {"abstained": pl.Boolean, "grounded": pl.Float64, "abstention_correct": pl.Boolean}
 _SLICE_ROWS = 100_000
 _SENTENCE_END = r"([.!?])\s+"
-_NOT_A_WORD = r"(?:[^a-z0-9_ ]+|(?-u:\b)[0-9][a-z0-9_]*) ?"
-_WORD_BYTES = "abcdefghijklmnopqrstuvwxyz0123456789_"
+_NOT_A_WORD = r"[^a-z0-9_ ]+ ?"
+_LETTERS = "abcdefghijklmnopqrstuvwxyz"
 _WORD = r"[a-z0-9_]+"
 _NUMBER = r"[0-9]+(?:[.,][0-9]+)*"
 _ROUNDS = 4
@@ -201,13 +201,13 @@ def _claims(answered: pl.DataFrame) -> pl.DataFrame:
 def _content_words(claims: pl.DataFrame, stopwords: tuple[str, ...]) -> pl.DataFrame:
     """One row per content word of each claim: ``token`` as written, ``needle`` folded, with its ``claim``
     and ``pos``."""
-    excluded = sorted({"", *stopwords, *_WORD_BYTES})
+    excluded = sorted({*stopwords, *_LETTERS})
     token = pl.col("token")
     folded = pl.when(token.str.len_bytes() > 3).then(token.str.strip_suffix("s"))
     return (
         claims.select("claim", "pos", token=pl.col("text").str.replace_all(_NOT_A_WORD, " ").str.split(" "))
         .explode("token")
-        .filter(~token.is_in(excluded))
+        .filter(token >= "a", ~token.is_in(excluded))
         .with_columns(needle=folded.otherwise(token))
     )
 
