@@ -114,7 +114,7 @@ class LexicalJudge:
         settings = {
             "name": self.name,
             "method": METHOD_VERSION,
-            "min_overlap": self.min_overlap,
+            "min_overlap": float(self.min_overlap),
             "abstention_patterns": list(self.abstention_patterns),
             "stopwords": sorted(set(self.stopwords)),
         }
