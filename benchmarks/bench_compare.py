@@ -35,6 +35,8 @@ from typing import Any
 import polars as pl
 from ranx import Qrels, Run, evaluate
 
+from rag_compare.metrics import retrieval_signals
+
 HERE = Path(__file__).resolve().parent
 METRICS = ("recall", "precision", "mrr", "ndcg", "hit_rate")
 SIDES = ("baseline", "candidate")
@@ -92,6 +94,16 @@ def ranx_scores(path: Path, k: int) -> tuple[float, pl.DataFrame]:
     seconds = time.perf_counter() - start
     by_case = {"case_id": run.get_query_ids(), **{metric: results[f"{metric}@{k}"] for metric in METRICS}}
     return seconds, pl.DataFrame(by_case)
+
+
+def metric_seconds(path: Path, k: int) -> float:
+    """rag-compare's retrieval metrics on one run file, like for like with ``ranx_scores``: read, compute."""
+    start = time.perf_counter()
+    frame = pl.read_ipc(path, columns=["case_id", "status", GOLD, RANKED]).filter(
+        (pl.col("status") == "ok") & (pl.col(GOLD).list.len() > 0)
+    )
+    retrieval_signals(frame, k)
+    return time.perf_counter() - start
 
 
 def json_fields(path: Path, wanted: set[str]) -> dict[str, Any]:
@@ -192,7 +204,7 @@ def main() -> None:
     runs = {side: workdir / f"{side}.arrow" for side in SIDES}
     for path in runs.values():  # numba compiles per input type (such as the longest id), so warm up on the data
         ranx_scores(path, k)
-    cli_seconds, cli_peaks, ranx_seconds = [], [], []
+    cli_seconds, cli_peaks, ranx_seconds, metrics_seconds = [], [], [], []
     with tempfile.TemporaryDirectory() as temporary:
         output = Path(temporary) / "comparison.json"
         for _ in range(repeats):
@@ -201,6 +213,7 @@ def main() -> None:
             cli_peaks.append(peak)
             timed = {side: ranx_scores(path, k) for side, path in runs.items()}
             ranx_seconds.append(sum(seconds for seconds, _ in timed.values()))
+            metrics_seconds.append(sum(metric_seconds(path, k) for path in runs.values()))
         ranx_peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * (1 if sys.platform == "darwin" else 1024)
         output_size = output.stat().st_size
         problems, largest, sizes = check(output, {side: frame for side, (_, frame) in timed.items()}, gold_cases(runs))
@@ -210,6 +223,9 @@ def main() -> None:
     print(f"ranx                       {ranx:.3f} s (median of {_each(ranx_seconds)}; read, build Qrels and Run,")
     print("                           evaluate, after one untimed pass that compiles and warms up numba)")
     print(f"ratio ranx / CLI           {ranx / cli:.1f}x")
+    metrics = statistics.median(metrics_seconds)
+    print(f"rag-compare metrics only   {metrics:.3f} s (median of {_each(metrics_seconds)}; the same reads and")
+    print(f"                           five metrics as ranx, in this process): ranx / metrics {ranx / metrics:.1f}x")
     print(f"peak RSS, CLI              {peak / MIB:,.0f} MiB (largest of {repeats}; the CLI process alone)")
     print(f"peak RSS, ranx             {ranx_peak / MIB:,.0f} MiB (this process: ranx and the frames it read)")
     print(f"CLI JSON output            {output_size / MIB:,.1f} MiB")

@@ -72,6 +72,7 @@ def test_compare_benchmark_checks_the_cli_against_ranx(tmp_path: Path) -> None:
     assert "cases                      300 at k=10" in lines
     assert "rag-compare CLI" in lines
     assert "ratio ranx / CLI" in lines
+    assert "ranx / metrics" in lines
     assert "peak RSS, CLI" in lines
     assert "CLI aggregates of recall, precision, mrr, ndcg, hit_rate equal ranx's means" in lines
     assert "targets" in lines
