@@ -11,12 +11,11 @@ from __future__ import annotations
 
 import polars as pl
 
-from rag_compare.judge import STOPWORDS
+from rag_compare.judge import NUMBER_PATTERN, STOPWORDS
 
 __all__ = ["answer_completeness"]
 
 MIN_WORD_SHARE = 0.5
-_NUMBER = r"[0-9]+(?:[.,][0-9]+)*"
 _WORD = r"[a-z][a-z0-9_]+"
 
 
@@ -55,7 +54,7 @@ def answer_completeness(records: pl.DataFrame, passages: pl.DataFrame) -> pl.Ser
 def _numbers(text: pl.Expr) -> pl.Expr:
     """The distinct numbers of a text, thousands separators dropped (``3,000`` is ``3000``)."""
     grouped = text.str.replace_all(r"([0-9]),([0-9]{3})\b", "${1}${2}")
-    return grouped.str.extract_all(_NUMBER).list.unique()
+    return grouped.str.extract_all(NUMBER_PATTERN).list.unique()
 
 
 def _words(text: pl.Expr) -> pl.Expr:

@@ -27,7 +27,7 @@ import polars as pl
 
 from rag_compare.errors import ConfigError, ContractError, Problem
 
-__all__ = ["ABSTENTION_PATTERNS", "STOPWORDS", "Judge", "LexicalJudge"]
+__all__ = ["ABSTENTION_PATTERNS", "NUMBER_PATTERN", "STOPWORDS", "Judge", "LexicalJudge"]
 
 METHOD_VERSION = "lexical-1"
 
@@ -67,7 +67,7 @@ _SENTENCE_END = r"([.!?])\s+"
 _NOT_A_WORD = r"[^a-z0-9_ ]+ ?"
 _LETTERS = "abcdefghijklmnopqrstuvwxyz"
 _WORD = r"[a-z0-9_]+"
-_NUMBER = r"[0-9]+(?:[.,][0-9]+)*"
+NUMBER_PATTERN = r"[0-9]+(?:[.,][0-9]+)*"
 _ROUNDS = 4
 _S, _UNDERSCORE, _COMMA, _DOT = ord("s"), ord("_"), ord(","), ord(".")
 
@@ -215,7 +215,7 @@ def _content_words(claims: pl.DataFrame, stopwords: tuple[str, ...]) -> pl.DataF
 def _numbers(claims: pl.DataFrame) -> pl.DataFrame:
     """One row per number of each claim (``token`` and ``needle``, as written), with its ``claim`` and
     ``pos``."""
-    numbers = claims.select("claim", "pos", token=pl.col("text").str.extract_all(_NUMBER)).explode("token")
+    numbers = claims.select("claim", "pos", token=pl.col("text").str.extract_all(NUMBER_PATTERN)).explode("token")
     return numbers.drop_nulls("token").with_columns(needle=pl.col("token"))
 
 
@@ -324,4 +324,4 @@ _WORDS = _Kind(
     _tokens(_WORD).list.contains(pl.col("needle"))
     | ((pl.col("length") >= 3) & _tokens(_WORD).list.contains(pl.col("needle") + "s")),
 )
-_NUMBERS = _Kind(_whole_number, _tokens(_NUMBER).list.contains(pl.col("needle")))
+_NUMBERS = _Kind(_whole_number, _tokens(NUMBER_PATTERN).list.contains(pl.col("needle")))
