@@ -216,14 +216,7 @@ def _statuses(ctx: click.Context, param: click.Parameter, value: str | None) -> 
     show_default=True,
     help="How far a signal must move to count as changed.",
 )
-@click.option(
-    "--format",
-    "output_format",
-    type=click.Choice(["text", "json"]),
-    default="text",
-    show_default=True,
-    help="A summary for a terminal (text) or everything for programs (json).",
-)
+@_FORMAT
 @click.option("--output", type=_PATH, help="Write the output to this file (replaced atomically) instead of stdout.")
 @click.option(
     "--fail-on",

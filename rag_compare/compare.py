@@ -17,6 +17,7 @@ from rag_compare.comparison import CASE_STATUSES, SIDES, ComparedRun, Comparison
 from rag_compare.configdiff import config_diff, config_warnings
 from rag_compare.corpus import Corpus, load_corpus
 from rag_compare.errors import CompareError
+from rag_compare.frames import row_index, spread_by_row
 from rag_compare.judge import Judge, LexicalJudge
 from rag_compare.passages import load_passages
 from rag_compare.runs import Run, load_run
@@ -265,7 +266,7 @@ def _with_reasons(cases: pl.DataFrame, tolerance: float) -> pl.DataFrame:
         values = [pl.col(f"{side}_{signal.name}") for side in SIDES]
         moved = (
             cases.select(
-                pl.int_range(pl.len(), dtype=pl.UInt32).alias("row"),
+                row_index(),
                 pl.lit(order, dtype=pl.UInt8).alias("order"),
                 pl.when(better).then(pl.lit("better")).when(worse).then(pl.lit("worse")).alias("direction"),
                 *values,
@@ -281,8 +282,7 @@ def _with_reasons(cases: pl.DataFrame, tolerance: float) -> pl.DataFrame:
         )
         moves.append(moved)
     by_row = pl.concat(moves).sort("row", "order").group_by("row", maintain_order=True).agg("reason")
-    rows = pl.DataFrame({"row": pl.int_range(cases.height, dtype=pl.UInt32, eager=True)})
-    signal_reasons = rows.join(by_row, on="row", how="left", maintain_order="left").get_column("reason")
+    signal_reasons = spread_by_row(cases.height, by_row, "reason")
     side_reasons = []
     for side in SIDES:
         status, error = pl.col(f"{side}_status"), pl.col(f"{side}_error")

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import polars as pl
 
+from rag_compare.frames import row_index, spread_by_row
 from rag_compare.judge import NUMBER_PATTERN, STOPWORDS
 
 __all__ = ["answer_completeness"]
@@ -23,7 +24,7 @@ def answer_completeness(records: pl.DataFrame, passages: pl.DataFrame) -> pl.Ser
     """Per record, the share of its required passages that its answer keeps (null without an answer or
     without required passages found in ``passages``)."""
     answers = records.select(
-        pl.int_range(pl.len(), dtype=pl.UInt32).alias("row"),
+        row_index(),
         pl.col("required_passage_ids").alias("passage_id"),
         _numbers(pl.col("answer")).alias("answer_numbers"),
         _words(pl.col("answer")).alias("answer_words"),
@@ -47,8 +48,7 @@ def answer_completeness(records: pl.DataFrame, passages: pl.DataFrame) -> pl.Ser
         .group_by("row")
         .agg(pl.col("kept").mean().alias("answer_completeness"))
     )
-    rows = pl.DataFrame({"row": pl.int_range(records.height, dtype=pl.UInt32, eager=True)})
-    return rows.join(kept, on="row", how="left", maintain_order="left").get_column("answer_completeness")
+    return spread_by_row(records.height, kept, "answer_completeness")
 
 
 def _numbers(text: pl.Expr) -> pl.Expr:

@@ -1,4 +1,4 @@
-"""Small whole-frame helpers shared by the corpus and run modules."""
+"""Small whole-frame helpers shared across modules: counts, fingerprints, row positions."""
 
 from __future__ import annotations
 
@@ -6,7 +6,7 @@ import hashlib
 
 import polars as pl
 
-__all__ = ["content_fingerprint", "count_by"]
+__all__ = ["content_fingerprint", "count_by", "row_index", "spread_by_row"]
 
 
 def count_by(frame: pl.DataFrame, column: str, order: tuple[str, ...] = ()) -> dict[str, int]:
@@ -18,6 +18,18 @@ def count_by(frame: pl.DataFrame, column: str, order: tuple[str, ...] = ()) -> d
     found = dict(zip(counts[column].to_list(), counts["count"].to_list(), strict=True))
     ordered = {value: int(found.pop(value, 0)) for value in order}
     return ordered | {value: int(found[value]) for value in sorted(found)}
+
+
+def row_index(name: str = "row") -> pl.Expr:
+    """Each row's position, from 0, as a column called ``name``."""
+    return pl.int_range(pl.len(), dtype=pl.UInt32).alias(name)
+
+
+def spread_by_row(height: int, values: pl.DataFrame, column: str, row: str = "row") -> pl.Series:
+    """``values[column]`` placed at the positions in ``values[row]`` of a frame of ``height`` rows; null
+    at the others. Results computed on some rows (exploded, filtered, grouped) go back to every row."""
+    rows = pl.DataFrame({row: pl.int_range(height, dtype=pl.UInt32, eager=True)})
+    return rows.join(values.select(row, column), on=row, how="left", maintain_order="left").get_column(column)
 
 
 def content_fingerprint(frame: pl.DataFrame, key: str) -> str:

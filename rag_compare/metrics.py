@@ -21,6 +21,8 @@ import math
 
 import polars as pl
 
+from rag_compare.frames import row_index
+
 __all__ = ["CONTEXT_SIGNALS", "RETRIEVAL_SIGNALS", "context_signals", "retrieval_signals"]
 
 RETRIEVAL_SIGNALS = ("recall", "precision", "mrr", "ndcg", "hit_rate", "full_coverage")
@@ -40,7 +42,7 @@ def retrieval_signals(frame: pl.DataFrame, k: int | None = None) -> pl.DataFrame
         raise ValueError(f"k must be 1 or more, got {k}")
     ranked = pl.col(RETRIEVED).list.unique(maintain_order=True)
     cases = frame.select(
-        pl.int_range(pl.len(), dtype=pl.UInt32).alias(_CASE),
+        row_index(_CASE),
         pl.col(GOLD),
         (ranked if k is None else ranked.list.head(k)).alias("top"),
     ).with_columns(
@@ -115,7 +117,7 @@ def _present_gold(frame: pl.DataFrame, passages: pl.DataFrame | None) -> pl.Data
     has_ids = "context_passage_ids" in frame.columns
     from_ids = pl.col(GOLD).list.set_intersection(pl.col("context_passage_ids")) if has_ids else pl.lit(None)
     cases = frame.select(
-        pl.int_range(pl.len(), dtype=pl.UInt32).alias(_CASE),
+        row_index(_CASE),
         pl.col(GOLD),
         pl.col(RETRIEVED),
         from_ids.cast(pl.List(pl.String)).alias("present"),

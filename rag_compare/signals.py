@@ -75,7 +75,7 @@ def case_signals(
     Without ``passages``, ``answer_completeness`` is null.
     """
     completeness = (
-        pl.Series("answer_completeness", [None] * records.height, dtype=pl.Float64)
+        pl.repeat(None, records.height, dtype=pl.Float64, eager=True).alias("answer_completeness")
         if passages is None
         else answer_completeness(records, passages)
     )
