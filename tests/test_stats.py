@@ -13,8 +13,9 @@ from scipy import stats as scipy_stats
 from rag_compare import stats
 from rag_compare.stats import bootstrap_ci, holm, mcnemar_exact_p, permutation_p_value
 
-# Forcing each resampling path: 1 groups any sample by distinct value, 10**9 never does.
-GROUPED, PER_DELTA = 1, 10**9
+# Forcing each resampling path: 1 groups any sample by distinct value, 10**9 never does; 20 groups the often
+# repeated values of _mixed and draws its rarer deltas one by one.
+GROUPED, PER_DELTA, SPLIT = 1, 10**9, 20
 # Chunks of 1000 random numbers split every Monte Carlo run below into many chunks.
 SMALL_CHUNKS = 1000
 
@@ -26,6 +27,14 @@ def _ternary(n: int, seed: int) -> np.ndarray:
 
 def _normal(n: int, seed: int, shift: float = 0.0) -> np.ndarray:
     return np.random.default_rng(seed).normal(shift, 1.0, size=n)
+
+
+def _mixed(n: int, seed: int, z: float) -> np.ndarray:
+    """Half the deltas from five values repeated about 20 times each, half distinct, moved z standard errors up."""
+    rng = np.random.default_rng(seed)
+    repeated = rng.choice([-1.0, -0.5, 0.25, 0.5, 1.0], size=n // 2)
+    deltas = np.concatenate([repeated, rng.normal(0.0, 1.0, size=n - n // 2)])
+    return _centred(deltas, z)
 
 
 def _scipy_permutation_p(x: np.ndarray, y: np.ndarray, resamples: int, seed: int = 0) -> float:
@@ -183,8 +192,10 @@ def _centred(deltas: np.ndarray, z: float) -> np.ndarray:
 
 
 @pytest.mark.parametrize("chunk_cells", [stats._CHUNK_CELLS, SMALL_CHUNKS])
-@pytest.mark.parametrize("min_repeats", [GROUPED, PER_DELTA])
-@pytest.mark.parametrize("deltas", [_centred(_normal(200, 50), 1.4), _centred(_normal(200, 51), 2.0)])
+@pytest.mark.parametrize("min_repeats", [GROUPED, PER_DELTA, SPLIT])
+@pytest.mark.parametrize(
+    "deltas", [_centred(_normal(200, 50), 1.4), _centred(_normal(200, 51), 2.0), _mixed(200, 52, 1.6)]
+)
 def test_permutation_p_value_matches_scipy_monte_carlo(
     monkeypatch: pytest.MonkeyPatch, chunk_cells: int, min_repeats: int, deltas: np.ndarray
 ) -> None:
