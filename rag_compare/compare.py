@@ -258,49 +258,41 @@ def _status(tolerance: float) -> pl.Expr:
 def _with_reasons(cases: pl.DataFrame, tolerance: float) -> pl.DataFrame:
     """``cases`` with ``reasons``: a side missing or failed, then each status signal that moved.
 
-    Values are formatted only for the signals that moved, not for every case and signal.
+    Reasons are made only where they apply (a side without an ok record, a signal that moved), as one
+    long frame of (row, order, reason), then gathered per case.
     """
-    moves = []
-    for order, signal in enumerate(STATUS_SIGNALS):
-        better, worse = _moved(signal, tolerance)
-        values = [pl.col(f"{side}_{signal.name}") for side in SIDES]
-        moved = (
-            cases.select(
-                row_index(),
-                pl.lit(order, dtype=pl.UInt8).alias("order"),
-                pl.when(better).then(pl.lit("better")).when(worse).then(pl.lit("worse")).alias("direction"),
-                *values,
-            )
-            .filter(pl.col("direction").is_not_null())
-            .select(
-                "row",
-                "order",
-                pl.format(
-                    f"{signal.name} {{}} -> {{}} ({{}})", *(_shown(v, signal) for v in values), "direction"
-                ).alias("reason"),
-            )
-        )
-        moves.append(moved)
-    by_row = pl.concat(moves).sort("row", "order").group_by("row", maintain_order=True).agg("reason")
-    signal_reasons = spread_by_row(cases.height, by_row, "reason")
-    side_reasons = []
-    for side in SIDES:
+    parts = []
+    for order, side in enumerate(SIDES):
         status, error = pl.col(f"{side}_status"), pl.col(f"{side}_error")
-        side_reasons.append(
+        reason = (
             pl.when(status.is_null())
             .then(pl.lit(f"no record in the {side} run"))
-            .when(status != "ok")
-            .then(
+            .otherwise(
                 pl.format(
                     f"{side} {{}}: {{}}", status, error.fill_null("no error recorded").str.slice(0, _MAX_ERROR_CHARS)
                 )
             )
         )
-    empty = pl.lit([], dtype=pl.List(pl.String))
-    return cases.with_columns(
-        pl.concat_list(pl.concat_list(side_reasons).list.drop_nulls(), pl.lit(signal_reasons).fill_null(empty)).alias(
-            "reasons"
-        )
+        parts.append(_reason_rows(cases, order, status.is_null() | (status != "ok"), reason))
+    for order, signal in enumerate(STATUS_SIGNALS, start=len(SIDES)):
+        better, worse = _moved(signal, tolerance)
+        direction = pl.when(better).then(pl.lit("better")).otherwise(pl.lit("worse"))
+        shown = (_shown(pl.col(f"{side}_{signal.name}"), signal) for side in SIDES)
+        reason = pl.format(f"{signal.name} {{}} -> {{}} ({{}})", *shown, direction)
+        parts.append(_reason_rows(cases, order, better | worse, reason))
+    by_row = pl.concat(parts).sort("row", "order").group_by("row", maintain_order=True).agg("reason")
+    reasons = spread_by_row(cases.height, by_row, "reason")
+    return cases.with_columns(reasons.fill_null(pl.lit([], dtype=pl.List(pl.String))).alias("reasons"))
+
+
+def _reason_rows(cases: pl.DataFrame, order: int, where: pl.Expr, reason: pl.Expr) -> pl.DataFrame:
+    """``row``, ``order`` and ``reason`` for the rows of ``cases`` where ``where`` holds."""
+    return (
+        cases.lazy()
+        .with_columns(row_index())
+        .filter(where)
+        .select("row", pl.lit(order, dtype=pl.UInt8).alias("order"), reason.alias("reason"))
+        .collect()
     )
 
 

@@ -30,6 +30,8 @@ CONTEXT_SIGNALS = ("context_coverage", "context_construction_failure")
 
 GOLD, RETRIEVED = "required_passage_ids", "retrieved_passage_ids"
 _CASE = "__case__"
+_SLICE_ROWS = 250_000
+"""Rows scored at a time: the exploded ranked lists of a million cases never sit in memory at once."""
 
 
 def retrieval_signals(frame: pl.DataFrame, k: int | None = None) -> pl.DataFrame:
@@ -40,6 +42,11 @@ def retrieval_signals(frame: pl.DataFrame, k: int | None = None) -> pl.DataFrame
     """
     if k is not None and k < 1:
         raise ValueError(f"k must be 1 or more, got {k}")
+    starts = range(0, max(frame.height, 1), _SLICE_ROWS)
+    return pl.concat([_retrieval_slice(frame.slice(start, _SLICE_ROWS), k) for start in starts])
+
+
+def _retrieval_slice(frame: pl.DataFrame, k: int | None) -> pl.DataFrame:
     ranked = pl.col(RETRIEVED).list.unique(maintain_order=True)
     cases = frame.select(
         row_index(_CASE),

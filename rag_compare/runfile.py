@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import contextlib
 import hashlib
-import io
 import os
 import re
 import secrets
@@ -56,7 +55,9 @@ def read_frozen(path: Path) -> tuple[pl.DataFrame, dict[str, str], str]:
         raise RunFileError(f"{path}: no such run file. Check the path, or freeze the run first.")
     data = path.read_bytes()
     try:
-        reader = pa.ipc.open_file(pa.BufferReader(data))
+        # Arrow decodes the columns on several threads, and Polars takes its buffers without a copy. The
+        # system allocator gives a run's memory back to the OS as soon as the run is let go.
+        reader = pa.ipc.open_file(pa.BufferReader(data), memory_pool=pa.system_memory_pool())
         metadata = {key.decode(): value.decode() for key, value in (reader.schema.metadata or {}).items()}
     except (pa.ArrowInvalid, pa.ArrowException, OSError, UnicodeDecodeError):
         raise RunIntegrityError(
@@ -72,8 +73,8 @@ def read_frozen(path: Path) -> tuple[pl.DataFrame, dict[str, str], str]:
             "after it was frozen. Restore it, or freeze the run again under a new name."
         )
     try:
-        frame = pl.read_ipc(io.BytesIO(data))
-    except pl.exceptions.PolarsError:
+        frame = pl.DataFrame(reader.read_all())
+    except (pa.ArrowException, pl.exceptions.PolarsError):
         raise RunIntegrityError(f"{path}: its records cannot be read. Freeze the run again.") from None
     return frame, metadata, fingerprint
 
