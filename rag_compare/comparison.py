@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import io
+from collections import deque
 from collections.abc import Mapping
+from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
 from types import MappingProxyType
@@ -115,7 +117,11 @@ class Comparison(Report):
         return buffer.getvalue()
 
     def write_json(self, stream: TextIO) -> None:
-        """Write the JSON of ``to_dict`` to ``stream``, one case per line, serialised by Polars."""
+        """Write the JSON of ``to_dict`` to ``stream``, one case per line, serialised by Polars.
+
+        Slices of cases are encoded on threads, a few ahead of the one being written, so memory stays
+        bounded by the slice size.
+        """
         head = to_json(self._summary() | {"cases": []})
         if self.cases.is_empty():
             stream.write(head)
@@ -123,10 +129,20 @@ class Comparison(Report):
         stream.write(head.removesuffix('  "cases": []\n}\n') + '  "cases": [\n    ')
         objects = self._case_objects()
         encoded = pl.struct(objects.columns).struct.json_encode().str.join(",\n    ")
-        for start in range(0, objects.height, _JSON_SLICE_ROWS):
-            if start:
-                stream.write(",\n    ")
-            stream.write(objects.slice(start, _JSON_SLICE_ROWS).select(encoded).item())
+
+        def encode(start: int) -> str:
+            text: str = objects.slice(start, _JSON_SLICE_ROWS).select(encoded).item()
+            return text if start == 0 else ",\n    " + text
+
+        workers = pl.thread_pool_size()
+        with ThreadPoolExecutor(max_workers=workers) as pool:
+            pending: deque[Future[str]] = deque()
+            for start in range(0, objects.height, _JSON_SLICE_ROWS):
+                pending.append(pool.submit(encode, start))
+                if len(pending) > workers:
+                    stream.write(pending.popleft().result())
+            while pending:
+                stream.write(pending.popleft().result())
         stream.write("\n  ]\n}\n")
 
     def _summary(self) -> dict[str, Any]:
