@@ -12,7 +12,7 @@ from __future__ import annotations
 import polars as pl
 
 from rag_compare.frames import row_index, spread_by_row
-from rag_compare.judge import NUMBER_PATTERN, STOPWORDS
+from rag_compare.judge import NUMBER_PATTERN, STOPWORDS, fold_plural
 
 __all__ = ["answer_completeness"]
 
@@ -60,6 +60,4 @@ def _numbers(text: pl.Expr) -> pl.Expr:
 def _words(text: pl.Expr) -> pl.Expr:
     """The distinct content words of a text, lowercased, a trailing ``s`` dropped from longer words."""
     words = text.str.to_lowercase().str.extract_all(_WORD).list.set_difference(pl.lit(list(STOPWORDS)))
-    return words.list.eval(
-        pl.when(pl.element().str.len_chars() > 3).then(pl.element().str.strip_suffix("s")).otherwise(pl.element())
-    ).list.unique()
+    return words.list.eval(fold_plural(pl.element())).list.unique()

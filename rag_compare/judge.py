@@ -27,7 +27,7 @@ import polars as pl
 
 from rag_compare.errors import ConfigError, ContractError, Problem
 
-__all__ = ["ABSTENTION_PATTERNS", "NUMBER_PATTERN", "STOPWORDS", "Judge", "LexicalJudge"]
+__all__ = ["ABSTENTION_PATTERNS", "NUMBER_PATTERN", "STOPWORDS", "Judge", "LexicalJudge", "fold_plural"]
 
 METHOD_VERSION = "lexical-1"
 
@@ -203,13 +203,17 @@ def _content_words(claims: pl.DataFrame, stopwords: tuple[str, ...]) -> pl.DataF
     and ``pos``."""
     excluded = sorted({*stopwords, *_LETTERS})
     token = pl.col("token")
-    folded = pl.when(token.str.len_bytes() > 3).then(token.str.strip_suffix("s"))
     return (
         claims.select("claim", "pos", token=pl.col("text").str.replace_all(_NOT_A_WORD, " ").str.split(" "))
         .explode("token")
         .filter(token >= "a", ~token.is_in(excluded))
-        .with_columns(needle=folded.otherwise(token))
+        .with_columns(needle=fold_plural(token))
     )
+
+
+def fold_plural(word: pl.Expr) -> pl.Expr:
+    """``word`` without a trailing ``s`` when it is longer than three letters (``rates`` and ``rate`` alike)."""
+    return pl.when(word.str.len_bytes() > 3).then(word.str.strip_suffix("s")).otherwise(word)
 
 
 def _numbers(claims: pl.DataFrame) -> pl.DataFrame:
