@@ -15,13 +15,35 @@ import polars as pl
 
 from rag_compare.configdiff import ConfigChange
 from rag_compare.frames import count_by
-from rag_compare.render import Report, counts_line, text_table, to_json
+from rag_compare.render import (
+    AGGREGATE_HEADERS,
+    Report,
+    aggregate_cells,
+    config_text,
+    counts_line,
+    k_text,
+    text_table,
+    to_json,
+)
 from rag_compare.runs import Run
 from rag_compare.signals import SIGNALS
 
-__all__ = ["CASE_STATUSES", "SCHEMA_VERSION", "SIDES", "Comparison"]
+__all__ = ["CASE_STATUSES", "FORMATS", "REPORTED_STATUSES", "SCHEMA_VERSION", "SIDES", "Comparison"]
 
 SCHEMA_VERSION = 1
+FORMATS = ("text", "json", "markdown", "html")
+REPORTED_STATUSES = (
+    "regressed",
+    "failed_in_candidate",
+    "failed_in_both",
+    "failed_in_baseline",
+    "missing_in_candidate",
+    "missing_in_both",
+    "missing_in_baseline",
+    "mixed",
+    "improved",
+)
+"""The statuses reports list case by case, in this order (``unchanged`` cases are only counted)."""
 SIDES = ("baseline", "candidate")
 CASE_STATUSES = (
     "missing_in_baseline",
@@ -35,22 +57,9 @@ CASE_STATUSES = (
     "mixed",
     "unchanged",
 )
-LISTED_STATUSES = (
-    "regressed",
-    "mixed",
-    "failed_in_candidate",
-    "failed_in_both",
-    "failed_in_baseline",
-    "missing_in_candidate",
-    "missing_in_both",
-    "missing_in_baseline",
-    "improved",
-)
-"""The statuses the text summary lists case by case, in this order (unchanged cases are only counted)."""
 _MAX_LISTED = 100
 _JSON_SLICE_ROWS = 50_000
 """Cases serialised at a time: a million cases never sit in memory as one string."""
-_AGGREGATE_HEADERS = ("signal", "baseline", "candidate", "delta", "95% CI", "p", "p (Holm)", "n")
 _SCOPE_TITLES = {
     "paired": "Paired: the cases with a value on both sides",
     "all_cases": "All cases: a missing or failed case counts at the signal's worst value",
@@ -112,9 +121,35 @@ class Comparison(Report):
 
     def to_json(self) -> str:
         """The JSON of ``to_dict``."""
+        return self.render("json")
+
+    def render(self, format: str = "text", *, all_cases: bool = False) -> str:
+        """The comparison as ``text`` (a terminal summary), ``json``, ``markdown`` or ``html`` (a
+        self-contained page). Reports list the cases that changed, failed or are missing; ``all_cases``
+        lists the unchanged ones too."""
+        if format == "text":
+            return self._text()
         buffer = io.StringIO()
-        self.write_json(buffer)
+        self.write(buffer, format, all_cases=all_cases)
         return buffer.getvalue()
+
+    def write(self, stream: TextIO, format: str = "text", *, all_cases: bool = False) -> None:
+        """Write ``render(format, all_cases=...)`` to ``stream``, piece by piece for the large formats."""
+        if format not in FORMATS:
+            raise ValueError(f"unknown format {format!r}; use one of {', '.join(FORMATS)}")
+        if format == "text":
+            stream.write(self._text())
+        elif format == "json":
+            self.write_json(stream)
+        else:
+            from rag_compare.report import write_report
+
+            write_report(self, stream, format, all_cases=all_cases)
+
+    def _repr_html_(self) -> str:
+        from rag_compare.report import summary_html
+
+        return summary_html(self)
 
     def write_json(self, stream: TextIO) -> None:
         """Write the JSON of ``to_dict`` to ``stream``, one case per line, serialised by Polars.
@@ -172,7 +207,7 @@ class Comparison(Report):
 
     def _text(self) -> str:
         runs = [
-            (side, run.name, run.fingerprint[:12], run.created_at, str(run.path or "(not written)"), _k_text(run.k))
+            (side, run.name, run.fingerprint[:12], run.created_at, str(run.path or "(not written)"), k_text(run.k))
             for side, run in zip(SIDES, (self.baseline, self.candidate), strict=True)
         ]
         parts = [
@@ -182,7 +217,7 @@ class Comparison(Report):
         ]
         if self.config_diff:
             changes = [
-                (change["key"], _config_value(change["baseline"]), _config_value(change["candidate"]))
+                (change["key"], config_text(change["baseline"], 40), config_text(change["candidate"], 40))
                 for change in self.config_diff
             ]
             parts.append(text_table(("config key", "baseline", "candidate"), changes, title="Config differences"))
@@ -191,7 +226,7 @@ class Comparison(Report):
         parts.append(f"{self.cases.height} cases: {counts_line({k: v for k, v in self.counts.items() if v})}")
         for scope, title in _SCOPE_TITLES.items():
             rows = self.aggregates.filter(pl.col("scope") == scope, pl.col("n") > 0).iter_rows(named=True)
-            parts.append(text_table(_AGGREGATE_HEADERS, (_aggregate_row(row) for row in rows), title=title))
+            parts.append(text_table(AGGREGATE_HEADERS, (aggregate_cells(row) for row in rows), title=title))
         empty = self.aggregates.filter(pl.col("n") == 0).get_column("signal").unique(maintain_order=True)
         if empty.len():
             hint = " (answer_completeness needs --passages)" if "answer_completeness" in empty else ""
@@ -200,10 +235,10 @@ class Comparison(Report):
         return "\n".join(part.rstrip("\n") + "\n" for part in parts)
 
     def _listed_cases(self) -> str:
-        order = {status: rank for rank, status in enumerate(LISTED_STATUSES)}
+        order = {status: rank for rank, status in enumerate(REPORTED_STATUSES)}
         listed = (
             self.cases.select("case_id", pl.col("status").cast(pl.String), "reasons")
-            .filter(pl.col("status").is_in(LISTED_STATUSES))
+            .filter(pl.col("status").is_in(REPORTED_STATUSES))
             .sort(pl.col("status").replace_strict(order, return_dtype=pl.Int32), "case_id")
         )
         if listed.is_empty():
@@ -215,37 +250,3 @@ class Comparison(Report):
         if listed.height > _MAX_LISTED:
             lines.append(f"... and {listed.height - _MAX_LISTED} more (--format json lists every case)")
         return "\n".join(lines)
-
-
-def _k_text(k: int | None) -> str:
-    return "list length" if k is None else str(k)
-
-
-def _config_value(value: object) -> str:
-    text = "(absent)" if value is None else str(value)
-    return text if len(text) <= 40 else text[:37] + "..."
-
-
-def _number(value: float | None, digits: int = 3) -> str:
-    return "" if value is None else f"{value:.{digits}f}"
-
-
-def _p(value: float | None) -> str:
-    if value is None:
-        return ""
-    return "<0.001" if value < 0.001 else f"{value:.3f}"
-
-
-def _aggregate_row(row: Mapping[str, Any]) -> tuple[str, ...]:
-    ci = "" if row["ci_low"] is None else f"[{row['ci_low']:+.3f}, {row['ci_high']:+.3f}]"
-    delta = "" if row["delta"] is None else f"{row['delta']:+.3f}"
-    return (
-        row["signal"],
-        _number(row["baseline"]),
-        _number(row["candidate"]),
-        delta,
-        ci,
-        _p(row["p_value"]),
-        _p(row["p_adjusted"]),
-        str(row["n"]),
-    )

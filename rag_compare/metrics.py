@@ -83,7 +83,8 @@ def _retrieval_slice(frame: pl.DataFrame, k: int | None) -> pl.DataFrame:
 
 
 def context_signals(frame: pl.DataFrame, passages: pl.DataFrame | None = None) -> pl.DataFrame:
-    """``context_coverage`` and ``context_construction_failure`` of each row of ``frame``.
+    """``context_coverage``, ``context_construction_failure`` and ``required_in_context`` (the gold
+    ids found in the context sent, null when that cannot be known) of each row of ``frame``.
 
     ``frame`` needs the gold and retrieved id lists and, when present, ``context_passage_ids`` and
     ``context``; ``passages`` (``passage_id``, ``text``) lets rows without ``context_passage_ids`` be
@@ -99,6 +100,7 @@ def context_signals(frame: pl.DataFrame, passages: pl.DataFrame | None = None) -
         pl.when(measurable & pl.col(RETRIEVED).is_not_null())
         .then(retrieved_gold.list.set_difference(in_context).list.len() > 0)
         .alias("context_construction_failure"),
+        in_context.alias("required_in_context"),
     )
 
 
@@ -137,9 +139,9 @@ def _present_gold(frame: pl.DataFrame, passages: pl.DataFrame | None) -> pl.Data
         cases.filter(searchable)
         .select(_CASE, "context", pl.col(GOLD).alias("passage_id"))
         .explode("passage_id")
-        .join(passages.select("passage_id", "text"), on="passage_id", how="inner")
+        .join(passages.select("passage_id", "text"), on="passage_id", how="inner", maintain_order="left")
         .filter(pl.col("context").str.contains(pl.col("text"), literal=True))
-        .group_by(_CASE)
+        .group_by(_CASE, maintain_order=True)
         .agg(pl.col("passage_id").alias("found"))
     )
     return (

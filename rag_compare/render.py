@@ -12,11 +12,22 @@ from abc import ABC, abstractmethod
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
-__all__ = ["FORMATS", "Report", "counts_line", "text_table", "to_json"]
+__all__ = [
+    "AGGREGATE_HEADERS",
+    "FORMATS",
+    "Report",
+    "aggregate_cells",
+    "config_text",
+    "counts_line",
+    "k_text",
+    "text_table",
+    "to_json",
+]
 
 FORMATS = ("text", "json")
 
 TEXT_WIDTH = 100
+AGGREGATE_HEADERS = ("signal", "baseline", "candidate", "delta", "95% CI", "p", "p (Holm)", "n")
 
 
 class Report(ABC):
@@ -65,3 +76,40 @@ def text_table(headers: Sequence[str], rows: Iterable[Sequence[object]], title: 
 def counts_line(counts: Mapping[str, int]) -> str:
     """``a 3 · b 1`` for a mapping of counts, or ``none`` when empty."""
     return " · ".join(f"{key} {value}" for key, value in counts.items()) or "none"
+
+
+def k_text(k: int | None) -> str:
+    """A ranked-list cut-off as shown: the number, or ``list length`` when each list keeps its own."""
+    return "list length" if k is None else str(k)
+
+
+def config_text(value: object, limit: int | None = None) -> str:
+    """A config value as shown (``(absent)`` for a key a run lacks), cut to ``limit`` characters."""
+    text = "(absent)" if value is None else str(value)
+    return text if limit is None or len(text) <= limit else text[: limit - 3] + "..."
+
+
+def _number(value: float | None, digits: int = 3) -> str:
+    return "" if value is None else f"{value:.{digits}f}"
+
+
+def _p(value: float | None) -> str:
+    if value is None:
+        return ""
+    return "<0.001" if value < 0.001 else f"{value:.3f}"
+
+
+def aggregate_cells(row: Mapping[str, Any]) -> tuple[str, ...]:
+    """An aggregates row as the cells of ``AGGREGATE_HEADERS`` (3 decimals, signed deltas, ``<0.001``)."""
+    ci = "" if row["ci_low"] is None else f"[{row['ci_low']:+.3f}, {row['ci_high']:+.3f}]"
+    delta = "" if row["delta"] is None else f"{row['delta']:+.3f}"
+    return (
+        row["signal"],
+        _number(row["baseline"]),
+        _number(row["candidate"]),
+        delta,
+        ci,
+        _p(row["p_value"]),
+        _p(row["p_adjusted"]),
+        str(row["n"]),
+    )

@@ -70,7 +70,8 @@ def applies(signal: Signal, answerability: pl.Expr) -> pl.Expr:
 def case_signals(
     records: pl.DataFrame, judge: Judge, *, k: int | None = None, passages: pl.DataFrame | None = None
 ) -> pl.DataFrame:
-    """``case_id`` and every signal of ``SIGNALS`` for each record (a new frame, same order).
+    """``case_id``, every signal of ``SIGNALS`` and ``required_in_context`` (the required passages
+    that reached the context sent) for each record (a new frame, same order).
 
     Without ``passages``, ``answer_completeness`` is null.
     """
@@ -92,6 +93,11 @@ def case_signals(
     usable = (records.get_column("status") == "ok").fill_null(False)
     answerability = records.get_column("answerability")
     return columns.with_columns(
-        pl.when(pl.lit(usable) & applies(signal, pl.lit(answerability))).then(pl.col(signal.name)).alias(signal.name)
-        for signal in SIGNALS
+        *(
+            pl.when(pl.lit(usable) & applies(signal, pl.lit(answerability)))
+            .then(pl.col(signal.name))
+            .alias(signal.name)
+            for signal in SIGNALS
+        ),
+        pl.when(pl.lit(usable)).then(pl.col("required_in_context")).alias("required_in_context"),
     )

@@ -1,0 +1,239 @@
+"""Markdown and HTML reports of a comparison, rendered from the Jinja2 templates in ``templates/``.
+
+A report holds, in order: the two runs and the config diff with its warnings; status counts; the
+aggregates of both scopes; breakdowns by category and answerability; then the cases, regressed,
+failed and missing first, then mixed, then improved (unchanged ones are counted, or listed too with
+``all_cases``). Cases are read from the frame a slice at a time and written as they are rendered, so
+a large comparison never sits in memory as one document.
+
+Every value from data is escaped: by Jinja2's autoescape in HTML (the page also forbids scripts and
+network loads in its Content-Security-Policy), and by ``markdown_escape`` for every expression of
+the Markdown template.
+"""
+
+from __future__ import annotations
+
+import functools
+import re
+from collections.abc import Iterator, Mapping
+from typing import TYPE_CHECKING, Any, TextIO
+
+import polars as pl
+
+from rag_compare._version import __version__
+from rag_compare.aggregates import BREAKDOWN_COLUMNS, SCOPES
+from rag_compare.charts import category_grid, delta_chart, status_chart, tone_of
+from rag_compare.comparison import REPORTED_STATUSES, SIDES
+from rag_compare.render import AGGREGATE_HEADERS, aggregate_cells, config_text, k_text
+
+if TYPE_CHECKING:
+    import jinja2
+
+    from rag_compare.comparison import Comparison
+
+__all__ = ["REPORT_FORMATS", "markdown_escape", "summary_html", "write_report"]
+
+REPORT_FORMATS = ("markdown", "html")
+ANSWER_SIGNALS = ("grounded", "answer_completeness", "abstained", "abstention_correct")
+"""The signals shown beside each answer."""
+SCOPE_TITLES = {
+    "paired": "Paired: the cases with a value on both sides",
+    "all_cases": "All cases: a missing or failed case counts at the signal's worst value",
+}
+_TEMPLATES = {"markdown": "comparison.md.j2", "html": "comparison.html.j2"}
+_SLICE_ROWS = 1_000
+_OPEN_TONES = frozenset({"worse", "failed", "missing", "mixed"})
+_MARKDOWN_SPECIAL = re.compile(r"([\\`*_\[\]|~#])")
+
+
+def write_report(comparison: Comparison, stream: TextIO, format: str, *, all_cases: bool = False) -> None:
+    """Write the ``markdown`` or ``html`` report of ``comparison`` to ``stream``, chunk by chunk."""
+    template = _environment(format).get_template(_TEMPLATES[format])
+    for chunk in template.generate(c=_context(comparison, all_cases=all_cases)):
+        stream.write(chunk)
+
+
+def summary_html(comparison: Comparison) -> str:
+    """The report's summary (runs, warnings, counts, aggregates) as an HTML fragment for notebooks."""
+    return _environment("html").get_template("summary.html.j2").render(c=_context(comparison, all_cases=False))
+
+
+def markdown_escape(value: object) -> str:
+    """``value`` as Markdown text that renders as itself: no markup, no HTML, no broken table cell.
+
+    HTML's special characters become entities, Markdown's punctuation is backslash-escaped, and a
+    line break becomes ``<br>`` so a multi-line answer stays in its table cell.
+    """
+    if value is None:
+        return ""
+    text = str(value).replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
+    text = _MARKDOWN_SPECIAL.sub(r"\\\1", text)
+    return "<br>".join(line.strip() for line in text.splitlines()) if "\n" in text or "\r" in text else text
+
+
+@functools.cache
+def _environment(format: str) -> jinja2.Environment:
+    import jinja2
+
+    if format not in REPORT_FORMATS:
+        raise ValueError(f"unknown report format {format!r}; use one of {', '.join(REPORT_FORMATS)}")
+    options: dict[str, Any] = {"autoescape": True} if format == "html" else {"finalize": markdown_escape}
+    return jinja2.Environment(
+        loader=jinja2.PackageLoader("rag_compare", "templates"),
+        undefined=jinja2.StrictUndefined,
+        trim_blocks=True,
+        lstrip_blocks=True,
+        keep_trailing_newline=True,
+        **options,
+    )
+
+
+def _context(comparison: Comparison, *, all_cases: bool) -> dict[str, Any]:
+    counts = comparison.counts
+    listed = REPORTED_STATUSES + (("unchanged",) if all_cases else ())
+    aggregates = comparison.aggregates.filter(pl.col("n") > 0)
+    empty = comparison.aggregates.filter(pl.col("n") == 0).get_column("signal").unique(maintain_order=True)
+    runs = [
+        {
+            "side": side,
+            "name": run.name,
+            "fingerprint": run.fingerprint,
+            "created_at": run.created_at,
+            "path": str(run.path or "(not written)"),
+            "k": k_text(run.k),
+        }
+        for side, run in zip(SIDES, (comparison.baseline, comparison.candidate), strict=True)
+    ]
+    scopes = []
+    for scope in SCOPES:
+        rows = aggregates.filter(pl.col("scope") == scope).to_dicts()
+        scopes.append(
+            {
+                "name": scope,
+                "title": SCOPE_TITLES[scope],
+                "rows": [aggregate_cells(row) for row in rows],
+                "chart": delta_chart(rows),
+            }
+        )
+    return {
+        "version": __version__,
+        "title": f"{comparison.baseline.name} → {comparison.candidate.name}",
+        "runs": runs,
+        "evaluator": dict(comparison.evaluator),
+        "tolerance": f"{comparison.tolerance:g}",
+        "config_diff": [
+            (change["key"], config_text(change["baseline"]), config_text(change["candidate"]))
+            for change in comparison.config_diff
+        ],
+        "warnings": list(comparison.warnings),
+        "total": comparison.cases.height,
+        "counts": [(status, count, tone_of(status)) for status, count in counts.items()],
+        "status_chart": status_chart(counts),
+        "aggregate_headers": AGGREGATE_HEADERS,
+        "scopes": scopes,
+        "empty_signals": empty.to_list(),
+        "breakdowns": [_breakdown(comparison.breakdowns, by) for by in BREAKDOWN_COLUMNS],
+        "groups": [
+            {
+                "status": status,
+                "tone": tone_of(status),
+                "count": counts[status],
+                "open": tone_of(status) in _OPEN_TONES,
+                "cases": _case_views(comparison.cases, status),
+            }
+            for status in listed
+            if counts[status]
+        ],
+        "unlisted": 0 if all_cases else counts["unchanged"],
+        "answer_signals": ANSWER_SIGNALS,
+    }
+
+
+def _breakdown(breakdowns: pl.DataFrame, by: str) -> dict[str, Any]:
+    """One grouping's paired deltas as a matrix (a row per group, a column per signal) and a grid chart."""
+    from rag_compare.signals import SIGNALS
+
+    rows = breakdowns.filter(pl.col("by") == by).to_dicts()
+    present = {row["signal"] for row in rows}
+    signals = [signal.name for signal in SIGNALS if signal.name in present]
+    by_group: dict[str, dict[str, Any]] = {}
+    for row in rows:
+        group = by_group.setdefault(row["group"], {"group": row["group"], "n": 0, "cells": {}})
+        group["n"] = max(group["n"], row["n"])
+        group["cells"][row["signal"]] = (f"{row['delta']:+.3f}", _cell_tone(row))
+    matrix = [
+        {
+            "group": group["group"],
+            "n": group["n"],
+            "cells": [group["cells"].get(name, ("", "none")) for name in signals],
+        }
+        for group in by_group.values()
+    ]
+    return {"by": by, "signals": signals, "rows": matrix, "chart": category_grid(rows) if by == "category" else None}
+
+
+def _cell_tone(row: Mapping[str, Any]) -> str:
+    from rag_compare.signals import SIGNALS
+
+    if row["delta"] == 0:
+        return "same"
+    higher_is_better = next(signal.higher_is_better for signal in SIGNALS if signal.name == row["signal"])
+    return "better" if (row["delta"] > 0) == higher_is_better else "worse"
+
+
+def _case_views(cases: pl.DataFrame, status: str) -> Iterator[dict[str, Any]]:
+    """The cases of one status, by case id, as the template shows them, read a slice at a time."""
+    side_columns = ["status", "error", "retrieved_passage_ids", "required_in_context", "answer", *ANSWER_SIGNALS]
+    selected = cases.filter(pl.col("status") == status).sort("case_id")
+    selected = selected.select(
+        "case_id",
+        "reasons",
+        "question",
+        "answerability",
+        "category",
+        "source_version",
+        "required_passage_ids",
+        "acceptance_note",
+        *(f"{side}_{name}" for side in SIDES for name in side_columns),
+    )
+    for start in range(0, selected.height, _SLICE_ROWS):
+        for row in selected.slice(start, _SLICE_ROWS).iter_rows(named=True):
+            required = row["required_passage_ids"] or []
+            yield {
+                "case_id": row["case_id"],
+                "reasons": row["reasons"],
+                "question": row["question"],
+                "labels": [label for label in (row["answerability"], row["category"]) if label],
+                "source_version": row["source_version"],
+                "required": required,
+                "acceptance_note": row["acceptance_note"],
+                "sides": [_side_view(row, side, required) for side in SIDES],
+            }
+
+
+def _side_view(row: Mapping[str, Any], side: str, required: list[str]) -> dict[str, Any]:
+    status = row[f"{side}_status"]
+    retrieved = row[f"{side}_retrieved_passage_ids"]
+    in_context = row[f"{side}_required_in_context"]
+    gold = set(required)
+    return {
+        "side": side,
+        "status": "no record" if status is None else status,
+        "ok": status == "ok",
+        "error": row[f"{side}_error"],
+        "retrieved": None if retrieved is None else [(passage, passage in gold) for passage in retrieved],
+        "in_context": [
+            (passage, "unknown" if in_context is None else "yes" if passage in in_context else "no")
+            for passage in required
+        ],
+        "answer": row[f"{side}_answer"],
+        "signals": {name: _signal_text(row[f"{side}_{name}"]) for name in ANSWER_SIGNALS},
+    }
+
+
+def _signal_text(value: object) -> str:
+    if value is None:
+        return "n/a"
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    return f"{value:.3f}"
