@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import io
 import json
+import os
 import sys
 from collections.abc import Callable, Sequence
 from pathlib import Path
@@ -22,6 +23,7 @@ from rag_compare.errors import ContractError, RagCompareError
 __all__ = ["main"]
 
 EXIT_FOUND, EXIT_BAD_INPUT = 1, 2
+EXIT_BROKEN_PIPE = 128 + 13  # what a shell reports for a command ended by SIGPIPE
 _FORMAT = click.option(
     "--format",
     "output_format",
@@ -55,6 +57,10 @@ class _Cli(click.Group):
             if isinstance(error, ContractError) and ctx.meta.get("rag_compare.json"):
                 click.echo(json.dumps(_contract_payload(error), indent=2, ensure_ascii=False))
             _fail(str(error))
+        except BrokenPipeError:
+            # The reader of stdout left (``| head``): stop quietly, as a command cut off by SIGPIPE does.
+            os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+            sys.exit(EXIT_BROKEN_PIPE)
         except OSError as error:
             if ctx.meta.get("rag_compare.debug"):
                 raise
@@ -216,7 +222,18 @@ def _statuses(ctx: click.Context, param: click.Parameter, value: str | None) -> 
     show_default=True,
     help="How far a signal must move to count as changed.",
 )
-@_FORMAT
+@click.option(
+    "--format",
+    "output_format",
+    type=click.Choice(["text", "json", "markdown", "html"]),
+    default="text",
+    show_default=True,
+    help="A summary for a terminal (text), data for programs (json), or a report to read: markdown, or html "
+    "(one self-contained page that opens offline).",
+)
+@click.option(
+    "--all-cases", is_flag=True, help="Reports (markdown, html) list the unchanged cases too, not only count them."
+)
 @click.option("--output", type=_PATH, help="Write the output to this file (replaced atomically) instead of stdout.")
 @click.option(
     "--fail-on",
@@ -232,6 +249,7 @@ def compare_command(
     k: int | None,
     tolerance: float,
     output_format: str,
+    all_cases: bool,
     output: Path | None,
     fail_on: tuple[str, ...],
 ) -> None:
@@ -239,15 +257,12 @@ def compare_command(
 
     Each case gets one status (missing, failed, improved, regressed, mixed or unchanged) with the
     signals that moved; aggregates come with 95% bootstrap intervals and Holm-adjusted p-values.
+    A report for reviewers: --format html --output report.html (or --format markdown).
     """
     from rag_compare.compare import compare
 
     comparison = compare(baseline, candidate, corpus, passages=passages, k=k, tolerance=tolerance)
-    if output_format == "json":
-        _emit(comparison.write_json, output)
-    else:
-        text = comparison.render(output_format)
-        _emit(lambda stream: stream.write(text), output)
+    _emit(lambda stream: comparison.write(stream, output_format, all_cases=all_cases), output)
     if output is not None:
         counts = ", ".join(f"{status} {count}" for status, count in comparison.counts.items() if count)
         click.echo(f"wrote the {output_format} comparison to {output}: {counts}")

@@ -6,9 +6,11 @@ import textwrap
 from collections.abc import Callable
 from pathlib import Path
 
+import polars as pl
 import pytest
 from click.testing import CliRunner, Result
 
+from rag_compare import Comparison, compare, freeze_run, load_corpus
 from rag_compare.cli import main
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -24,6 +26,11 @@ meal@v2,What is the meal allowance?,answerable,v2,meal-1,45 euros,rule
 ceo@v2,What does the CEO earn?,unanswerable,v2,,,unanswerable
 mileage@v2,What is the mileage rate?,conflict,v2,"[""mile-1"", ""mile-2""]",flag the conflict,version_conflict
 """
+
+SCRIPT = "<script>window.__pwned = 1</script>"
+IMAGE = '<img src=x onerror="window.__pwned = 1">'
+PAYLOAD = f"{SCRIPT} {IMAGE} | **bold** [link](javascript:alert(1)) `tick`"
+"""Untrusted text: HTML that would run, and Markdown that would restructure a table or add a link."""
 
 # Records for SMALL_CORPUS: one failed request; ceo@v2 was not attempted.
 SMALL_RECORDS = """\
@@ -73,3 +80,61 @@ def cli(monkeypatch: pytest.MonkeyPatch) -> Callable[..., Result]:
         return result
 
     return _run
+
+
+def pytest_addoption(parser: pytest.Parser) -> None:
+    parser.addoption(
+        "--update-golden",
+        action="store_true",
+        help="Rewrite the golden report files from the current output instead of checking against them.",
+    )
+
+
+@pytest.fixture
+def update_golden(request: pytest.FixtureRequest) -> bool:
+    """Whether this run rewrites golden files (``pytest --update-golden``) rather than checking them."""
+    return bool(request.config.getoption("--update-golden"))
+
+
+@pytest.fixture(scope="module")
+def hostile() -> Comparison:
+    """Two runs whose questions, notes, ids, answers, errors and config values carry ``PAYLOAD``."""
+    corpus = load_corpus(
+        pl.DataFrame(
+            {
+                "case_id": ["a@v1", f"b{SCRIPT}@v1", "c@v1"],
+                "question": [PAYLOAD, "Q?", "Q?"],
+                "answerability": ["answerable"] * 3,
+                "source_version": ["v1"] * 3,
+                "required_passage_ids": [["p1"], [f"p{IMAGE}"], ["p1"]],
+                "acceptance_note": [PAYLOAD, None, None],
+                "category": [PAYLOAD, "rule", "rule"],
+            }
+        )
+    )
+    records = {
+        "baseline": pl.DataFrame(
+            {
+                "case_id": ["a@v1", f"b{SCRIPT}@v1", "c@v1"],
+                "status": ["ok", "ok", "ok"],
+                "retrieved_passage_ids": [["p1"], [f"p{IMAGE}"], ["p1"]],
+                "context_passage_ids": [["p1"], [f"p{IMAGE}"], ["p1"]],
+                "answer": ["p1 says yes.", "Fine.", "Yes."],
+            }
+        ),
+        "candidate": pl.DataFrame(
+            {
+                "case_id": ["a@v1", f"b{SCRIPT}@v1", "c@v1"],
+                "status": ["ok", "ok", "failed"],
+                "error": [None, None, PAYLOAD],
+                "retrieved_passage_ids": [["x"], [f"p{IMAGE}"], None],
+                "context_passage_ids": [["x"], [f"p{IMAGE}"], None],
+                "answer": [f"{PAYLOAD}\nsecond line", "Fine.", None],
+            }
+        ),
+    }
+    runs = [
+        freeze_run(records[side], corpus, {"name": f"{side}{SCRIPT}", "top_k": 1, "prompt": PAYLOAD})
+        for side in ("baseline", "candidate")
+    ]
+    return compare(*runs)
