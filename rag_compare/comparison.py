@@ -92,7 +92,7 @@ class ComparedRun:
         }
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, repr=False)
 class Comparison(Report):
     """Two runs compared case by case.
 
@@ -110,6 +110,11 @@ class Comparison(Report):
     aggregates: pl.DataFrame = field(repr=False)
     breakdowns: pl.DataFrame = field(repr=False)
     tolerance: float
+
+    def __repr__(self) -> str:
+        counts = ", ".join(f"{status} {count}" for status, count in self.counts.items() if count)
+        runs = " → ".join(f"{run.name} ({run.fingerprint[:12]})" for run in (self.baseline, self.candidate))
+        return f"<Comparison {runs}: {self.cases.height} cases: {counts or 'none'}>"
 
     @property
     def counts(self) -> dict[str, int]:
