@@ -154,8 +154,9 @@ def test_notebook_summary_escapes_too_and_leaves_the_cases_out(hostile: Comparis
     assert 'id="aggregates-paired"' in summary
     assert "regressed 4" in summary
     assert "equipment-budget@2026-01" not in summary  # cases are for the full report
+    names = f"baseline ({examples.baseline.fingerprint[:12]}) → candidate ({examples.candidate.fingerprint[:12]})"
     assert repr(examples) == (
-        "<Comparison baseline (43277e360036) → candidate (3e42ae6ff12f): 34 cases: missing_in_candidate 1, "
+        f"<Comparison {names}: 34 cases: missing_in_candidate 1, "
         "failed_in_baseline 1, failed_in_candidate 2, improved 5, regressed 4, mixed 3, unchanged 18>"
     )
 
