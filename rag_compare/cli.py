@@ -19,6 +19,7 @@ import click
 
 from rag_compare._version import __version__
 from rag_compare.errors import ContractError, RagCompareError
+from rag_compare.render import DEFAULT_MAX_CASES
 
 __all__ = ["main"]
 
@@ -234,6 +235,13 @@ def _statuses(ctx: click.Context, param: click.Parameter, value: str | None) -> 
 @click.option(
     "--all-cases", is_flag=True, help="Reports (markdown, html) list the unchanged cases too, not only count them."
 )
+@click.option(
+    "--max-cases",
+    type=click.IntRange(min=0),
+    default=DEFAULT_MAX_CASES,
+    show_default=True,
+    help="Reports (markdown, html) list at most this many cases per status; 0 lists every one.",
+)
 @click.option("--output", type=_PATH, help="Write the output to this file (replaced atomically) instead of stdout.")
 @click.option(
     "--fail-on",
@@ -250,6 +258,7 @@ def compare_command(
     tolerance: float,
     output_format: str,
     all_cases: bool,
+    max_cases: int,
     output: Path | None,
     fail_on: tuple[str, ...],
 ) -> None:
@@ -262,7 +271,8 @@ def compare_command(
     from rag_compare.compare import compare
 
     comparison = compare(baseline, candidate, corpus, passages=passages, k=k, tolerance=tolerance)
-    _emit(lambda stream: comparison.write(stream, output_format, all_cases=all_cases), output)
+    limit = max_cases or None
+    _emit(lambda stream: comparison.write(stream, output_format, all_cases=all_cases, max_cases=limit), output)
     if output is not None:
         counts = ", ".join(f"{status} {count}" for status, count in comparison.counts.items() if count)
         click.echo(f"wrote the {output_format} comparison to {output}: {counts}")

@@ -17,6 +17,7 @@ from rag_compare.configdiff import ConfigChange
 from rag_compare.frames import count_by
 from rag_compare.render import (
     AGGREGATE_HEADERS,
+    DEFAULT_MAX_CASES,
     Report,
     aggregate_cells,
     config_text,
@@ -28,7 +29,15 @@ from rag_compare.render import (
 from rag_compare.runs import Run
 from rag_compare.signals import SIGNALS
 
-__all__ = ["CASE_STATUSES", "FORMATS", "REPORTED_STATUSES", "SCHEMA_VERSION", "SIDES", "Comparison"]
+__all__ = [
+    "CASE_STATUSES",
+    "FORMATS",
+    "REPORTED_STATUSES",
+    "SCHEMA_VERSION",
+    "SCOPE_TITLES",
+    "SIDES",
+    "Comparison",
+]
 
 SCHEMA_VERSION = 1
 FORMATS = ("text", "json", "markdown", "html")
@@ -60,7 +69,7 @@ CASE_STATUSES = (
 _MAX_LISTED = 100
 _JSON_SLICE_ROWS = 50_000
 """Cases serialised at a time: a million cases never sit in memory as one string."""
-_SCOPE_TITLES = {
+SCOPE_TITLES = {
     "paired": "Paired: the cases with a value on both sides",
     "all_cases": "All cases: a missing or failed case counts at the signal's worst value",
 }
@@ -128,20 +137,34 @@ class Comparison(Report):
         """The JSON of ``to_dict``."""
         return self.render("json")
 
-    def render(self, format: str = "text", *, all_cases: bool = False) -> str:
+    def render(
+        self, format: str = "text", *, all_cases: bool = False, max_cases: int | None = DEFAULT_MAX_CASES
+    ) -> str:
         """The comparison as ``text`` (a terminal summary), ``json``, ``markdown`` or ``html`` (a
-        self-contained page). Reports list the cases that changed, failed or are missing; ``all_cases``
-        lists the unchanged ones too."""
+        self-contained page).
+
+        Reports list the cases that changed, failed or are missing, up to ``max_cases`` per status
+        (``None``: every one); ``all_cases`` lists the unchanged ones too.
+        """
         if format == "text":
             return self._text()
         buffer = io.StringIO()
-        self.write(buffer, format, all_cases=all_cases)
+        self.write(buffer, format, all_cases=all_cases, max_cases=max_cases)
         return buffer.getvalue()
 
-    def write(self, stream: TextIO, format: str = "text", *, all_cases: bool = False) -> None:
-        """Write ``render(format, all_cases=...)`` to ``stream``, piece by piece for the large formats."""
+    def write(
+        self,
+        stream: TextIO,
+        format: str = "text",
+        *,
+        all_cases: bool = False,
+        max_cases: int | None = DEFAULT_MAX_CASES,
+    ) -> None:
+        """Write ``render(format, ...)`` to ``stream``, piece by piece for the large formats."""
         if format not in FORMATS:
             raise ValueError(f"unknown format {format!r}; use one of {', '.join(FORMATS)}")
+        if max_cases is not None and max_cases < 1:
+            raise ValueError(f"max_cases must be 1 or more, or None for every case; got {max_cases!r}")
         if format == "text":
             stream.write(self._text())
         elif format == "json":
@@ -149,7 +172,7 @@ class Comparison(Report):
         else:
             from rag_compare.report import write_report
 
-            write_report(self, stream, format, all_cases=all_cases)
+            write_report(self, stream, format, all_cases=all_cases, max_cases=max_cases)
 
     def _repr_html_(self) -> str:
         from rag_compare.report import summary_html
@@ -229,7 +252,7 @@ class Comparison(Report):
         if self.warnings:
             parts.append("".join(f"warning: {warning}\n" for warning in self.warnings))
         parts.append(f"{self.cases.height} cases: {counts_line({k: v for k, v in self.counts.items() if v})}")
-        for scope, title in _SCOPE_TITLES.items():
+        for scope, title in SCOPE_TITLES.items():
             rows = self.aggregates.filter(pl.col("scope") == scope, pl.col("n") > 0).iter_rows(named=True)
             parts.append(text_table(AGGREGATE_HEADERS, (aggregate_cells(row) for row in rows), title=title))
         empty = self.aggregates.filter(pl.col("n") == 0).get_column("signal").unique(maintain_order=True)

@@ -14,6 +14,7 @@ from typing import Any
 
 __all__ = [
     "AGGREGATE_HEADERS",
+    "DEFAULT_MAX_CASES",
     "FORMATS",
     "Report",
     "aggregate_cells",
@@ -27,6 +28,8 @@ __all__ = [
 FORMATS = ("text", "json")
 
 TEXT_WIDTH = 100
+DEFAULT_MAX_CASES = 1_000
+"""Cases a Markdown or HTML report lists per status by default: a report stays readable at any scale."""
 AGGREGATE_HEADERS = ("signal", "baseline", "candidate", "delta", "95% CI", "p", "p (Holm)", "n")
 
 

@@ -2,9 +2,9 @@
 
 A report holds, in order: the two runs and the config diff with its warnings; status counts; the
 aggregates of both scopes; breakdowns by category and answerability; then the cases, regressed,
-failed and missing first, then mixed, then improved (unchanged ones are counted, or listed too with
-``all_cases``). Cases are read from the frame a slice at a time and written as they are rendered, so
-a large comparison never sits in memory as one document.
+failed and missing first, then mixed, then improved, up to ``max_cases`` per status (unchanged ones
+are counted, or listed too with ``all_cases``). Cases are read from the frame a slice at a time and
+written as they are rendered, so a large report never sits in memory as one document.
 
 Every value from data is escaped: by Jinja2's autoescape in HTML (the page also forbids scripts and
 network loads in its Content-Security-Policy), and by ``markdown_escape`` for every expression of
@@ -23,8 +23,8 @@ import polars as pl
 from rag_compare._version import __version__
 from rag_compare.aggregates import BREAKDOWN_COLUMNS, SCOPES
 from rag_compare.charts import category_grid, delta_chart, status_chart, tone_of
-from rag_compare.comparison import REPORTED_STATUSES, SIDES
-from rag_compare.render import AGGREGATE_HEADERS, aggregate_cells, config_text, k_text
+from rag_compare.comparison import REPORTED_STATUSES, SCOPE_TITLES, SIDES
+from rag_compare.render import AGGREGATE_HEADERS, DEFAULT_MAX_CASES, aggregate_cells, config_text, k_text
 
 if TYPE_CHECKING:
     import jinja2
@@ -36,26 +36,34 @@ __all__ = ["REPORT_FORMATS", "markdown_escape", "summary_html", "write_report"]
 REPORT_FORMATS = ("markdown", "html")
 ANSWER_SIGNALS = ("grounded", "answer_completeness", "abstained", "abstention_correct")
 """The signals shown beside each answer."""
-SCOPE_TITLES = {
-    "paired": "Paired: the cases with a value on both sides",
-    "all_cases": "All cases: a missing or failed case counts at the signal's worst value",
-}
 _TEMPLATES = {"markdown": "comparison.md.j2", "html": "comparison.html.j2"}
 _SLICE_ROWS = 1_000
 _OPEN_TONES = frozenset({"worse", "failed", "missing", "mixed"})
 _MARKDOWN_SPECIAL = re.compile(r"([\\`*_\[\]|~#])")
 
 
-def write_report(comparison: Comparison, stream: TextIO, format: str, *, all_cases: bool = False) -> None:
-    """Write the ``markdown`` or ``html`` report of ``comparison`` to ``stream``, chunk by chunk."""
+def write_report(
+    comparison: Comparison,
+    stream: TextIO,
+    format: str,
+    *,
+    all_cases: bool = False,
+    max_cases: int | None = DEFAULT_MAX_CASES,
+) -> None:
+    """Write the ``markdown`` or ``html`` report of ``comparison`` to ``stream``, chunk by chunk,
+    listing up to ``max_cases`` cases per status (``None``: all)."""
     template = _environment(format).get_template(_TEMPLATES[format])
-    for chunk in template.generate(c=_context(comparison, all_cases=all_cases)):
+    for chunk in template.generate(c=_context(comparison, all_cases=all_cases, max_cases=max_cases)):
         stream.write(chunk)
 
 
 def summary_html(comparison: Comparison) -> str:
     """The report's summary (runs, warnings, counts, aggregates) as an HTML fragment for notebooks."""
-    return _environment("html").get_template("summary.html.j2").render(c=_context(comparison, all_cases=False))
+    return (
+        _environment("html")
+        .get_template("summary.html.j2")
+        .render(c=_context(comparison, all_cases=False, max_cases=None))
+    )
 
 
 def markdown_escape(value: object) -> str:
@@ -88,7 +96,7 @@ def _environment(format: str) -> jinja2.Environment:
     )
 
 
-def _context(comparison: Comparison, *, all_cases: bool) -> dict[str, Any]:
+def _context(comparison: Comparison, *, all_cases: bool, max_cases: int | None) -> dict[str, Any]:
     counts = comparison.counts
     listed = REPORTED_STATUSES + (("unchanged",) if all_cases else ())
     aggregates = comparison.aggregates.filter(pl.col("n") > 0)
@@ -139,7 +147,8 @@ def _context(comparison: Comparison, *, all_cases: bool) -> dict[str, Any]:
                 "tone": tone_of(status),
                 "count": counts[status],
                 "open": tone_of(status) in _OPEN_TONES,
-                "cases": _case_views(comparison.cases, status),
+                "cases": _case_views(comparison.cases, status, max_cases),
+                "more": 0 if max_cases is None else max(0, counts[status] - max_cases),
             }
             for status in listed
             if counts[status]
@@ -181,10 +190,12 @@ def _cell_tone(row: Mapping[str, Any]) -> str:
     return "better" if (row["delta"] > 0) == higher_is_better else "worse"
 
 
-def _case_views(cases: pl.DataFrame, status: str) -> Iterator[dict[str, Any]]:
-    """The cases of one status, by case id, as the template shows them, read a slice at a time."""
+def _case_views(cases: pl.DataFrame, status: str, limit: int | None) -> Iterator[dict[str, Any]]:
+    """The first ``limit`` cases of one status, by case id, as the template shows them, a slice at a time."""
     side_columns = ["status", "error", "retrieved_passage_ids", "required_in_context", "answer", *ANSWER_SIGNALS]
     selected = cases.filter(pl.col("status") == status).sort("case_id")
+    if limit is not None:
+        selected = selected.head(limit)
     selected = selected.select(
         "case_id",
         "reasons",

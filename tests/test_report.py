@@ -213,3 +213,28 @@ def test_cli_writes_each_report_format(cli: Callable[..., Result], tmp_path: Pat
     refused = cli(*runs, "--format", "pdf")
     assert refused.exit_code == 2
     assert "'pdf' is not one of" in refused.output
+
+
+@pytest.mark.parametrize("format", ["markdown", "html"])
+def test_a_report_lists_at_most_max_cases_per_status_and_says_how_many_more(examples: Comparison, format: str) -> None:
+    regressed = sorted(examples.cases.filter(pl.col("status") == "regressed").get_column("case_id"))
+    assert len(regressed) == 4
+    report = examples.render(format, max_cases=2)
+    # the first two regressed cases by id are listed, the other two counted
+    assert [case in report for case in regressed] == [True, True, False, False]
+    assert "… and 2 more regressed cases, not listed" in report
+    assert "more failed" not in report  # 2 failed in the candidate: all listed
+    assert "more regressed" not in examples.render(format, max_cases=None)
+    with pytest.raises(ValueError, match="max_cases must be 1 or more"):
+        examples.render(format, max_cases=0)
+
+
+def test_cli_max_cases(cli: Callable[..., Result]) -> None:
+    runs = [EXAMPLE_RUNS / "baseline.arrow", EXAMPLE_RUNS / "candidate.arrow"]
+    capped = cli(*runs, "--format", "markdown", "--max-cases", "1")
+    assert capped.exit_code == 0
+    assert capped.output.count("\n#### ") == 6  # one per listed status
+    every = cli(*runs, "--format", "markdown", "--max-cases", "0", "--all-cases")
+    assert every.output.count("\n#### ") == 34
+    refused = cli(*runs, "--format", "markdown", "--max-cases", "-1")
+    assert refused.exit_code == 2
