@@ -61,9 +61,9 @@ def prepare(workdir: Path, cases: int, k: int, seed: int) -> str:
     return f"generated in {time.perf_counter() - start:.1f} s"
 
 
-def run_cli(baseline: Path, candidate: Path, output: Path) -> tuple[float, int]:
-    """Seconds and peak RSS bytes of one CLI comparison, run through ``measure.py``."""
-    command = [sys.executable, "-m", "rag_compare", str(baseline), str(candidate), "--format", "json"]
+def run_cli(baseline: Path, candidate: Path, output: Path, output_format: str = "json") -> tuple[float, int]:
+    """Seconds and peak RSS bytes of one CLI comparison written to ``output``, run through ``measure.py``."""
+    command = [sys.executable, "-m", "rag_compare", str(baseline), str(candidate), "--format", output_format]
     measured = subprocess.run(
         [sys.executable, str(HERE / "measure.py"), *command, "--output", str(output)],
         capture_output=True,
@@ -219,12 +219,12 @@ def main() -> None:
         problems, largest, sizes = check(output, {side: frame for side, (_, frame) in timed.items()}, gold_cases(runs))
     cli, ranx, peak = statistics.median(cli_seconds), statistics.median(ranx_seconds), max(cli_peaks)
     print(f"cases                      {cases:,} at k={k} (data in {workdir}, {data})")
-    print(f"rag-compare CLI            {cli:.3f} s (median of {_each(cli_seconds)}; one process end to end)")
-    print(f"ranx                       {ranx:.3f} s (median of {_each(ranx_seconds)}; read, build Qrels and Run,")
+    print(f"rag-compare CLI            {cli:.3f} s (median of {each(cli_seconds)}; one process end to end)")
+    print(f"ranx                       {ranx:.3f} s (median of {each(ranx_seconds)}; read, build Qrels and Run,")
     print("                           evaluate, after one untimed pass that compiles and warms up numba)")
     print(f"ratio ranx / CLI           {ranx / cli:.1f}x")
     metrics = statistics.median(metrics_seconds)
-    print(f"rag-compare metrics only   {metrics:.3f} s (median of {_each(metrics_seconds)}; the same reads and")
+    print(f"rag-compare metrics only   {metrics:.3f} s (median of {each(metrics_seconds)}; the same reads and")
     print(f"                           five metrics as ranx, in this process): ranx / metrics {ranx / metrics:.1f}x")
     print(f"peak RSS, CLI              {peak / MIB:,.0f} MiB (largest of {repeats}; the CLI process alone)")
     print(f"peak RSS, ranx             {ranx_peak / MIB:,.0f} MiB (this process: ranx and the frames it read)")
@@ -247,7 +247,7 @@ def main() -> None:
         sys.exit(1)
 
 
-def _each(seconds: list[float]) -> str:
+def each(seconds: list[float]) -> str:
     return f"{len(seconds)}: " + " / ".join(f"{value:.1f}" for value in seconds) + " s"
 
 

@@ -64,7 +64,7 @@ def status_chart(counts: Mapping[str, int], *, bars_width: float = 360.0) -> Sta
         StatusBar(status, count, tone_of(status), index * _ROW, max(1.0, bars_width * count / largest))
         for index, (status, count) in enumerate(shown)
     )
-    count_room = _CHAR_WIDTH * (len(str(largest)) + 1) + _GAP
+    count_room = _CHAR_WIDTH * (len(f"{largest:,}") + 1) + _GAP
     return StatusChart(label_width + bars_width + count_room, len(bars) * _ROW, label_width, _ROW - 6, bars)
 
 

@@ -114,5 +114,5 @@ def aggregate_cells(row: Mapping[str, Any]) -> tuple[str, ...]:
         ci,
         _p(row["p_value"]),
         _p(row["p_adjusted"]),
-        str(row["n"]),
+        f"{row['n']:,}",
     )

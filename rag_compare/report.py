@@ -86,7 +86,7 @@ def _environment(format: str) -> jinja2.Environment:
     if format not in REPORT_FORMATS:
         raise ValueError(f"unknown report format {format!r}; use one of {', '.join(REPORT_FORMATS)}")
     options: dict[str, Any] = {"autoescape": True} if format == "html" else {"finalize": markdown_escape}
-    return jinja2.Environment(
+    environment = jinja2.Environment(
         loader=jinja2.PackageLoader("rag_compare", "templates"),
         undefined=jinja2.StrictUndefined,
         trim_blocks=True,
@@ -94,6 +94,8 @@ def _environment(format: str) -> jinja2.Environment:
         keep_trailing_newline=True,
         **options,
     )
+    environment.filters["count"] = "{:,}".format
+    return environment
 
 
 def _context(comparison: Comparison, *, all_cases: bool, max_cases: int | None) -> dict[str, Any]:

@@ -76,3 +76,12 @@ def test_compare_benchmark_checks_the_cli_against_ranx(tmp_path: Path) -> None:
     assert "peak RSS, CLI" in lines
     assert "CLI aggregates of recall, precision, mrr, ndcg, hit_rate equal ranx's means" in lines
     assert "targets" in lines
+
+
+def test_report_benchmark_runs_every_format(tmp_path: Path) -> None:
+    result = run_script("bench_report.py", "--cases", "300", "--k", "5", "--repeats", "1", "--workdir", tmp_path)
+    assert result.returncode == 0, result.stderr
+    assert "cases         300 at k=5" in result.stdout
+    for output_format in ("text", "markdown", "html"):
+        assert f"\n{output_format} " in result.stdout
+    assert "s over text" in result.stdout
