@@ -15,7 +15,16 @@ from typing import Any
 
 from rag_compare.signals import SIGNALS
 
-__all__ = ["CategoryGrid", "DeltaChart", "StatusChart", "category_grid", "delta_chart", "status_chart", "tone_of"]
+__all__ = [
+    "CategoryGrid",
+    "DeltaChart",
+    "StatusChart",
+    "category_grid",
+    "delta_chart",
+    "delta_tone",
+    "status_chart",
+    "tone_of",
+]
 
 _CHAR_WIDTH = 7.0
 """Width of one character of the charts' 12-unit labels, generous, so labels never overlap."""
@@ -117,7 +126,7 @@ def delta_chart(aggregates: Sequence[Mapping[str, Any]], *, plot_width: float = 
                 x(row["delta"]),
                 None if low is None else x(low),
                 None if high is None else x(high),
-                _delta_tone(row["signal"], row["delta"], low, high),
+                delta_tone(row["signal"], row["delta"], low, high),
                 f"{row['delta']:+.3f}{interval}",
             )
         )
@@ -144,7 +153,9 @@ def _nice_extent(reach: float) -> float:
     return float(10 ** math.ceil(math.log10(reach)))
 
 
-def _delta_tone(signal: str, delta: float, low: float | None, high: float | None) -> str:
+def delta_tone(signal: str, delta: float, low: float | None = None, high: float | None = None) -> str:
+    """``better`` or ``worse`` by the signal's good direction, ``same`` for no move, and ``unclear``
+    when an interval (``low``, ``high``) is given and holds zero."""
     if delta == 0:
         return "same"
     if low is not None and high is not None and low <= 0 <= high:
@@ -191,7 +202,7 @@ def category_grid(breakdowns: Sequence[Mapping[str, Any]], *, cell_width: float 
         GridCell(
             label_width + cell_width * groups.index(row["group"]),
             header_height + cell_height * signals.index(row["signal"]),
-            _delta_tone(row["signal"], row["delta"], None, None),
+            delta_tone(row["signal"], row["delta"]),
             0.0 if row["delta"] == 0 else min(1.0, 0.15 + abs(row["delta"])),
             f"{row['delta']:+.2f}",
         )

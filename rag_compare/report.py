@@ -22,9 +22,10 @@ import polars as pl
 
 from rag_compare._version import __version__
 from rag_compare.aggregates import BREAKDOWN_COLUMNS, SCOPES
-from rag_compare.charts import category_grid, delta_chart, status_chart, tone_of
+from rag_compare.charts import category_grid, delta_chart, delta_tone, status_chart, tone_of
 from rag_compare.comparison import REPORTED_STATUSES, SCOPE_TITLES, SIDES
 from rag_compare.render import AGGREGATE_HEADERS, DEFAULT_MAX_CASES, aggregate_cells, config_text, k_text
+from rag_compare.signals import SIGNALS
 
 if TYPE_CHECKING:
     import jinja2
@@ -162,8 +163,6 @@ def _context(comparison: Comparison, *, all_cases: bool, max_cases: int | None) 
 
 def _breakdown(breakdowns: pl.DataFrame, by: str) -> dict[str, Any]:
     """One grouping's paired deltas as a matrix (a row per group, a column per signal) and a grid chart."""
-    from rag_compare.signals import SIGNALS
-
     rows = breakdowns.filter(pl.col("by") == by).to_dicts()
     present = {row["signal"] for row in rows}
     signals = [signal.name for signal in SIGNALS if signal.name in present]
@@ -171,7 +170,7 @@ def _breakdown(breakdowns: pl.DataFrame, by: str) -> dict[str, Any]:
     for row in rows:
         group = by_group.setdefault(row["group"], {"group": row["group"], "n": 0, "cells": {}})
         group["n"] = max(group["n"], row["n"])
-        group["cells"][row["signal"]] = (f"{row['delta']:+.3f}", _cell_tone(row))
+        group["cells"][row["signal"]] = (f"{row['delta']:+.3f}", delta_tone(row["signal"], row["delta"]))
     matrix = [
         {
             "group": group["group"],
@@ -183,32 +182,26 @@ def _breakdown(breakdowns: pl.DataFrame, by: str) -> dict[str, Any]:
     return {"by": by, "signals": signals, "rows": matrix, "chart": category_grid(rows) if by == "category" else None}
 
 
-def _cell_tone(row: Mapping[str, Any]) -> str:
-    from rag_compare.signals import SIGNALS
-
-    if row["delta"] == 0:
-        return "same"
-    higher_is_better = next(signal.higher_is_better for signal in SIGNALS if signal.name == row["signal"])
-    return "better" if (row["delta"] > 0) == higher_is_better else "worse"
-
-
 def _case_views(cases: pl.DataFrame, status: str, limit: int | None) -> Iterator[dict[str, Any]]:
     """The first ``limit`` cases of one status, by case id, as the template shows them, a slice at a time."""
     side_columns = ["status", "error", "retrieved_passage_ids", "required_in_context", "answer", *ANSWER_SIGNALS]
-    selected = cases.filter(pl.col("status") == status).sort("case_id")
-    if limit is not None:
-        selected = selected.head(limit)
-    selected = selected.select(
-        "case_id",
-        "reasons",
-        "question",
-        "answerability",
-        "category",
-        "source_version",
-        "required_passage_ids",
-        "acceptance_note",
-        *(f"{side}_{name}" for side in SIDES for name in side_columns),
+    query = (
+        cases.lazy()
+        .filter(pl.col("status") == status)
+        .select(
+            "case_id",
+            "reasons",
+            "question",
+            "answerability",
+            "category",
+            "source_version",
+            "required_passage_ids",
+            "acceptance_note",
+            *(f"{side}_{name}" for side in SIDES for name in side_columns),
+        )
+        .sort("case_id")
     )
+    selected = (query if limit is None else query.head(limit)).collect()
     for start in range(0, selected.height, _SLICE_ROWS):
         for row in selected.slice(start, _SLICE_ROWS).iter_rows(named=True):
             required = row["required_passage_ids"] or []
