@@ -1,5 +1,5 @@
 # The two quickstart commands: `make demo` (the main job on the shipped examples) and `make test`.
-# `make tour` shows the other commands on the examples.
+# `make report` writes the examples' HTML and Markdown reports to build/; `make tour` shows the other commands.
 # Each sets up its own virtual environment in .venv on first use.
 
 PYTHON ?= python3
@@ -9,7 +9,7 @@ STAMP := $(VENV)/.installed
 EXAMPLE_EPOCH := 1795000000
 LINTED := rag_compare tests benchmarks
 
-.PHONY: demo tour test lint examples clean
+.PHONY: demo report tour test lint examples clean
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -19,6 +19,14 @@ $(STAMP): pyproject.toml
 
 demo: $(STAMP)
 	$(BIN)/rag-compare runs/baseline.arrow runs/candidate.arrow --passages corpora/handbook_passages.csv
+
+# The examples' comparison as the reports a reviewer reads, in build/ (open build/report.html in a browser).
+report: $(STAMP)
+	mkdir -p build
+	$(BIN)/rag-compare runs/baseline.arrow runs/candidate.arrow --passages corpora/handbook_passages.csv \
+		--format html --output build/report.html
+	$(BIN)/rag-compare runs/baseline.arrow runs/candidate.arrow --passages corpora/handbook_passages.csv \
+		--format markdown --output build/report.md
 
 tour: $(STAMP)
 	$(BIN)/rag-compare validate corpora/handbook.csv

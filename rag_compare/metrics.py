@@ -83,8 +83,8 @@ def _retrieval_slice(frame: pl.DataFrame, k: int | None) -> pl.DataFrame:
 
 
 def context_signals(frame: pl.DataFrame, passages: pl.DataFrame | None = None) -> pl.DataFrame:
-    """``context_coverage``, ``context_construction_failure`` and ``required_in_context`` (the gold
-    ids found in the context sent, null when that cannot be known) of each row of ``frame``.
+    """``context_coverage``, ``context_construction_failure`` and ``missing_from_context`` (the gold
+    ids absent from the context sent, null when that cannot be known) of each row of ``frame``.
 
     ``frame`` needs the gold and retrieved id lists and, when present, ``context_passage_ids`` and
     ``context``; ``passages`` (``passage_id``, ``text``) lets rows without ``context_passage_ids`` be
@@ -100,7 +100,7 @@ def context_signals(frame: pl.DataFrame, passages: pl.DataFrame | None = None) -
         pl.when(measurable & pl.col(RETRIEVED).is_not_null())
         .then(retrieved_gold.list.set_difference(in_context).list.len() > 0)
         .alias("context_construction_failure"),
-        in_context.alias("required_in_context"),
+        gold.list.set_difference(in_context).alias("missing_from_context"),
     )
 
 

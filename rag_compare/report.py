@@ -184,7 +184,7 @@ def _breakdown(breakdowns: pl.DataFrame, by: str) -> dict[str, Any]:
 
 def _case_views(cases: pl.DataFrame, status: str, limit: int | None) -> Iterator[dict[str, Any]]:
     """The first ``limit`` cases of one status, by case id, as the template shows them, a slice at a time."""
-    side_columns = ["status", "error", "retrieved_passage_ids", "required_in_context", "answer", *ANSWER_SIGNALS]
+    side_columns = ["status", "error", "retrieved_passage_ids", "missing_from_context", "answer", *ANSWER_SIGNALS]
     query = (
         cases.lazy()
         .filter(pl.col("status") == status)
@@ -220,7 +220,7 @@ def _case_views(cases: pl.DataFrame, status: str, limit: int | None) -> Iterator
 def _side_view(row: Mapping[str, Any], side: str, required: list[str]) -> dict[str, Any]:
     status = row[f"{side}_status"]
     retrieved = row[f"{side}_retrieved_passage_ids"]
-    in_context = row[f"{side}_required_in_context"]
+    missing = row[f"{side}_missing_from_context"]
     gold = set(required)
     return {
         "side": side,
@@ -229,8 +229,7 @@ def _side_view(row: Mapping[str, Any], side: str, required: list[str]) -> dict[s
         "error": row[f"{side}_error"],
         "retrieved": None if retrieved is None else [(passage, passage in gold) for passage in retrieved],
         "in_context": [
-            (passage, "unknown" if in_context is None else "yes" if passage in in_context else "no")
-            for passage in required
+            (passage, "unknown" if missing is None else "no" if passage in missing else "yes") for passage in required
         ],
         "answer": row[f"{side}_answer"],
         "signals": {name: _signal_text(row[f"{side}_{name}"]) for name in ANSWER_SIGNALS},

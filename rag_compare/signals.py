@@ -70,8 +70,8 @@ def applies(signal: Signal, answerability: pl.Expr) -> pl.Expr:
 def case_signals(
     records: pl.DataFrame, judge: Judge, *, k: int | None = None, passages: pl.DataFrame | None = None
 ) -> pl.DataFrame:
-    """``case_id``, every signal of ``SIGNALS`` and ``required_in_context`` (the required passages
-    that reached the context sent) for each record (a new frame, same order).
+    """``case_id``, every signal of ``SIGNALS`` and ``missing_from_context`` (the required passages
+    that did not reach the context sent) for each record (a new frame, same order).
 
     Without ``passages``, ``answer_completeness`` is null.
     """
@@ -99,5 +99,5 @@ def case_signals(
             .alias(signal.name)
             for signal in SIGNALS
         ),
-        pl.when(pl.lit(usable)).then(pl.col("required_in_context")).alias("required_in_context"),
+        pl.when(pl.lit(usable)).then(pl.col("missing_from_context")).alias("missing_from_context"),
     )

@@ -73,7 +73,7 @@ def test_context_signals_from_context_passage_ids() -> None:
         context=["A text", "A text"],
     )
     result = context_signals(data)
-    assert result.rows() == [(0.5, True, ["a"]), (0.5, False, ["a"])]
+    assert result.rows() == [(0.5, True, ["b"]), (0.5, False, ["b"])]
 
 
 def test_context_signals_by_finding_passage_text_and_null_without_a_way_to_know() -> None:
@@ -86,7 +86,7 @@ def test_context_signals_by_finding_passage_text_and_null_without_a_way_to_know(
     )
     found = context_signals(data, passages)
     assert found.select(CONTEXT_SIGNALS).rows() == [(1.0, False), (0.5, True), (None, None)]
-    assert found.get_column("required_in_context").to_list() == [["a", "b"], ["a"], None]
+    assert found.get_column("missing_from_context").to_list() == [[], ["b"], None]
     assert context_signals(data).rows() == [(None, None, None)] * 3
 
 
@@ -137,9 +137,9 @@ def test_context_coverage_is_a_share(cases: list[tuple[list[str], list[str]]]) -
     result = context_signals(data)
     expected = [len(set(gold) & set(sent)) / len(gold) for gold, sent in cases]
     assert result.get_column("context_coverage").to_list() == pytest.approx(expected)
-    in_context = [sorted(found) for found in result.get_column("required_in_context").to_list()]
-    assert in_context == [sorted(set(gold) & set(sent)) for gold, sent in cases]
-    assert result.columns == [*CONTEXT_SIGNALS, "required_in_context"]
+    missing = [sorted(found) for found in result.get_column("missing_from_context").to_list()]
+    assert missing == [sorted(set(gold) - set(sent)) for gold, sent in cases]
+    assert result.columns == [*CONTEXT_SIGNALS, "missing_from_context"]
 
 
 def generated_cases(count: int, seed: int) -> tuple[list[list[str]], list[list[str]]]:
