@@ -24,6 +24,7 @@ from rag_compare._version import __version__
 from rag_compare.aggregates import BREAKDOWN_COLUMNS, SCOPES
 from rag_compare.charts import category_grid, delta_chart, delta_tone, status_chart, tone_of
 from rag_compare.comparison import REPORTED_STATUSES, SCOPE_TITLES, SIDES
+from rag_compare.frames import row_index
 from rag_compare.render import AGGREGATE_HEADERS, DEFAULT_MAX_CASES, aggregate_cells, config_text, k_text
 from rag_compare.signals import SIGNALS
 
@@ -183,25 +184,25 @@ def _breakdown(breakdowns: pl.DataFrame, by: str) -> dict[str, Any]:
 
 
 def _case_views(cases: pl.DataFrame, status: str, limit: int | None) -> Iterator[dict[str, Any]]:
-    """The first ``limit`` cases of one status, by case id, as the template shows them, a slice at a time."""
+    """The first ``limit`` cases of one status, by case id, as the template shows them, a slice at a time.
+
+    The cases are chosen on their ids alone, then only those rows are gathered: texts of the cases
+    left out are never copied.
+    """
     side_columns = ["status", "error", "retrieved_passage_ids", "missing_from_context", "answer", *ANSWER_SIGNALS]
-    query = (
-        cases.lazy()
-        .filter(pl.col("status") == status)
-        .select(
-            "case_id",
-            "reasons",
-            "question",
-            "answerability",
-            "category",
-            "source_version",
-            "required_passage_ids",
-            "acceptance_note",
-            *(f"{side}_{name}" for side in SIDES for name in side_columns),
-        )
-        .sort("case_id")
-    )
-    selected = (query if limit is None else query.head(limit)).collect()
+    order = cases.lazy().select(row_index(), "case_id", "status").filter(pl.col("status") == status).sort("case_id")
+    rows = (order if limit is None else order.head(limit)).select("row").collect().get_column("row")
+    selected = cases.select(
+        "case_id",
+        "reasons",
+        "question",
+        "answerability",
+        "category",
+        "source_version",
+        "required_passage_ids",
+        "acceptance_note",
+        *(f"{side}_{name}" for side in SIDES for name in side_columns),
+    )[rows]
     for start in range(0, selected.height, _SLICE_ROWS):
         for row in selected.slice(start, _SLICE_ROWS).iter_rows(named=True):
             required = row["required_passage_ids"] or []
