@@ -190,16 +190,22 @@ def check(output: Path, scores: dict[str, pl.DataFrame], cases: pl.Series) -> tu
     return problems, largest, sizes
 
 
-def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+def data_options(description: str) -> tuple[argparse.Namespace, Path]:
+    """The options of the scale benchmarks (``--cases --k --repeats --seed --workdir``) and the data folder."""
+    parser = argparse.ArgumentParser(description=description)
     parser.add_argument("--cases", type=int, default=1_000_000)
     parser.add_argument("--k", type=int, default=10)
     parser.add_argument("--repeats", type=int, default=3)
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--workdir", type=Path, help="where the data is generated, or reused (default: a temp folder)")
     options = parser.parse_args()
+    name = f"rag-compare-bench-{options.cases}-k{options.k}-seed{options.seed}"
+    return options, options.workdir or Path(tempfile.gettempdir()) / name
+
+
+def main() -> None:
+    options, workdir = data_options(__doc__.splitlines()[0])
     cases, k, repeats = options.cases, options.k, options.repeats
-    workdir = options.workdir or Path(tempfile.gettempdir()) / f"rag-compare-bench-{cases}-k{k}-seed{options.seed}"
     data = prepare(workdir, cases, k, options.seed)
     runs = {side: workdir / f"{side}.arrow" for side in SIDES}
     for path in runs.values():  # numba compiles per input type (such as the longest id), so warm up on the data

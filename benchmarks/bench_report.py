@@ -11,26 +11,18 @@ cases per status (the default ``--max-cases``), so their size stays bounded what
 
 from __future__ import annotations
 
-import argparse
 import statistics
 import tempfile
 from pathlib import Path
 
-from bench_compare import MIB, SIDES, each, prepare, run_cli
+from bench_compare import MIB, SIDES, data_options, each, prepare, run_cli
 
 FORMATS = {"text": "txt", "markdown": "md", "html": "html"}
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--cases", type=int, default=1_000_000)
-    parser.add_argument("--k", type=int, default=10)
-    parser.add_argument("--repeats", type=int, default=3)
-    parser.add_argument("--seed", type=int, default=0)
-    parser.add_argument("--workdir", type=Path, help="where the data is generated, or reused (default: a temp folder)")
-    options = parser.parse_args()
+    options, workdir = data_options(__doc__.splitlines()[0])
     cases, k = options.cases, options.k
-    workdir = options.workdir or Path(tempfile.gettempdir()) / f"rag-compare-bench-{cases}-k{k}-seed{options.seed}"
     data = prepare(workdir, cases, k, options.seed)
     runs = [workdir / f"{side}.arrow" for side in SIDES]
     print(f"cases         {cases:,} at k={k} (data in {workdir}, {data})")
