@@ -238,3 +238,15 @@ def test_cli_max_cases(cli: Callable[..., Result]) -> None:
     assert every.output.count("\n#### ") == 34
     refused = cli(*runs, "--format", "markdown", "--max-cases", "-1")
     assert refused.exit_code == 2
+
+
+def test_warnings_stand_out_in_both_reports() -> None:
+    comparison = compare(
+        EXAMPLE_RUNS / "baseline.arrow", EXAMPLE_RUNS / "candidate.arrow", ROOT / "corpora" / "handbook_2025.csv"
+    )
+    assert len(comparison.warnings) == 2
+    markdown = comparison.render("markdown")
+    assert markdown.count("> **warning:** run ") == 2
+    assert "\n>\n> **warning:**" in markdown  # one blockquote, a paragraph per warning
+    html = comparison.render("html")
+    assert html.count('<li><strong>warning:</strong> run &#39;') == 2
