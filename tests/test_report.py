@@ -249,4 +249,4 @@ def test_warnings_stand_out_in_both_reports() -> None:
     assert markdown.count("> **warning:** run ") == 2
     assert "\n>\n> **warning:**" in markdown  # one blockquote, a paragraph per warning
     html = comparison.render("html")
-    assert html.count('<li><strong>warning:</strong> run &#39;') == 2
+    assert html.count("<li><strong>warning:</strong> run &#39;") == 2
