@@ -19,20 +19,22 @@ import click
 
 from rag_compare._version import __version__
 from rag_compare.errors import ContractError, RagCompareError
-from rag_compare.render import DEFAULT_MAX_CASES
+from rag_compare.render import DEFAULT_MAX_CASES, FORMATS, REPORT_FORMATS
 
 __all__ = ["main"]
 
 EXIT_FOUND, EXIT_BAD_INPUT = 1, 2
 EXIT_BROKEN_PIPE = 128 + 13  # what a shell reports for a command ended by SIGPIPE
-_FORMAT = click.option(
-    "--format",
-    "output_format",
-    type=click.Choice(["text", "json"]),
-    default="text",
-    show_default=True,
-    help="Output for a terminal (text) or for programs (json).",
-)
+
+
+def _format_option(choices: Sequence[str], help: str) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
+    """A ``--format`` option offering ``choices``, ``text`` by default."""
+    return click.option(
+        "--format", "output_format", type=click.Choice(choices), default="text", show_default=True, help=help
+    )
+
+
+_FORMAT = _format_option(FORMATS, "Output for a terminal (text) or for programs (json).")
 _PATH = click.Path(path_type=Path)  # existence is checked by the library, with its own messages
 _GROUP_FLAGS = frozenset({"--debug", "--version", "-h", "--help"})
 
@@ -223,13 +225,9 @@ def _statuses(ctx: click.Context, param: click.Parameter, value: str | None) -> 
     show_default=True,
     help="How far a signal must move to count as changed.",
 )
-@click.option(
-    "--format",
-    "output_format",
-    type=click.Choice(["text", "json", "markdown", "html"]),
-    default="text",
-    show_default=True,
-    help="A summary for a terminal (text), data for programs (json), or a report to read: markdown, or html "
+@_format_option(
+    FORMATS + REPORT_FORMATS,
+    "A summary for a terminal (text), data for programs (json), or a report to read: markdown, or html "
     "(one self-contained page that opens offline).",
 )
 @click.option(
@@ -274,8 +272,7 @@ def compare_command(
     limit = max_cases or None
     _emit(lambda stream: comparison.write(stream, output_format, all_cases=all_cases, max_cases=limit), output)
     if output is not None:
-        counts = ", ".join(f"{status} {count}" for status, count in comparison.counts.items() if count)
-        click.echo(f"wrote the {output_format} comparison to {output}: {counts}")
+        click.echo(f"wrote the {output_format} comparison to {output}: {comparison.counts_text(', ')}")
     if any(comparison.counts[status] for status in fail_on):
         sys.exit(EXIT_FOUND)
 

@@ -6,7 +6,7 @@ import io
 from collections import deque
 from collections.abc import Mapping
 from concurrent.futures import Future, ThreadPoolExecutor
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 from types import MappingProxyType
 from typing import Any, TextIO
@@ -18,6 +18,7 @@ from rag_compare.frames import count_by
 from rag_compare.render import (
     AGGREGATE_HEADERS,
     DEFAULT_MAX_CASES,
+    REPORT_FORMATS,
     Report,
     aggregate_cells,
     config_text,
@@ -26,6 +27,7 @@ from rag_compare.render import (
     text_table,
     to_json,
 )
+from rag_compare.render import FORMATS as SUMMARY_FORMATS  # the text and JSON every result renders
 from rag_compare.runs import Run
 from rag_compare.signals import SIGNALS
 
@@ -40,7 +42,7 @@ __all__ = [
 ]
 
 SCHEMA_VERSION = 1
-FORMATS = ("text", "json", "markdown", "html")
+FORMATS = SUMMARY_FORMATS + REPORT_FORMATS
 REPORTED_STATUSES = (
     "regressed",
     "failed_in_candidate",
@@ -87,6 +89,11 @@ class ComparedRun:
     k: int | None
     """The cut-off its ranked lists were scored at (``None``: each list's own length)."""
 
+    @property
+    def path_text(self) -> str:
+        """The run file's path as shown, or ``(not written)`` for a run kept in memory."""
+        return str(self.path or "(not written)")
+
     @classmethod
     def of(cls, run: Run, *, k: int | None) -> ComparedRun:
         config = run.to_dict()["config"]
@@ -115,20 +122,28 @@ class Comparison(Report):
     evaluator: Mapping[str, str]
     config_diff: tuple[ConfigChange, ...]
     warnings: tuple[str, ...]
-    cases: pl.DataFrame = field(repr=False)
-    aggregates: pl.DataFrame = field(repr=False)
-    breakdowns: pl.DataFrame = field(repr=False)
+    cases: pl.DataFrame
+    aggregates: pl.DataFrame
+    breakdowns: pl.DataFrame
     tolerance: float
 
     def __repr__(self) -> str:
-        counts = ", ".join(f"{status} {count}" for status, count in self.counts.items() if count)
         runs = " → ".join(f"{run.name} ({run.fingerprint[:12]})" for run in (self.baseline, self.candidate))
-        return f"<Comparison {runs}: {self.cases.height} cases: {counts or 'none'}>"
+        return f"<Comparison {runs}: {self.cases.height} cases: {self.counts_text(', ')}>"
 
     @property
     def counts(self) -> dict[str, int]:
         """Cases per status, every status of ``CASE_STATUSES`` included."""
         return count_by(self.cases.with_columns(pl.col("status").cast(pl.String)), "status", CASE_STATUSES)
+
+    def counts_text(self, separator: str = " · ") -> str:
+        """The statuses that have cases, with their counts: ``improved 5 · regressed 4``."""
+        return counts_line({status: count for status, count in self.counts.items() if count}, separator)
+
+    @property
+    def signals_without_values(self) -> list[str]:
+        """The signals no case has a value of (``answer_completeness`` without passages, say)."""
+        return self.aggregates.filter(pl.col("n") == 0).get_column("signal").unique(maintain_order=True).to_list()
 
     def to_dict(self) -> dict[str, Any]:
         return self._summary() | {"cases": self._case_objects().to_dicts()}
@@ -146,8 +161,6 @@ class Comparison(Report):
         Reports list the cases that changed, failed or are missing, up to ``max_cases`` per status
         (``None``: every one); ``all_cases`` lists the unchanged ones too.
         """
-        if format == "text":
-            return self._text()
         buffer = io.StringIO()
         self.write(buffer, format, all_cases=all_cases, max_cases=max_cases)
         return buffer.getvalue()
@@ -235,7 +248,7 @@ class Comparison(Report):
 
     def _text(self) -> str:
         runs = [
-            (side, run.name, run.fingerprint[:12], run.created_at, str(run.path or "(not written)"), k_text(run.k))
+            (side, run.name, run.fingerprint[:12], run.created_at, run.path_text, k_text(run.k))
             for side, run in zip(SIDES, (self.baseline, self.candidate), strict=True)
         ]
         parts = [
@@ -251,12 +264,12 @@ class Comparison(Report):
             parts.append(text_table(("config key", "baseline", "candidate"), changes, title="Config differences"))
         if self.warnings:
             parts.append("".join(f"warning: {warning}\n" for warning in self.warnings))
-        parts.append(f"{self.cases.height} cases: {counts_line({k: v for k, v in self.counts.items() if v})}")
+        parts.append(f"{self.cases.height} cases: {self.counts_text()}")
         for scope, title in SCOPE_TITLES.items():
             rows = self.aggregates.filter(pl.col("scope") == scope, pl.col("n") > 0).iter_rows(named=True)
             parts.append(text_table(AGGREGATE_HEADERS, (aggregate_cells(row) for row in rows), title=title))
-        empty = self.aggregates.filter(pl.col("n") == 0).get_column("signal").unique(maintain_order=True)
-        if empty.len():
+        empty = self.signals_without_values
+        if empty:
             hint = " (answer_completeness needs --passages)" if "answer_completeness" in empty else ""
             parts.append(f"no values for: {', '.join(empty)}{hint}")
         parts.append(self._listed_cases())

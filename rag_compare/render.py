@@ -16,6 +16,7 @@ __all__ = [
     "AGGREGATE_HEADERS",
     "DEFAULT_MAX_CASES",
     "FORMATS",
+    "REPORT_FORMATS",
     "Report",
     "aggregate_cells",
     "config_text",
@@ -26,6 +27,8 @@ __all__ = [
 ]
 
 FORMATS = ("text", "json")
+REPORT_FORMATS = ("markdown", "html")
+"""What a comparison renders beyond ``FORMATS``: reports for people to read."""
 
 TEXT_WIDTH = 100
 DEFAULT_MAX_CASES = 1_000
@@ -76,9 +79,9 @@ def text_table(headers: Sequence[str], rows: Iterable[Sequence[object]], title: 
     return "\n".join(line.rstrip() for line in buffer.getvalue().splitlines()) + "\n"
 
 
-def counts_line(counts: Mapping[str, int]) -> str:
+def counts_line(counts: Mapping[str, int], separator: str = " · ") -> str:
     """``a 3 · b 1`` for a mapping of counts, or ``none`` when empty."""
-    return " · ".join(f"{key} {value}" for key, value in counts.items()) or "none"
+    return separator.join(f"{key} {value}" for key, value in counts.items()) or "none"
 
 
 def k_text(k: int | None) -> str:

@@ -3,7 +3,7 @@
 A report holds, in order: the two runs and the config diff with its warnings; status counts; the
 aggregates of both scopes; breakdowns by category and answerability; then the cases, regressed,
 failed and missing first, then mixed, then improved, up to ``max_cases`` per status (unchanged ones
-are counted, or listed too with ``all_cases``). Cases are read from the frame a slice at a time and
+are counted, or listed too with ``all_cases``). Cases are read from the frame one at a time and
 written as they are rendered, so a large report never sits in memory as one document.
 
 Every value from data is escaped: by Jinja2's autoescape in HTML (the page also forbids scripts and
@@ -25,7 +25,14 @@ from rag_compare.aggregates import BREAKDOWN_COLUMNS, SCOPES
 from rag_compare.charts import category_grid, delta_chart, delta_tone, status_chart, tone_of
 from rag_compare.comparison import REPORTED_STATUSES, SCOPE_TITLES, SIDES
 from rag_compare.frames import row_index
-from rag_compare.render import AGGREGATE_HEADERS, DEFAULT_MAX_CASES, aggregate_cells, config_text, k_text
+from rag_compare.render import (
+    AGGREGATE_HEADERS,
+    DEFAULT_MAX_CASES,
+    REPORT_FORMATS,
+    aggregate_cells,
+    config_text,
+    k_text,
+)
 from rag_compare.signals import SIGNALS
 
 if TYPE_CHECKING:
@@ -33,13 +40,11 @@ if TYPE_CHECKING:
 
     from rag_compare.comparison import Comparison
 
-__all__ = ["REPORT_FORMATS", "markdown_escape", "summary_html", "write_report"]
+__all__ = ["markdown_escape", "summary_html", "write_report"]
 
-REPORT_FORMATS = ("markdown", "html")
 ANSWER_SIGNALS = ("grounded", "answer_completeness", "abstained", "abstention_correct")
 """The signals shown beside each answer."""
 _TEMPLATES = {"markdown": "comparison.md.j2", "html": "comparison.html.j2"}
-_SLICE_ROWS = 1_000
 _OPEN_TONES = frozenset({"worse", "failed", "missing", "mixed"})
 _MARKDOWN_SPECIAL = re.compile(r"([\\`*_\[\]|~#])")
 
@@ -104,14 +109,13 @@ def _context(comparison: Comparison, *, all_cases: bool, max_cases: int | None) 
     counts = comparison.counts
     listed = REPORTED_STATUSES + (("unchanged",) if all_cases else ())
     aggregates = comparison.aggregates.filter(pl.col("n") > 0)
-    empty = comparison.aggregates.filter(pl.col("n") == 0).get_column("signal").unique(maintain_order=True)
     runs = [
         {
             "side": side,
             "name": run.name,
             "fingerprint": run.fingerprint,
             "created_at": run.created_at,
-            "path": str(run.path or "(not written)"),
+            "path": run.path_text,
             "k": k_text(run.k),
         }
         for side, run in zip(SIDES, (comparison.baseline, comparison.candidate), strict=True)
@@ -143,7 +147,7 @@ def _context(comparison: Comparison, *, all_cases: bool, max_cases: int | None) 
         "status_chart": status_chart(counts),
         "aggregate_headers": AGGREGATE_HEADERS,
         "scopes": scopes,
-        "empty_signals": empty.to_list(),
+        "empty_signals": comparison.signals_without_values,
         "breakdowns": [_breakdown(comparison.breakdowns, by) for by in BREAKDOWN_COLUMNS],
         "groups": [
             {
@@ -184,7 +188,7 @@ def _breakdown(breakdowns: pl.DataFrame, by: str) -> dict[str, Any]:
 
 
 def _case_views(cases: pl.DataFrame, status: str, limit: int | None) -> Iterator[dict[str, Any]]:
-    """The first ``limit`` cases of one status, by case id, as the template shows them, a slice at a time.
+    """The first ``limit`` cases of one status, by case id, as the template shows them, one at a time.
 
     The cases are chosen on their ids alone, then only those rows are gathered: texts of the cases
     left out are never copied.
@@ -203,19 +207,18 @@ def _case_views(cases: pl.DataFrame, status: str, limit: int | None) -> Iterator
         "acceptance_note",
         *(f"{side}_{name}" for side in SIDES for name in side_columns),
     )[rows]
-    for start in range(0, selected.height, _SLICE_ROWS):
-        for row in selected.slice(start, _SLICE_ROWS).iter_rows(named=True):
-            required = row["required_passage_ids"] or []
-            yield {
-                "case_id": row["case_id"],
-                "reasons": row["reasons"],
-                "question": row["question"],
-                "labels": [label for label in (row["answerability"], row["category"]) if label],
-                "source_version": row["source_version"],
-                "required": required,
-                "acceptance_note": row["acceptance_note"],
-                "sides": [_side_view(row, side, required) for side in SIDES],
-            }
+    for row in selected.iter_rows(named=True):
+        required = row["required_passage_ids"] or []
+        yield {
+            "case_id": row["case_id"],
+            "reasons": row["reasons"],
+            "question": row["question"],
+            "labels": [label for label in (row["answerability"], row["category"]) if label],
+            "source_version": row["source_version"],
+            "required": required,
+            "acceptance_note": row["acceptance_note"],
+            "sides": [_side_view(row, side, required) for side in SIDES],
+        }
 
 
 def _side_view(row: Mapping[str, Any], side: str, required: list[str]) -> dict[str, Any]:
