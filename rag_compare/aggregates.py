@@ -3,7 +3,8 @@
 - ``paired``: the cases where the signal has a value on both sides (both records ``ok`` and the
   signal applies to the case's label).
 - ``all_cases``: also every case missing or failed on a side, counted there at the signal's worst
-  value (0 where higher is better, 1 where lower is better), so a run cannot look better by failing.
+  value (0 where higher is better, 1 where lower is better), so a run cannot look better by failing;
+  so is a judge's verdict where judging the case failed.
 
 Each row has both means, their difference, a 95% bootstrap interval of the paired difference, a
 paired test (sign-flip permutation for scores, exact McNemar for flags) and its Holm adjustment
@@ -14,13 +15,14 @@ each draws from its own seeded generator, so the results do not depend on the or
 from __future__ import annotations
 
 import itertools
+from collections.abc import Sequence
 from concurrent.futures import ThreadPoolExecutor
 from typing import cast
 
 import numpy as np
 import polars as pl
 
-from rag_compare.signals import SIGNALS, Signal, applies
+from rag_compare.signals import Signal, applies
 from rag_compare.stats import bootstrap_ci, holm, mcnemar_exact_p, permutation_p_value
 
 __all__ = ["BREAKDOWN_COLUMNS", "SCOPES", "aggregate_signals", "breakdown_signals"]
@@ -50,32 +52,32 @@ _BREAKDOWN_SCHEMA = {
 }
 
 
-def aggregate_signals(cases: pl.DataFrame) -> pl.DataFrame:
+def aggregate_signals(cases: pl.DataFrame, signals: Sequence[Signal]) -> pl.DataFrame:
     """One row per scope and signal (``signal, scope, baseline, candidate, delta, ci_low, ci_high,
     p_value, p_adjusted, n``); ``cases`` holds ``baseline_<signal>``/``candidate_<signal>`` columns,
-    both statuses and ``answerability``."""
+    both statuses, both judge statuses and ``answerability``."""
     with ThreadPoolExecutor(max_workers=pl.thread_pool_size()) as pool:
-        aggregated = list(pool.map(lambda task: _aggregate(cases, *task), itertools.product(SCOPES, SIGNALS)))
+        aggregated = list(pool.map(lambda task: _aggregate(cases, *task), itertools.product(SCOPES, signals)))
     rows = []
-    for start in range(0, len(aggregated), len(SIGNALS)):
-        scoped = aggregated[start : start + len(SIGNALS)]
+    for start in range(0, len(aggregated), len(signals)):
+        scoped = aggregated[start : start + len(signals)]
         adjusted = holm([cast(float | None, row["p_value"]) for row in scoped])
         rows += [row | {"p_adjusted": p} for row, p in zip(scoped, adjusted, strict=True)]
     return pl.DataFrame(rows, schema=_AGGREGATE_SCHEMA)
 
 
-def breakdown_signals(cases: pl.DataFrame) -> pl.DataFrame:
+def breakdown_signals(cases: pl.DataFrame, signals: Sequence[Signal]) -> pl.DataFrame:
     """Paired means per group of ``category`` and of ``answerability`` (``by, group, signal,
     baseline, candidate, delta, n``); groups where a signal has no pair are left out."""
     rows = []
     for by in BREAKDOWN_COLUMNS:
         means = (
             cases.group_by(pl.col(by).cast(pl.String).fill_null("(none)").alias("group"))
-            .agg(expr for signal in SIGNALS for expr in _paired_means(signal))
+            .agg(expr for signal in signals for expr in _paired_means(signal))
             .sort("group")
         )
         for group in means.iter_rows(named=True):
-            for signal in SIGNALS:
+            for signal in signals:
                 baseline, candidate, n = (group[f"{signal.name}/{part}"] for part in ("baseline", "candidate", "n"))
                 if n:
                     rows.append(
@@ -107,8 +109,9 @@ def _scoped_value(signal: Signal, side: str, scope: str) -> pl.Expr:
     value = pl.col(f"{side}_{signal.name}").cast(pl.Float64)
     if scope == "paired":
         return value
+    judged = pl.col(f"{side}_judge_status").ne_missing("judge_failed") if signal.judged else pl.lit(True)
     return (
-        pl.when(pl.col(f"{side}_status") == "ok")
+        pl.when((pl.col(f"{side}_status") == "ok") & judged)
         .then(value)
         .when(applies(signal, pl.col("answerability")))
         .then(pl.lit(signal.worst))

@@ -13,7 +13,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from rag_compare.signals import SIGNALS
+from rag_compare.signals import ALL_SIGNALS
 
 __all__ = [
     "CategoryGrid",
@@ -30,13 +30,15 @@ _CHAR_WIDTH = 7.0
 """Width of one character of the charts' 12-unit labels, generous, so labels never overlap."""
 _ROW = 24.0
 _GAP = 12.0
-_DIRECTION = {signal.name: signal.higher_is_better for signal in SIGNALS}
+_DIRECTION = {signal.name: signal.higher_is_better for signal in ALL_SIGNALS}
 
 
 def tone_of(status: str) -> str:
     """The tone a case status is drawn in."""
-    if status.startswith(("failed", "missing")):
-        return status.split("_", 1)[0]
+    if status.startswith(("failed", "judge_failed")):
+        return "failed"
+    if status.startswith("missing"):
+        return "missing"
     return {"improved": "better", "regressed": "worse", "mixed": "mixed"}.get(status, "same")
 
 
@@ -192,7 +194,7 @@ def category_grid(breakdowns: Sequence[Mapping[str, Any]], *, cell_width: float 
     """The grid of ``breakdowns`` rows of one grouping (``group``, ``signal``, ``delta``)."""
     groups = sorted({row["group"] for row in breakdowns})
     present = {row["signal"] for row in breakdowns}
-    signals = [signal.name for signal in SIGNALS if signal.name in present]
+    signals = [signal.name for signal in ALL_SIGNALS if signal.name in present]
     label_width = _label_width(signals)
     header_height = _label_width(groups) * 0.6 + _GAP
     cell_height = _ROW

@@ -2,7 +2,8 @@
 
 Cases are joined with a full outer join on ``case_id`` (with a corpus, its cases that neither run has
 join too). A case's status is decided in this order: missing on a side, failed on a side, then how its
-status signals moved beyond the tolerance (``improved``, ``regressed``, ``mixed``, ``unchanged``).
+judging failed on a side (its scores say ``judge_failed``), then how its status signals moved beyond
+the tolerance (``improved``, ``regressed``, ``mixed``, ``unchanged``).
 """
 
 from __future__ import annotations
@@ -22,7 +23,8 @@ from rag_compare.judge import Judge, LexicalJudge
 from rag_compare.passages import load_passages
 from rag_compare.runs import Run, load_run
 from rag_compare.schemas import LABEL_COLUMNS
-from rag_compare.signals import STATUS_SIGNALS, Signal, case_signals
+from rag_compare.scores import JUDGE_FAILED, Scores, evaluator_summary, load_scores
+from rag_compare.signals import Signal, case_signals, signals_in
 
 __all__ = ["compare"]
 
@@ -42,6 +44,8 @@ def compare(
     k: int | None = None,
     tolerance: float = DEFAULT_TOLERANCE,
     judge: Judge | None = None,
+    baseline_scores: Scores | str | Path | None = None,
+    candidate_scores: Scores | str | Path | None = None,
 ) -> Comparison:
     """Compare ``candidate`` with ``baseline`` (runs or run file paths), case by case.
 
@@ -50,7 +54,9 @@ def compare(
     knowledge base) lets records without ``context_passage_ids`` be checked by finding passage text in
     the context. ``k`` cuts both ranked lists (default: each run's ``top_k``, else the list's length).
     A signal counts as changed when it moves by more than ``tolerance``. ``judge`` defaults to the
-    offline ``LexicalJudge``. Raises ``CompareError`` when a run lists a case twice or ``k`` is unusable.
+    offline ``LexicalJudge``. ``baseline_scores``/``candidate_scores`` (scores files of those runs,
+    see ``score_run`` and ``import_scores``) replace its verdicts with theirs. Raises ``CompareError``
+    when a run lists a case twice or ``k`` is unusable, ``ScoresError`` for scores of another run.
     """
     if k is not None and (isinstance(k, bool) or k < 1):
         raise CompareError(f"k must be a whole number of 1 or more, got {k!r}.")
@@ -61,14 +67,18 @@ def compare(
     if corpus is not None:
         labels = (corpus if isinstance(corpus, Corpus) else load_corpus(corpus)).frame
     knowledge_base = None if passages is None else load_passages(passages)
-    runs, frames, label_warnings = [], [], []
-    for source in (baseline, candidate):
-        run, frame, found = _side(source, judge, labels=labels, passages=knowledge_base, k=k)
+    runs, frames, label_warnings, evaluators = [], [], [], {}
+    for side, source, scores_source in zip(
+        SIDES, (baseline, candidate), (baseline_scores, candidate_scores), strict=True
+    ):
+        scores = None if scores_source is None else _scores(scores_source)
+        run, frame, found = _side(source, judge, scores, labels=labels, passages=knowledge_base, k=k)
         runs.append(run)
         frames.append(frame)
         label_warnings += found
+        evaluators[side] = None if scores is None else evaluator_summary(scores)
     diff = config_diff(runs[0].config, runs[1].config)
-    warnings = config_warnings(diff) + label_warnings
+    warnings = config_warnings(diff) + _evaluator_warnings(evaluators) + label_warnings
     if labels is None:
         drifted = _drifted(*frames)
         if drifted:
@@ -76,18 +86,20 @@ def compare(
     if knowledge_base is not None:
         warnings += _unknown_passage_warning(frames, knowledge_base)
     sides = [_prefixed(side, frame) for side, frame in zip(SIDES, frames, strict=True)]
-    cases = _with_reasons(_join(sides, labels).with_columns(_status(tolerance)), tolerance)
+    joined = _with_both_sides(_join(sides, labels))
+    signals = signals_in(joined.columns, prefix="baseline_")
+    cases = _with_reasons(joined.with_columns(_status(signals, tolerance)), signals, tolerance)
     return Comparison(
         baseline=runs[0],
         candidate=runs[1],
-        evaluator={"name": judge.name, "fingerprint": judge.fingerprint},
+        evaluator={"name": judge.name, "fingerprint": judge.fingerprint, "scores": evaluators},
         config_diff=tuple(diff),
         warnings=tuple(warnings),
         cases=cases.select(
             "case_id", "status", "reasons", *CASE_LABELS, pl.exclude("case_id", "status", "reasons", *CASE_LABELS)
         ),
-        aggregates=aggregate_signals(cases),
-        breakdowns=breakdown_signals(cases),
+        aggregates=aggregate_signals(cases, signals),
+        breakdowns=breakdown_signals(cases, signals),
         tolerance=tolerance,
     )
 
@@ -95,6 +107,7 @@ def compare(
 def _side(
     source: Run | str | Path,
     judge: Judge,
+    scores: Scores | None,
     *,
     labels: pl.DataFrame | None,
     passages: pl.DataFrame | None,
@@ -106,13 +119,15 @@ def _side(
     """
     run = source if isinstance(source, Run) else load_run(source)
     _check_unique(run)
+    if scores is not None:
+        scores.check_scored(run)
     warnings = []
     records = run.records
     if labels is not None:
         warnings = _corpus_label_warnings(run, labels)
         records = _relabel(records, labels)
     run_k = _k_of(run, k)
-    signals = case_signals(records, judge, k=run_k, passages=passages)
+    signals = case_signals(records, judge, k=run_k, passages=passages, scores=None if scores is None else scores.frame)
     frame = pl.concat(
         [signals.select("case_id"), records.select(*SIDE_COLUMNS, *CASE_LABELS), signals.drop("case_id")],
         how="horizontal",
@@ -218,6 +233,38 @@ def _join(sides: list[pl.DataFrame], labels: pl.DataFrame | None) -> pl.DataFram
     ).drop(f"{side}_{name}" for side in SIDES for name in CASE_LABELS)
 
 
+def _with_both_sides(cases: pl.DataFrame) -> pl.DataFrame:
+    """``cases`` with every score signal that one side has, as nulls on the side without it."""
+    names = {signal.name for side in SIDES for signal in signals_in(cases.columns, prefix=f"{side}_")}
+    return cases.with_columns(
+        pl.lit(None, pl.Float64).alias(f"{side}_{name}")
+        for side in SIDES
+        for name in sorted(names)
+        if f"{side}_{name}" not in cases.columns
+    )
+
+
+def _scores(source: Scores | str | Path) -> Scores:
+    return source if isinstance(source, Scores) else load_scores(source)
+
+
+def _evaluator_warnings(evaluators: dict[str, dict[str, Any] | None]) -> list[str]:
+    """A warning when the two sides' verdicts come from different evaluators."""
+    baseline, candidate = (evaluators[side] for side in SIDES)
+    if baseline == candidate or (
+        baseline is not None and candidate is not None and baseline["fingerprint"] == candidate["fingerprint"]
+    ):
+        return []
+    shown = [
+        "the offline judge" if found is None else f"{found['name']} ({found['fingerprint'][:12]})"
+        for found in (baseline, candidate)
+    ]
+    return [
+        f"the two sides were judged by different evaluators (baseline: {shown[0]}, candidate: {shown[1]}): "
+        "their verdicts can differ where the answers did not. Score both runs with the same judge."
+    ]
+
+
 def _moved(signal: Signal, tolerance: float) -> tuple[pl.Expr, pl.Expr]:
     """Whether the candidate's value is better, and whether worse, than the baseline's (false if either is null)."""
     baseline, candidate = (pl.col(f"{side}_{signal.name}").cast(pl.Float64) for side in SIDES)
@@ -225,10 +272,11 @@ def _moved(signal: Signal, tolerance: float) -> tuple[pl.Expr, pl.Expr]:
     return (up, down) if signal.higher_is_better else (down, up)
 
 
-def _status(tolerance: float) -> pl.Expr:
+def _status(signals: tuple[Signal, ...], tolerance: float) -> pl.Expr:
     present = {side: pl.col(f"{side}_status").is_not_null() for side in SIDES}
     failed = {side: pl.col(f"{side}_status") != "ok" for side in SIDES}
-    moves = [_moved(signal, tolerance) for signal in STATUS_SIGNALS]
+    judge_failed = {side: _judge_failed(side) for side in SIDES}
+    moves = [_moved(signal, tolerance) for signal in signals if signal.decides_status]
     better, worse = pl.any_horizontal(up for up, _ in moves), pl.any_horizontal(down for _, down in moves)
     return (
         pl.when(~present["baseline"] & ~present["candidate"])
@@ -243,6 +291,12 @@ def _status(tolerance: float) -> pl.Expr:
         .then(pl.lit("failed_in_baseline"))
         .when(failed["candidate"])
         .then(pl.lit("failed_in_candidate"))
+        .when(judge_failed["baseline"] & judge_failed["candidate"])
+        .then(pl.lit("judge_failed_in_both"))
+        .when(judge_failed["baseline"])
+        .then(pl.lit("judge_failed_in_baseline"))
+        .when(judge_failed["candidate"])
+        .then(pl.lit("judge_failed_in_candidate"))
         .when(better & worse)
         .then(pl.lit("mixed"))
         .when(better)
@@ -255,8 +309,13 @@ def _status(tolerance: float) -> pl.Expr:
     )
 
 
-def _with_reasons(cases: pl.DataFrame, tolerance: float) -> pl.DataFrame:
-    """``cases`` with ``reasons``: a side missing or failed, then each status signal that moved.
+def _judge_failed(side: str) -> pl.Expr:
+    return (pl.col(f"{side}_judge_status") == JUDGE_FAILED).fill_null(False)
+
+
+def _with_reasons(cases: pl.DataFrame, signals: tuple[Signal, ...], tolerance: float) -> pl.DataFrame:
+    """``cases`` with ``reasons``: a side missing or failed, its judging failed, then each status signal
+    that moved.
 
     Reasons are made only where they apply (a side without an ok record, a signal that moved), as one
     long frame of (row, order, reason), then gathered per case.
@@ -274,7 +333,12 @@ def _with_reasons(cases: pl.DataFrame, tolerance: float) -> pl.DataFrame:
             )
         )
         parts.append(_reason_rows(cases, order, status.is_null() | (status != "ok"), reason))
-    for order, signal in enumerate(STATUS_SIGNALS, start=len(SIDES)):
+    for order, side in enumerate(SIDES, start=len(SIDES)):
+        error = pl.col(f"{side}_judge_error").fill_null("no error recorded").str.slice(0, _MAX_ERROR_CHARS)
+        reason = pl.format(f"{side} {JUDGE_FAILED}: {{}}", error)
+        parts.append(_reason_rows(cases, order, (pl.col(f"{side}_status") == "ok") & _judge_failed(side), reason))
+    status_signals = [signal for signal in signals if signal.decides_status]
+    for order, signal in enumerate(status_signals, start=2 * len(SIDES)):
         better, worse = _moved(signal, tolerance)
         direction = pl.when(better).then(pl.lit("better")).otherwise(pl.lit("worse"))
         shown = (_shown(pl.col(f"{side}_{signal.name}"), signal) for side in SIDES)

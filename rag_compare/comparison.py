@@ -29,7 +29,7 @@ from rag_compare.render import (
 )
 from rag_compare.render import FORMATS as SUMMARY_FORMATS  # the text and JSON every result renders
 from rag_compare.runs import Run
-from rag_compare.signals import SIGNALS
+from rag_compare.signals import JUDGE_COLUMNS, Signal, signals_in
 
 __all__ = [
     "CASE_STATUSES",
@@ -48,6 +48,9 @@ REPORTED_STATUSES = (
     "failed_in_candidate",
     "failed_in_both",
     "failed_in_baseline",
+    "judge_failed_in_candidate",
+    "judge_failed_in_both",
+    "judge_failed_in_baseline",
     "missing_in_candidate",
     "missing_in_both",
     "missing_in_baseline",
@@ -63,6 +66,9 @@ CASE_STATUSES = (
     "failed_in_baseline",
     "failed_in_candidate",
     "failed_in_both",
+    "judge_failed_in_baseline",
+    "judge_failed_in_candidate",
+    "judge_failed_in_both",
     "improved",
     "regressed",
     "mixed",
@@ -119,7 +125,9 @@ class Comparison(Report):
 
     baseline: ComparedRun
     candidate: ComparedRun
-    evaluator: Mapping[str, str]
+    evaluator: Mapping[str, Any]
+    """``name`` and ``fingerprint`` of the offline judge, and under ``scores`` per side the evaluator
+    of the scores that side was judged by (``None``: the offline judge's verdicts)."""
     config_diff: tuple[ConfigChange, ...]
     warnings: tuple[str, ...]
     cases: pl.DataFrame
@@ -139,6 +147,11 @@ class Comparison(Report):
     def counts_text(self, separator: str = " · ") -> str:
         """The statuses that have cases, with their counts: ``improved 5 · regressed 4``."""
         return counts_line({status: count for status, count in self.counts.items() if count}, separator)
+
+    @property
+    def signals(self) -> tuple[Signal, ...]:
+        """The signals this comparison holds: every one of ``SIGNALS``, and the score signals its scores had."""
+        return signals_in(self.cases.columns, prefix="baseline_")
 
     @property
     def signals_without_values(self) -> list[str]:
@@ -238,7 +251,12 @@ class Comparison(Report):
         """One row per case with the JSON fields; a side without a record is null."""
         sides = [
             pl.when(pl.col(f"{side}_status").is_not_null())
-            .then(pl.struct(pl.col(f"{side}_{signal.name}").alias(signal.name) for signal in SIGNALS))
+            .then(
+                pl.struct(
+                    *(pl.col(f"{side}_{signal.name}").alias(signal.name) for signal in self.signals),
+                    *(pl.col(f"{side}_{name}").alias(name) for name in JUDGE_COLUMNS),
+                )
+            )
             .alias(side)
             for side in SIDES
         ]

@@ -11,7 +11,9 @@ fix it. The command line turns each into exit code 2 without a traceback.
     ├── RunFileError            a frozen run cannot be written or loaded
     │   ├── RunExistsError          the output file already exists (it is never replaced)
     │   └── RunIntegrityError       the file was changed or cut short after it was frozen
-    └── CompareError            two runs cannot be compared as asked (a case id twice, a bad k)
+    ├── CompareError            two runs cannot be compared as asked (a case id twice, a bad k)
+    ├── ScoresError             scores cannot be made, read or used (another run's scores, an unknown signal)
+    └── JudgeError              the judge's endpoint refuses every request (a bad key, an unknown model)
 """
 
 from __future__ import annotations
@@ -25,11 +27,13 @@ __all__ = [
     "ConfigError",
     "ContractError",
     "InputFileError",
+    "JudgeError",
     "Problem",
     "RagCompareError",
     "RunExistsError",
     "RunFileError",
     "RunIntegrityError",
+    "ScoresError",
     "SecretInConfigError",
 ]
 
@@ -132,3 +136,11 @@ class RunIntegrityError(RunFileError):
 
 class CompareError(RagCompareError):
     """Two runs cannot be compared as asked: a case id appears twice in a run, or k is not usable."""
+
+
+class ScoresError(RagCompareError):
+    """Scores cannot be made, read or used: scores of another run, an unknown signal, a bad imported file."""
+
+
+class JudgeError(RagCompareError):
+    """The judge's endpoint refuses the requests themselves (a bad key, an unknown model): no case can be judged."""

@@ -18,16 +18,24 @@ from __future__ import annotations
 
 import hashlib
 import json
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
-from typing import NamedTuple, Protocol
+from typing import Any, NamedTuple, Protocol
 
 import polars as pl
 
 from rag_compare.errors import ConfigError, ContractError, Problem
 
-__all__ = ["ABSTENTION_PATTERNS", "NUMBER_PATTERN", "STOPWORDS", "Judge", "LexicalJudge", "fold_plural"]
+__all__ = [
+    "ABSTENTION_PATTERNS",
+    "NUMBER_PATTERN",
+    "STOPWORDS",
+    "Judge",
+    "LexicalJudge",
+    "fold_plural",
+    "settings_digest",
+]
 
 METHOD_VERSION = "lexical-1"
 
@@ -73,16 +81,25 @@ _S, _UNDERSCORE, _COMMA, _DOT = ord("s"), ord("_"), ord(","), ord(".")
 
 
 class Judge(Protocol):
-    """What the comparison needs from an evaluator (a later LLM judge implements it too)."""
+    """What a comparison and ``score_run`` need from an evaluator (``LexicalJudge``, ``OpenAIJudge``)."""
 
     @property
     def name(self) -> str: ...
 
     @property
-    def fingerprint(self) -> str: ...
+    def fingerprint(self) -> str:
+        """A hash of everything that decides the verdicts: equal fingerprints, comparable verdicts."""
+        ...
+
+    @property
+    def config(self) -> Mapping[str, Any]:
+        """The settings behind the fingerprint, as plain JSON-ready data (no credentials)."""
+        ...
 
     def judge(self, cases: pl.DataFrame) -> pl.DataFrame:
-        """``abstained``, ``grounded`` and ``abstention_correct`` for each row of ``cases``, in order."""
+        """Verdicts for each row of ``cases`` (run records), in order: ``abstained``, ``grounded``,
+        ``abstention_correct`` and any other signal it decides; ``judge_status``/``judge_error`` when
+        judging a case can fail."""
         ...
 
 
@@ -109,17 +126,22 @@ class LexicalJudge:
         return "lexical"
 
     @property
-    def fingerprint(self) -> str:
-        """SHA-256 of everything that decides the verdicts; any change of method or setting changes it."""
-        settings = {
+    def config(self) -> dict[str, Any]:
+        return {
             "name": self.name,
             "method": METHOD_VERSION,
             "min_overlap": float(self.min_overlap),
             "abstention_patterns": list(self.abstention_patterns),
             "stopwords": sorted(set(self.stopwords)),
         }
-        canonical = json.dumps(settings, sort_keys=True, separators=(",", ":"), ensure_ascii=True)
-        return hashlib.sha256(canonical.encode()).hexdigest()
+
+    @property
+    def fingerprint(self) -> str:
+        """SHA-256 of everything that decides the verdicts; any change of method or setting changes it.
+
+        The library version is left out: the method version changes whenever the verdicts would.
+        """
+        return settings_digest(self.config)
 
     @property
     def _abstention_regex(self) -> str:
@@ -151,6 +173,12 @@ class LexicalJudge:
             pl.col("grounded").cast(pl.Float64),
             abstention_correct=pl.col("abstained") == (pl.col("answerability") == "unanswerable"),
         )
+
+
+def settings_digest(settings: Mapping[str, Any]) -> str:
+    """SHA-256 of canonical JSON of ``settings``."""
+    canonical = json.dumps(settings, sort_keys=True, separators=(",", ":"), ensure_ascii=True)
+    return hashlib.sha256(canonical.encode()).hexdigest()
 
 
 def _check_columns(cases: pl.DataFrame) -> None:

@@ -33,7 +33,7 @@ from rag_compare.render import (
     config_text,
     k_text,
 )
-from rag_compare.signals import SIGNALS
+from rag_compare.signals import ALL_SIGNALS
 
 if TYPE_CHECKING:
     import jinja2
@@ -170,7 +170,7 @@ def _breakdown(breakdowns: pl.DataFrame, by: str) -> dict[str, Any]:
     """One grouping's paired deltas as a matrix (a row per group, a column per signal) and a grid chart."""
     rows = breakdowns.filter(pl.col("by") == by).to_dicts()
     present = {row["signal"] for row in rows}
-    signals = [signal.name for signal in SIGNALS if signal.name in present]
+    signals = [signal.name for signal in ALL_SIGNALS if signal.name in present]
     by_group: dict[str, dict[str, Any]] = {}
     for row in rows:
         group = by_group.setdefault(row["group"], {"group": row["group"], "n": 0, "cells": {}})

@@ -3,11 +3,13 @@
 ``case_signals`` computes every signal of one run's records (retrieval and context metrics, then the
 judge's verdicts), nulls where a signal does not apply to the case's label, and nulls everything on a
 record whose status is not ``ok``. ``answer_completeness`` (see ``completeness``) needs the passages'
-text, so it is null without a passages file.
+text, so it is null without a passages file. Scores (an LLM judge's or imported ones) replace the
+offline judge's verdicts they hold and add the ``SCORE_SIGNALS`` they hold.
 """
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Literal
 
@@ -17,7 +19,18 @@ from rag_compare.completeness import answer_completeness
 from rag_compare.judge import Judge
 from rag_compare.metrics import context_signals, retrieval_signals
 
-__all__ = ["SIGNALS", "STATUS_SIGNALS", "Signal", "applies", "case_signals"]
+__all__ = [
+    "ALL_SIGNALS",
+    "JUDGE_COLUMNS",
+    "SCORED_SIGNALS",
+    "SCORE_SIGNALS",
+    "SIGNALS",
+    "SIGNALS_BY_NAME",
+    "Signal",
+    "applies",
+    "case_signals",
+    "signals_in",
+]
 
 Applies = Literal["gold", "answerable", "unanswerable", "all"]
 
@@ -31,6 +44,8 @@ class Signal:
     higher_is_better: bool
     applies_to: Applies
     decides_status: bool = True
+    judged: bool = False
+    """A judge's verdict (not measured from the record): a case whose judging failed has no value."""
 
     @property
     def worst(self) -> float:
@@ -47,15 +62,31 @@ SIGNALS = (
     Signal("full_coverage", flag=True, higher_is_better=True, applies_to="gold"),
     Signal("context_coverage", flag=False, higher_is_better=True, applies_to="gold"),
     Signal("context_construction_failure", flag=True, higher_is_better=False, applies_to="gold"),
-    Signal("grounded", flag=False, higher_is_better=True, applies_to="all"),
+    Signal("grounded", flag=False, higher_is_better=True, applies_to="all", judged=True),
     Signal("answer_completeness", flag=False, higher_is_better=True, applies_to="gold"),
-    Signal("abstained", flag=True, higher_is_better=False, applies_to="answerable"),
-    Signal("abstention_correct", flag=True, higher_is_better=True, applies_to="unanswerable"),
+    Signal("abstained", flag=True, higher_is_better=False, applies_to="answerable", judged=True),
+    Signal("abstention_correct", flag=True, higher_is_better=True, applies_to="unanswerable", judged=True),
 )
-"""Every signal, in report order. ``precision`` and ``hit_rate`` are reported but do not decide a
-status: precision falls whenever ``top_k`` grows, and a hit is implied by recall above zero."""
+"""Every signal of every comparison, in report order. ``precision`` and ``hit_rate`` are reported but
+do not decide a status: precision falls whenever ``top_k`` grows, and a hit is implied by recall above
+zero."""
 
-STATUS_SIGNALS = tuple(signal for signal in SIGNALS if signal.decides_status)
+SCORE_SIGNALS = (
+    Signal("context_sufficiency", flag=False, higher_is_better=True, applies_to="answerable", judged=True),
+    Signal("helpfulness", flag=False, higher_is_better=True, applies_to="all", judged=True),
+    Signal("correctness", flag=False, higher_is_better=True, applies_to="all", judged=True),
+    Signal("response", flag=False, higher_is_better=True, applies_to="all", judged=True),
+    Signal("trustworthiness", flag=False, higher_is_better=True, applies_to="all", judged=True),
+    Signal("query_ease", flag=False, higher_is_better=True, applies_to="all", decides_status=False, judged=True),
+)
+"""Signals that only scores carry (an LLM judge's checks, imported evaluators), each a score in [0, 1];
+a comparison has them when a side's scores do. ``query_ease`` rates the question, not the run: it is
+reported but does not decide a status."""
+
+ALL_SIGNALS = SIGNALS + SCORE_SIGNALS
+SIGNALS_BY_NAME = {signal.name: signal for signal in ALL_SIGNALS}
+SCORED_SIGNALS = ("grounded", "abstained", "abstention_correct", *(signal.name for signal in SCORE_SIGNALS))
+"""The signals a scores file may hold."""
 
 
 def applies(signal: Signal, answerability: pl.Expr) -> pl.Expr:
@@ -67,37 +98,74 @@ def applies(signal: Signal, answerability: pl.Expr) -> pl.Expr:
     return answerability != "unanswerable"
 
 
-def case_signals(
-    records: pl.DataFrame, judge: Judge, *, k: int | None = None, passages: pl.DataFrame | None = None
-) -> pl.DataFrame:
-    """``case_id``, every signal of ``SIGNALS`` and ``missing_from_context`` (the required passages
-    that did not reach the context sent) for each record (a new frame, same order).
+def signals_in(columns: Iterable[str], prefix: str = "") -> tuple[Signal, ...]:
+    """The signals of ``SIGNALS`` and those of ``SCORE_SIGNALS`` that ``columns`` hold (``prefix`` + name)."""
+    present = set(columns)
+    return SIGNALS + tuple(signal for signal in SCORE_SIGNALS if f"{prefix}{signal.name}" in present)
 
-    Without ``passages``, ``answer_completeness`` is null.
+
+JUDGE_COLUMNS = {"judge_status": pl.String, "judge_error": pl.String}
+"""How the judging of each case went, beside its verdicts (null where the offline judge decided)."""
+
+
+def case_signals(
+    records: pl.DataFrame,
+    judge: Judge,
+    *,
+    k: int | None = None,
+    passages: pl.DataFrame | None = None,
+    scores: pl.DataFrame | None = None,
+) -> pl.DataFrame:
+    """``case_id``, every signal of ``SIGNALS`` (and of ``SCORE_SIGNALS`` that ``scores`` hold),
+    ``missing_from_context`` (the required passages that did not reach the context sent),
+    ``judge_status`` and ``judge_error`` for each record (a new frame, same order).
+
+    ``scores`` (a frame keyed on ``case_id``) replace the judge's verdicts they hold. Without
+    ``passages``, ``answer_completeness`` is null.
     """
     completeness = (
         pl.repeat(None, records.height, dtype=pl.Float64, eager=True).alias("answer_completeness")
         if passages is None
         else answer_completeness(records, passages)
     )
+    verdicts = _verdicts(records, judge, scores)
     columns = pl.concat(
         [
             records.select("case_id"),
             retrieval_signals(records, k),
             context_signals(records, passages),
-            judge.judge(records).select("grounded", "abstained", "abstention_correct"),
+            verdicts,
             completeness.to_frame(),
         ],
         how="horizontal",
     )
     usable = (records.get_column("status") == "ok").fill_null(False)
     answerability = records.get_column("answerability")
-    return columns.with_columns(
+    signals = signals_in(columns.columns)
+    return columns.select(
+        "case_id",
         *(
             pl.when(pl.lit(usable) & applies(signal, pl.lit(answerability)))
             .then(pl.col(signal.name))
             .alias(signal.name)
-            for signal in SIGNALS
+            for signal in signals
         ),
         pl.when(pl.lit(usable)).then(pl.col("missing_from_context")).alias("missing_from_context"),
+        *JUDGE_COLUMNS,
+    )
+
+
+def _verdicts(records: pl.DataFrame, judge: Judge, scores: pl.DataFrame | None) -> pl.DataFrame:
+    """The judge's verdicts of each record, replaced by those ``scores`` hold, and how judging went."""
+    kept = {*SCORED_SIGNALS, *JUDGE_COLUMNS}
+    verdicts = judge.judge(records)
+    verdicts = verdicts.select(name for name in verdicts.columns if name in kept)
+    if scores is not None:
+        held = [name for name in scores.columns if name in kept]
+        joined = records.select("case_id").join(
+            scores.select("case_id", *held), on="case_id", how="left", maintain_order="left"
+        )
+        verdicts = pl.concat([verdicts.drop(held, strict=False), joined.drop("case_id")], how="horizontal")
+    return verdicts.with_columns(
+        pl.lit(None, dtype).alias(name) for name, dtype in JUDGE_COLUMNS.items() if name not in verdicts.columns
     )

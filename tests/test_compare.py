@@ -109,7 +109,8 @@ def test_json_has_exactly_the_documented_keys_and_round_trips(runs: tuple[Run, R
     assert payload == comparison.to_dict()
     assert payload["schema_version"] == SCHEMA_VERSION
     assert list(payload["baseline"]) == ["name", "path", "fingerprint", "config"]
-    assert list(payload["evaluator"]) == ["name", "fingerprint"]
+    assert list(payload["evaluator"]) == ["name", "fingerprint", "scores"]
+    assert payload["evaluator"]["scores"] == {"baseline": None, "candidate": None}
     assert list(payload["aggregates"][0]) == [
         "signal", "scope", "baseline", "candidate", "delta", "ci_low", "ci_high", "p_value", "p_adjusted", "n",
     ]  # fmt: skip
