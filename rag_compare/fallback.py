@@ -181,7 +181,8 @@ def _check_ids(run: Run, scores: pl.DataFrame) -> None:
     if ids.is_duplicated().any():
         twice = ids.filter(ids.is_duplicated()).unique(maintain_order=True)
         raise ScoresError(f"the scores hold some case ids more than once: {_some(twice)}. Give one row per case.")
-    unknown = ids.filter(~ids.is_in(run.records.get_column("case_id")))
+    known = run.records.select(pl.col("case_id").cast(pl.String))
+    unknown = ids.to_frame().join(known, on="case_id", how="anti", maintain_order="left").to_series()
     if unknown.len():
         raise ScoresError(
             f"the scores hold {unknown.len()} case ids that run '{run.name}' lacks: {_some(unknown)}. "
@@ -231,8 +232,7 @@ def _truth_column(records: pl.DataFrame, column: str) -> pl.Series:
             f"truth column '{column}' is {found}; give a Boolean column of the run's records where true means "
             f"the answer is good (Boolean columns: {', '.join(boolean) or 'none'})."
         )
-    ok = _ok(records)
-    return (~records.get_column(column)).zip_with(ok, pl.Series([None] * records.height, dtype=pl.Boolean))
+    return records.select(pl.when(pl.lit(_ok(records))).then(~pl.col(column)).alias("bad")).to_series()
 
 
 def _cases(

@@ -1,0 +1,155 @@
+"""The LLM judge's checks: what each asks, the JSON its reply must match, and the score it gives.
+
+Every score is a number in [0, 1], higher is better, kept with the judge's explanation. Scores are
+evidence from a model, not truth labels.
+
+- ``context_sufficiency`` (question, context): does the context sent hold what the question needs?
+  sufficient / partial / insufficient: 1 / 0.5 / 0.
+- ``groundedness`` (question, answer, context): the answer's material claims, each supported by the
+  context or not. Signal ``grounded``: the share supported; null for an answer without claims (an
+  abstention is not sent). The unsupported claims are kept.
+- ``helpfulness`` (question, answer, label, acceptance note): does the answer help, keeping the note's
+  conditions? Declining helps only on an unanswerable case. Rating 1-5: (rating - 1) / 4.
+- ``query_ease`` (question): how easy is the question to answer well? Rating 1-5: (rating - 1) / 4.
+- ``correctness`` (question, answer, acceptance note as the reference): correct / partially_correct /
+  incorrect: 1 / 0.5 / 0.
+- ``response`` (question, answer; no context, for pipelines that cannot export it): is the answer
+  responsive and trustworthy? Rating 1-5: (rating - 1) / 4.
+"""
+
+from __future__ import annotations
+
+import functools
+import hashlib
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+__all__ = ["CHECKS", "DEFAULT_CHECKS", "PROMPT_VERSION", "Check", "prompt_digest", "render_messages"]
+
+PROMPT_VERSION = "v1"
+_PROMPTS = Path(__file__).parent / "prompts" / PROMPT_VERSION
+_RATINGS = [1, 2, 3, 4, 5]
+
+
+def _object(**properties: Mapping[str, Any]) -> dict[str, Any]:
+    """A strict JSON schema object: every property required, nothing else allowed."""
+    return {
+        "type": "object",
+        "properties": {"explanation": {"type": "string"}, **properties},
+        "required": ["explanation", *properties],
+        "additionalProperties": False,
+    }
+
+
+def _levels(*names: str) -> Callable[[Mapping[str, Any]], float | None]:
+    """A score from a verdict among ``names`` (best first), spread evenly over [0, 1]."""
+    steps = len(names) - 1
+    return lambda reply: (steps - names.index(reply["verdict"])) / steps
+
+
+def _rating(reply: Mapping[str, Any]) -> float | None:
+    return (int(reply["rating"]) - 1) / 4
+
+
+def _supported_share(reply: Mapping[str, Any]) -> float | None:
+    verdicts = [claim["verdict"] for claim in reply["claims"]]
+    return verdicts.count("supported") / len(verdicts) if verdicts else None
+
+
+@dataclass(frozen=True)
+class Check:
+    """One LLM check: its prompt template, reply schema, the inputs it needs and its score."""
+
+    name: str
+    signal: str
+    needs: tuple[str, ...]
+    """Inputs that must be present (not blank) for the check to run; else its score is null."""
+    schema: Mapping[str, Any]
+    score: Callable[[Mapping[str, Any]], float | None]
+    skip_abstentions: bool = False
+    """An abstention makes no claim to judge: no request, a null score."""
+
+    @property
+    def response_format(self) -> dict[str, Any]:
+        return {"type": "json_schema", "json_schema": {"name": self.name, "schema": self.schema, "strict": True}}
+
+
+_RATING = {"rating": {"type": "integer", "enum": _RATINGS}}
+CHECKS: dict[str, Check] = {
+    check.name: check
+    for check in (
+        Check(
+            "context_sufficiency",
+            "context_sufficiency",
+            ("question", "context"),
+            _object(verdict={"type": "string", "enum": ["sufficient", "partial", "insufficient"]}),
+            _levels("sufficient", "partial", "insufficient"),
+        ),
+        Check(
+            "groundedness",
+            "grounded",
+            ("question", "answer", "context"),
+            _object(
+                claims={
+                    "type": "array",
+                    "items": {
+                        "type": "object",
+                        "properties": {
+                            "claim": {"type": "string"},
+                            "verdict": {"type": "string", "enum": ["supported", "unsupported"]},
+                        },
+                        "required": ["claim", "verdict"],
+                        "additionalProperties": False,
+                    },
+                }
+            ),
+            _supported_share,
+            skip_abstentions=True,
+        ),
+        Check("helpfulness", "helpfulness", ("question",), _object(**_RATING), _rating),
+        Check("query_ease", "query_ease", ("question",), _object(**_RATING), _rating),
+        Check(
+            "correctness",
+            "correctness",
+            ("question", "acceptance_note"),
+            _object(verdict={"type": "string", "enum": ["correct", "partially_correct", "incorrect"]}),
+            _levels("correct", "partially_correct", "incorrect"),
+        ),
+        Check("response", "response", ("question",), _object(**_RATING), _rating),
+    )
+}
+"""Every check, by name."""
+DEFAULT_CHECKS = ("context_sufficiency", "groundedness", "helpfulness")
+
+
+@functools.cache
+def _environment() -> Any:
+    import jinja2
+
+    return jinja2.Environment(
+        loader=jinja2.FileSystemLoader(_PROMPTS),
+        undefined=jinja2.StrictUndefined,
+        autoescape=False,  # plain text for a model, not markup
+        keep_trailing_newline=False,
+    )
+
+
+def render_messages(check: Check, inputs: Mapping[str, Any]) -> list[dict[str, str]]:
+    """The chat messages of ``check`` for one case (``inputs``: question, answer, context,
+    acceptance_note, answerability)."""
+    environment = _environment()
+    return [
+        {"role": "system", "content": environment.get_template("system.j2").render().strip()},
+        {"role": "user", "content": environment.get_template(f"{check.name}.j2").render(**inputs).strip()},
+    ]
+
+
+@functools.cache
+def prompt_digest() -> str:
+    """SHA-256 over every prompt template of ``PROMPT_VERSION``, by name and bytes."""
+    digest = hashlib.sha256()
+    for path in sorted(_PROMPTS.glob("*.j2")):
+        digest.update(path.name.encode() + b"\0" + path.read_bytes() + b"\0")
+    return digest.hexdigest()
