@@ -7,17 +7,18 @@
 
 from __future__ import annotations
 
-import io
 import json
 import os
 import sys
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from pathlib import Path
-from typing import Any, TextIO
+from typing import Any
 
 import click
 
 from rag_compare._version import __version__
+from rag_compare.cli_options import ASSIGNMENTS, FORMAT, PATH, emit, format_option, wants_json
+from rag_compare.cli_scores import fallback, import_scores_command, score
 from rag_compare.errors import ContractError, RagCompareError
 from rag_compare.render import DEFAULT_MAX_CASES, FORMATS, REPORT_FORMATS
 
@@ -27,15 +28,6 @@ EXIT_FOUND, EXIT_BAD_INPUT = 1, 2
 EXIT_BROKEN_PIPE = 128 + 13  # what a shell reports for a command ended by SIGPIPE
 
 
-def _format_option(choices: Sequence[str], help: str) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
-    """A ``--format`` option offering ``choices``, ``text`` by default."""
-    return click.option(
-        "--format", "output_format", type=click.Choice(choices), default="text", show_default=True, help=help
-    )
-
-
-_FORMAT = _format_option(FORMATS, "Output for a terminal (text) or for programs (json).")
-_PATH = click.Path(path_type=Path)  # existence is checked by the library, with its own messages
 _GROUP_FLAGS = frozenset({"--debug", "--version", "-h", "--help"})
 
 
@@ -88,10 +80,6 @@ def _contract_payload(error: ContractError) -> dict[str, Any]:
     }
 
 
-def _wants_json(output_format: str) -> None:
-    click.get_current_context().meta["rag_compare.json"] = output_format == "json"
-
-
 @click.group(cls=_Cli, context_settings={"help_option_names": ["-h", "--help"]})
 @click.version_option(__version__, prog_name="rag-compare")
 @click.option("--debug", is_flag=True, envvar="RAG_COMPARE_DEBUG", help="Show the full traceback of an error.")
@@ -109,10 +97,10 @@ def main(ctx: click.Context, debug: bool) -> None:
 
 
 @main.command()
-@click.argument("corpus", type=_PATH)
+@click.argument("corpus", type=PATH)
 @click.option("--strict", is_flag=True, help="Treat warnings as errors.")
-@click.option("--passages", type=_PATH, help="The knowledge base: check that required passages exist in it.")
-@_FORMAT
+@click.option("--passages", type=PATH, help="The knowledge base: check that required passages exist in it.")
+@FORMAT
 def validate(corpus: Path, strict: bool, passages: Path | None, output_format: str) -> None:
     """Check a corpus file (CSV, Parquet or JSONL) against the corpus contract.
 
@@ -120,14 +108,14 @@ def validate(corpus: Path, strict: bool, passages: Path | None, output_format: s
     """
     from rag_compare.corpus import load_corpus
 
-    _wants_json(output_format)
+    wants_json(output_format)
     click.echo(load_corpus(corpus, strict=strict, passages=passages).render(output_format), nl=False)
 
 
 @main.command()
-@click.argument("old", type=_PATH)
-@click.argument("new", type=_PATH)
-@_FORMAT
+@click.argument("old", type=PATH)
+@click.argument("new", type=PATH)
+@FORMAT
 def audit(old: Path, new: Path, output_format: str) -> None:
     """Audit how a corpus changed from OLD to NEW.
 
@@ -136,7 +124,7 @@ def audit(old: Path, new: Path, output_format: str) -> None:
     """
     from rag_compare.audit import audit_corpora
 
-    _wants_json(output_format)
+    wants_json(output_format)
     report = audit_corpora(old, new)
     click.echo(report.render(output_format), nl=False)
     if report.violations:
@@ -144,18 +132,12 @@ def audit(old: Path, new: Path, output_format: str) -> None:
 
 
 @main.command()
-@click.argument("records", type=_PATH)
-@click.option("--corpus", type=_PATH, required=True, help="The corpus the records were run against.")
-@click.option("--config", "config_file", type=_PATH, help="Run config as a .toml or .json file.")
-@click.option(
-    "--set",
-    "assignments",
-    multiple=True,
-    metavar="KEY=VALUE",
-    help="Set a config key (dots for nested keys); VALUE is JSON where it parses, else text. Repeatable.",
-)
-@click.option("--output", type=_PATH, required=True, help="The run file to write (never overwritten).")
-@_FORMAT
+@click.argument("records", type=PATH)
+@click.option("--corpus", type=PATH, required=True, help="The corpus the records were run against.")
+@click.option("--config", "config_file", type=PATH, help="Run config as a .toml or .json file.")
+@ASSIGNMENTS
+@click.option("--output", type=PATH, required=True, help="The run file to write (never overwritten).")
+@FORMAT
 def freeze(
     records: Path,
     corpus: Path,
@@ -168,7 +150,7 @@ def freeze(
     from rag_compare.config import apply_assignments, read_config_file
     from rag_compare.runs import freeze_run
 
-    _wants_json(output_format)
+    wants_json(output_format)
     config = apply_assignments(read_config_file(config_file) if config_file else {}, assignments)
     run = freeze_run(records, corpus, config, output=output)
     if output_format == "json":
@@ -178,13 +160,13 @@ def freeze(
 
 
 @main.command()
-@click.argument("run", type=_PATH)
-@_FORMAT
+@click.argument("run", type=PATH)
+@FORMAT
 def show(run: Path, output_format: str) -> None:
     """Show a frozen run: config, fingerprint, number of cases and counts by status."""
     from rag_compare.runs import load_run
 
-    _wants_json(output_format)
+    wants_json(output_format)
     click.echo(load_run(run).render(output_format), nl=False)
 
 
@@ -201,16 +183,16 @@ def _statuses(ctx: click.Context, param: click.Parameter, value: str | None) -> 
 
 
 @main.command("compare")
-@click.argument("baseline", type=_PATH)
-@click.argument("candidate", type=_PATH)
+@click.argument("baseline", type=PATH)
+@click.argument("candidate", type=PATH)
 @click.option(
     "--corpus",
-    type=_PATH,
+    type=PATH,
     help="Judge both runs by this corpus' labels; its cases that neither run has are missing_in_both.",
 )
 @click.option(
     "--passages",
-    type=_PATH,
+    type=PATH,
     help="The knowledge base: find required passages' text in the context of records without context_passage_ids.",
 )
 @click.option(
@@ -225,7 +207,7 @@ def _statuses(ctx: click.Context, param: click.Parameter, value: str | None) -> 
     show_default=True,
     help="How far a signal must move to count as changed.",
 )
-@_format_option(
+@format_option(
     FORMATS + REPORT_FORMATS,
     "A summary for a terminal (text), data for programs (json), or a report to read: markdown, or html "
     "(one self-contained page that opens offline).",
@@ -240,12 +222,18 @@ def _statuses(ctx: click.Context, param: click.Parameter, value: str | None) -> 
     show_default=True,
     help="Reports (markdown, html) list at most this many cases per status; 0 lists every one.",
 )
-@click.option("--output", type=_PATH, help="Write the output to this file (replaced atomically) instead of stdout.")
+@click.option("--output", type=PATH, help="Write the output to this file (replaced atomically) instead of stdout.")
 @click.option(
     "--fail-on",
     callback=_statuses,
     metavar="STATUS[,STATUS...]",
     help="Exit with code 1 when any case has one of these statuses, e.g. regressed,failed_in_candidate.",
+)
+@click.option(
+    "--baseline-scores", type=PATH, help="A scores file of BASELINE: its verdicts replace the offline judge's."
+)
+@click.option(
+    "--candidate-scores", type=PATH, help="A scores file of CANDIDATE: its verdicts replace the offline judge's."
 )
 def compare_command(
     baseline: Path,
@@ -259,33 +247,35 @@ def compare_command(
     max_cases: int,
     output: Path | None,
     fail_on: tuple[str, ...],
+    baseline_scores: Path | None,
+    candidate_scores: Path | None,
 ) -> None:
     """Compare the frozen run CANDIDATE with BASELINE, case by case (also: rag-compare BASELINE CANDIDATE).
 
-    Each case gets one status (missing, failed, improved, regressed, mixed or unchanged) with the
-    signals that moved; aggregates come with 95% bootstrap intervals and Holm-adjusted p-values.
-    A report for reviewers: --format html --output report.html (or --format markdown).
+    Each case gets one status (missing, failed, judge_failed, improved, regressed, mixed or unchanged)
+    with the signals that moved; aggregates come with 95% bootstrap intervals and Holm-adjusted
+    p-values. A report for reviewers: --format html --output report.html (or --format markdown).
+    LLM verdicts: score each run (rag-compare score) and pass --baseline-scores/--candidate-scores.
     """
     from rag_compare.compare import compare
 
-    comparison = compare(baseline, candidate, corpus, passages=passages, k=k, tolerance=tolerance)
+    comparison = compare(
+        baseline,
+        candidate,
+        corpus,
+        passages=passages,
+        k=k,
+        tolerance=tolerance,
+        baseline_scores=baseline_scores,
+        candidate_scores=candidate_scores,
+    )
     limit = max_cases or None
-    _emit(lambda stream: comparison.write(stream, output_format, all_cases=all_cases, max_cases=limit), output)
+    emit(lambda stream: comparison.write(stream, output_format, all_cases=all_cases, max_cases=limit), output)
     if output is not None:
         click.echo(f"wrote the {output_format} comparison to {output}: {comparison.counts_text(', ')}")
     if any(comparison.counts[status] for status in fail_on):
         sys.exit(EXIT_FOUND)
 
 
-def _emit(writer: Callable[[TextIO], object], output: Path | None) -> None:
-    """Run ``writer`` on stdout, or on a file that appears at ``output`` only once it is complete."""
-    if output is None:
-        writer(sys.stdout)
-        return
-    from rag_compare.runfile import atomic_output
-
-    with atomic_output(output, replace=True) as raw:
-        stream = io.TextIOWrapper(raw, encoding="utf-8", newline="")
-        writer(stream)
-        stream.flush()
-        stream.detach()
+for command in (score, import_scores_command, fallback):
+    main.add_command(command)
