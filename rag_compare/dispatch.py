@@ -84,11 +84,13 @@ def send_all(
     limits: Limits,
     cache: ReplyCache | None,
     progress: str | None = None,
+    close_client: bool = False,
 ) -> list[Outcome]:
     """One ``Outcome`` per body of ``bodies``, sent through ``client`` (an ``openai.AsyncOpenAI``).
 
     ``endpoint`` names where requests go (it is part of the cache key); ``progress``, when given, is
-    the label of a progress bar drawn on a terminal.
+    the label of a progress bar drawn on a terminal. With ``close_client`` the client is closed in the
+    event loop it was used in, once every request is done.
     """
     keys = [request_key(endpoint, body) for body in bodies]
     stored = {} if cache is None else cache.get_many(keys)
@@ -108,6 +110,9 @@ def send_all(
                         group.create_task(send(index))
             except* JudgeError as errors:
                 raise errors.exceptions[0] from None
+            finally:
+                if close_client:
+                    await client.close()
 
         if pending:
             run_sync(send_pending())

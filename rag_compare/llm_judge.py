@@ -187,6 +187,7 @@ class OpenAIJudge:
                 limits=Limits(self.concurrency, self.timeout, self.max_retries, self.backoff),
                 cache=cache,
                 progress=f"judging {inputs.height} cases" if self.progress else None,
+                close_client=self.client is None,
             )
         finally:
             if cache is not None:
