@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import functools
 import re
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterator, Mapping, Sequence
 from typing import TYPE_CHECKING, Any, TextIO
 
 import polars as pl
@@ -33,7 +33,8 @@ from rag_compare.render import (
     config_text,
     k_text,
 )
-from rag_compare.signals import ALL_SIGNALS
+from rag_compare.scores import JUDGE_FAILED
+from rag_compare.signals import ALL_SIGNALS, SCORE_SIGNALS
 
 if TYPE_CHECKING:
     import jinja2
@@ -43,7 +44,7 @@ if TYPE_CHECKING:
 __all__ = ["markdown_escape", "summary_html", "write_report"]
 
 ANSWER_SIGNALS = ("grounded", "answer_completeness", "abstained", "abstention_correct")
-"""The signals shown beside each answer."""
+"""The signals shown beside each answer, followed by the score signals a comparison holds."""
 _TEMPLATES = {"markdown": "comparison.md.j2", "html": "comparison.html.j2"}
 _OPEN_TONES = frozenset({"worse", "failed", "missing", "mixed"})
 _MARKDOWN_SPECIAL = re.compile(r"([\\`*_\[\]|~#])")
@@ -107,6 +108,7 @@ def _environment(format: str) -> jinja2.Environment:
 
 def _context(comparison: Comparison, *, all_cases: bool, max_cases: int | None) -> dict[str, Any]:
     counts = comparison.counts
+    answer_signals = ANSWER_SIGNALS + tuple(signal.name for signal in comparison.signals if signal in SCORE_SIGNALS)
     listed = REPORTED_STATUSES + (("unchanged",) if all_cases else ())
     aggregates = comparison.aggregates.filter(pl.col("n") > 0)
     runs = [
@@ -155,14 +157,14 @@ def _context(comparison: Comparison, *, all_cases: bool, max_cases: int | None) 
                 "tone": tone_of(status),
                 "count": counts[status],
                 "open": tone_of(status) in _OPEN_TONES,
-                "cases": _case_views(comparison.cases, status, max_cases),
+                "cases": _case_views(comparison.cases, status, max_cases, answer_signals),
                 "more": 0 if max_cases is None else max(0, counts[status] - max_cases),
             }
             for status in listed
             if counts[status]
         ],
         "unlisted": 0 if all_cases else counts["unchanged"],
-        "answer_signals": ANSWER_SIGNALS,
+        "answer_signals": answer_signals,
     }
 
 
@@ -187,13 +189,24 @@ def _breakdown(breakdowns: pl.DataFrame, by: str) -> dict[str, Any]:
     return {"by": by, "signals": signals, "rows": matrix, "chart": category_grid(rows) if by == "category" else None}
 
 
-def _case_views(cases: pl.DataFrame, status: str, limit: int | None) -> Iterator[dict[str, Any]]:
+def _case_views(
+    cases: pl.DataFrame, status: str, limit: int | None, answer_signals: Sequence[str]
+) -> Iterator[dict[str, Any]]:
     """The first ``limit`` cases of one status, by case id, as the template shows them, one at a time.
 
     The cases are chosen on their ids alone, then only those rows are gathered: texts of the cases
     left out are never copied.
     """
-    side_columns = ["status", "error", "retrieved_passage_ids", "missing_from_context", "answer", *ANSWER_SIGNALS]
+    side_columns = [
+        "status",
+        "error",
+        "retrieved_passage_ids",
+        "missing_from_context",
+        "answer",
+        "judge_status",
+        "judge_error",
+        *answer_signals,
+    ]
     order = cases.lazy().select(row_index(), "case_id", "status").filter(pl.col("status") == status).sort("case_id")
     rows = (order if limit is None else order.head(limit)).select("row").collect().get_column("row")
     selected = cases.select(
@@ -217,11 +230,11 @@ def _case_views(cases: pl.DataFrame, status: str, limit: int | None) -> Iterator
             "source_version": row["source_version"],
             "required": required,
             "acceptance_note": row["acceptance_note"],
-            "sides": [_side_view(row, side, required) for side in SIDES],
+            "sides": [_side_view(row, side, required, answer_signals) for side in SIDES],
         }
 
 
-def _side_view(row: Mapping[str, Any], side: str, required: list[str]) -> dict[str, Any]:
+def _side_view(row: Mapping[str, Any], side: str, required: list[str], answer_signals: Sequence[str]) -> dict[str, Any]:
     status = row[f"{side}_status"]
     retrieved = row[f"{side}_retrieved_passage_ids"]
     missing = row[f"{side}_missing_from_context"]
@@ -236,7 +249,8 @@ def _side_view(row: Mapping[str, Any], side: str, required: list[str]) -> dict[s
             (passage, "unknown" if missing is None else "no" if passage in missing else "yes") for passage in required
         ],
         "answer": row[f"{side}_answer"],
-        "signals": {name: _signal_text(row[f"{side}_{name}"]) for name in ANSWER_SIGNALS},
+        "judge_error": row[f"{side}_judge_error"] if row[f"{side}_judge_status"] == JUDGE_FAILED else None,
+        "signals": {name: _signal_text(row[f"{side}_{name}"]) for name in answer_signals},
     }
 
 
