@@ -14,17 +14,23 @@ from rag_compare.errors import (
     ConfigError,
     ContractError,
     InputFileError,
+    JudgeError,
     Problem,
     RagCompareError,
     RunExistsError,
     RunFileError,
     RunIntegrityError,
+    ScoresError,
     SecretInConfigError,
 )
+from rag_compare.fallback import FallbackSimulation, simulate_fallback
+from rag_compare.imported import import_scores
 from rag_compare.judge import Judge, LexicalJudge
+from rag_compare.llm_judge import JudgePlan, OpenAIJudge
 from rag_compare.passages import load_passages
 from rag_compare.runs import Run, freeze_run, load_run
 from rag_compare.schemas import CorpusSchema, PassagesSchema, RecordsSchema
+from rag_compare.scores import Scores, load_scores, score_run
 
 __all__ = [
     "CompareError",
@@ -34,9 +40,13 @@ __all__ = [
     "Corpus",
     "CorpusAudit",
     "CorpusSchema",
+    "FallbackSimulation",
     "InputFileError",
     "Judge",
+    "JudgeError",
+    "JudgePlan",
     "LexicalJudge",
+    "OpenAIJudge",
     "PassagesSchema",
     "Problem",
     "RagCompareError",
@@ -45,14 +55,20 @@ __all__ = [
     "RunExistsError",
     "RunFileError",
     "RunIntegrityError",
+    "Scores",
+    "ScoresError",
     "SecretInConfigError",
     "__version__",
     "apply_assignments",
     "audit_corpora",
     "compare",
     "freeze_run",
+    "import_scores",
     "load_corpus",
     "load_passages",
     "load_run",
+    "load_scores",
     "read_config_file",
+    "score_run",
+    "simulate_fallback",
 ]

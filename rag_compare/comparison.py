@@ -148,6 +148,17 @@ class Comparison(Report):
         """The statuses that have cases, with their counts: ``improved 5 · regressed 4``."""
         return counts_line({status: count for status, count in self.counts.items() if count}, separator)
 
+    def scores_text(self) -> str:
+        """The scores each side was judged by, as ``; scores: baseline openai (0123456789ab), ...``."""
+        scores = self.evaluator.get("scores") or {}
+        if not any(scores.values()):
+            return ""
+        shown = [
+            f"{side} none" if found is None else f"{side} {found['name']} ({found['fingerprint'][:12]})"
+            for side, found in ((side, scores.get(side)) for side in SIDES)
+        ]
+        return "; scores: " + ", ".join(shown)
+
     @property
     def signals(self) -> tuple[Signal, ...]:
         """The signals this comparison holds: every one of ``SIGNALS``, and the score signals its scores had."""
@@ -272,7 +283,7 @@ class Comparison(Report):
         parts = [
             text_table(("", "run", "fingerprint", "created", "path", "k"), runs)
             + f"evaluator {self.evaluator['name']} ({self.evaluator['fingerprint'][:12]}), "
-            f"tolerance {self.tolerance:g}"
+            f"tolerance {self.tolerance:g}" + self.scores_text()
         ]
         if self.config_diff:
             changes = [
@@ -304,8 +315,8 @@ class Comparison(Report):
             return "No case changed, failed or is missing."
         lines = ["Cases that changed, failed or are missing"]
         for case_id, status, reasons in listed.head(_MAX_LISTED).iter_rows():
-            lines.append(f"{status:<21} {case_id}")
-            lines += [f"{'':<23}{reason}" for reason in reasons]
+            lines.append(f"{status:<25} {case_id}")
+            lines += [f"{'':<27}{reason}" for reason in reasons]
         if listed.height > _MAX_LISTED:
             lines.append(f"... and {listed.height - _MAX_LISTED} more (--format json lists every case)")
         return "\n".join(lines)

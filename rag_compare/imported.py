@@ -56,7 +56,7 @@ def import_scores(
     table = read_table(source, "scores")
     values = _values(table, str(source), mapping, id_column, run)
     frame = _for_run(values, run, mapping, str(source))
-    declared = {"name": evaluator, "mapping": dict(sorted(mapping.items())), **dict(config or {})}
+    declared = {"name": evaluator, "mapping": dict(sorted(mapping.items())), "settings": dict(config or {})}
     described = {
         "name": evaluator,
         "fingerprint": settings_digest(declared),
@@ -74,7 +74,7 @@ def _values(table: pl.DataFrame, source: str, mapping: Mapping[str, str], id_col
     ids = table.select(ROW, case_id=pl.col(id_column).cast(pl.String))
     repeated = ids.filter(pl.col("case_id").is_null() | pl.col("case_id").is_duplicated()).head(_MAX_SHOWN * 5)
     for row, case_id in repeated.iter_rows():
-        problems.append(Problem("a case id given once", row=row, column=id_column, value=show_value(case_id)))
+        problems.append(Problem("a case id, given once", row=row, column=id_column, value=show_value(case_id)))
     unknown = ids.drop_nulls("case_id").join(run.records.select("case_id"), on="case_id", how="anti")
     for row, case_id in unknown.head(_MAX_SHOWN * 5).iter_rows():
         problems.append(Problem(f"a case id of run '{run.name}'", row=row, column=id_column, value=show_value(case_id)))

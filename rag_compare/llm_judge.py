@@ -155,7 +155,7 @@ class OpenAIJudge:
     def plan(self, cases: pl.DataFrame) -> JudgePlan:
         """The requests judging ``cases`` would make, how many are cached, and a token estimate."""
         requests = self._requests(_inputs(cases))
-        cache = self._open_cache()
+        cache = self._open_cache(create=False)
         try:
             keys = [request_key(self.endpoint, request.body) for request in requests]
             stored = set() if cache is None else set(cache.get_many(keys))
@@ -271,10 +271,12 @@ class OpenAIJudge:
             .otherwise(pl.lit("ok")),
         ).select(*frame.columns[:-1], "judge_status", "judge_error")
 
-    def _open_cache(self) -> ReplyCache | None:
+    def _open_cache(self, *, create: bool = True) -> ReplyCache | None:
+        """The reply cache, or ``None`` without one (or, unless ``create``, when its file is not there yet)."""
         if self.cache is False:
             return None
-        return ReplyCache(default_cache_path() if self.cache is True else Path(self.cache))
+        path = default_cache_path() if self.cache is True else Path(self.cache)
+        return ReplyCache(path) if create or path.exists() else None
 
     def _client(self) -> Any:
         import openai

@@ -138,6 +138,7 @@ def _context(comparison: Comparison, *, all_cases: bool, max_cases: int | None) 
         "title": f"{comparison.baseline.name} → {comparison.candidate.name}",
         "runs": runs,
         "evaluator": dict(comparison.evaluator),
+        "scores": comparison.scores_text().removeprefix("; scores: "),
         "tolerance": f"{comparison.tolerance:g}",
         "config_diff": [
             (change["key"], config_text(change["baseline"]), config_text(change["candidate"]))

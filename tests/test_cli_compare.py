@@ -24,7 +24,7 @@ def test_bare_form_compares_the_examples(cli: Cli) -> None:
     out = result.stdout
     assert "34 cases: missing_in_candidate 1 · failed_in_baseline 1 · failed_in_candidate 2" in out
     for regressed in ("hotel-approval@2026-01", "remote-abroad-days@2026-01", "sabbatical@2026-01"):
-        assert f"regressed             {regressed}" in out
+        assert f"{'regressed':<25} {regressed}" in out
     assert "abstention_correct true -> false (worse)" in out
     assert "candidate timeout: generator timed out after 30 s" in out
     assert "no record in the candidate run" in out
