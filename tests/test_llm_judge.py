@@ -11,7 +11,7 @@ from typing import Any
 import polars as pl
 import pytest
 
-from rag_compare import freeze_run
+from rag_compare import compare, freeze_run
 from rag_compare.errors import ConfigError, JudgeError
 from rag_compare.llm_judge import OpenAIJudge
 from rag_compare.runs import Run
@@ -282,3 +282,31 @@ def test_plan_counts_requests_and_cached_ones_without_sending(run: Run, tmp_path
     assert (after.cached, after.to_send) == (6, DEFAULT_REQUESTS - 6)
     assert before.prompt_tokens > after.prompt_tokens > 0
     assert "dry run" in before.render("text")
+
+
+def test_compare_can_judge_with_the_llm_directly(run: Run, tmp_path: Path) -> None:
+    """``compare(judge=OpenAIJudge(...))`` judges both runs on the fly; the candidate's unchanged cases
+    cost nothing, and a case whose judging failed gets its own status."""
+    broken = QUESTIONS[5]
+
+    def responder(request: dict[str, Any], attempt: int) -> Reply:
+        if question_of(request) == broken and check_of(request) == "helpfulness":
+            return Reply(status=500)
+        return Reply()
+
+    candidate_records = RECORDS.with_columns(
+        answer=pl.when(pl.col("case_id") == "q5@v1").then(pl.lit("Rule 5 is five days.")).otherwise("answer")
+    )
+    candidate = freeze_run(candidate_records, CORPUS, {"name": "candidate"})
+    with ChatServer(responder) as server:
+        judge = judge_for(server, tmp_path, max_retries=0)
+        judge.judge(run.records.head(5))  # the baseline's first five cases are already cached
+        before = server.count()
+        comparison = compare(run, candidate, judge=judge)
+        # Baseline: q5 (3), none@v1 (2), nocontext@v1 (1). Candidate: only q5's changed answer is asked
+        # about again (groundedness, helpfulness); its context and every other case come from the cache.
+        assert server.count() - before == 6 + 2
+    statuses = dict(comparison.cases.select("case_id", pl.col("status").cast(pl.String)).iter_rows())
+    assert statuses["q5@v1"] == "judge_failed_in_both"
+    assert comparison.evaluator["name"] == "openai"
+    assert "baseline_context_sufficiency" in comparison.cases.columns
