@@ -95,15 +95,12 @@ def score(
     """
     from rag_compare.judge import Judge, LexicalJudge
     from rag_compare.llm_judge import OpenAIJudge
-    from rag_compare.runfile import ensure_absent
     from rag_compare.runs import load_run
     from rag_compare.scores import score_run
 
     wants_json(output_format)
     if output is None and not dry_run:
         raise click.UsageError("give --output PATH for the scores file (or --dry-run to see the cost first).")
-    if output is not None and not dry_run:
-        ensure_absent(output)
     judge: Judge
     if judge_name == "lexical":
         judge = LexicalJudge()

@@ -79,6 +79,7 @@ class _Request:
     row: int
     check: Check
     body: dict[str, Any]
+    answer_chars: int
 
 
 @dataclass(frozen=True)
@@ -165,7 +166,7 @@ class OpenAIJudge:
         to_send = [request for request, key in zip(requests, keys, strict=True) if key not in stored]
         prompt = sum(_estimate(json.dumps(request.body)) for request in to_send)
         completion = sum(
-            _COMPLETION_ESTIMATE + (_estimate(_answer_of(request)) if request.check.name == "groundedness" else 0)
+            _COMPLETION_ESTIMATE + (_tokens(request.answer_chars) if request.check.name == "groundedness" else 0)
             for request in to_send
         )
         return JudgePlan(cases.height, len(requests), len(requests) - len(to_send), prompt, completion)
@@ -205,7 +206,7 @@ class OpenAIJudge:
                     continue
                 if check.skip_abstentions and case["abstained"]:
                     continue
-                requests.append(_Request(row, check, self._body(check, case)))
+                requests.append(_Request(row, check, self._body(check, case), len(case["answer"] or "")))
         return requests
 
     def _body(self, check: Check, case: Mapping[str, Any]) -> dict[str, Any]:
@@ -302,7 +303,6 @@ def _inputs(cases: pl.DataFrame) -> pl.DataFrame:
         Problem("a column of text", column=name)
         for name in _INPUTS
         if cases.schema.get(name) not in (pl.String, pl.Null, pl.Categorical, pl.Enum)
-        and not (name == "answerability" and name in cases.columns)
     ]
     if problems:
         raise ContractError("cases", "input of the LLM judge", problems)
@@ -312,8 +312,8 @@ def _inputs(cases: pl.DataFrame) -> pl.DataFrame:
 
 
 def _estimate(text: str) -> int:
-    return math.ceil(len(text) / _CHARS_PER_TOKEN)
+    return _tokens(len(text))
 
 
-def _answer_of(request: _Request) -> str:
-    return str(request.body["messages"][-1]["content"].rsplit("<answer>", 1)[-1])
+def _tokens(characters: int) -> int:
+    return math.ceil(characters / _CHARS_PER_TOKEN)
