@@ -76,17 +76,16 @@ class Check:
         return {"type": "json_schema", "json_schema": {"name": self.name, "schema": self.schema, "strict": True}}
 
 
+def _verdict_check(name: str, needs: tuple[str, ...], *levels: str) -> Check:
+    """A check whose reply is one ``verdict`` among ``levels`` (best first)."""
+    return Check(name, name, needs, _object(verdict={"type": "string", "enum": list(levels)}), _levels(*levels))
+
+
 _RATING = {"rating": {"type": "integer", "enum": _RATINGS}}
 CHECKS: dict[str, Check] = {
     check.name: check
     for check in (
-        Check(
-            "context_sufficiency",
-            "context_sufficiency",
-            ("question", "context"),
-            _object(verdict={"type": "string", "enum": ["sufficient", "partial", "insufficient"]}),
-            _levels("sufficient", "partial", "insufficient"),
-        ),
+        _verdict_check("context_sufficiency", ("question", "context"), "sufficient", "partial", "insufficient"),
         Check(
             "groundedness",
             "grounded",
@@ -110,13 +109,7 @@ CHECKS: dict[str, Check] = {
         ),
         Check("helpfulness", "helpfulness", ("question",), _object(**_RATING), _rating),
         Check("query_ease", "query_ease", ("question",), _object(**_RATING), _rating),
-        Check(
-            "correctness",
-            "correctness",
-            ("question", "acceptance_note"),
-            _object(verdict={"type": "string", "enum": ["correct", "partially_correct", "incorrect"]}),
-            _levels("correct", "partially_correct", "incorrect"),
-        ),
+        _verdict_check("correctness", ("question", "acceptance_note"), "correct", "partially_correct", "incorrect"),
         Check("response", "response", ("question",), _object(**_RATING), _rating),
     )
 }

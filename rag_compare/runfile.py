@@ -22,7 +22,15 @@ import polars as pl
 
 from rag_compare.errors import RunExistsError, RunFileError, RunIntegrityError
 
-__all__ = ["FINGERPRINT_KEY", "atomic_output", "ensure_absent", "read_frozen", "serialize", "write_atomically"]
+__all__ = [
+    "FINGERPRINT_KEY",
+    "atomic_output",
+    "ensure_absent",
+    "freeze_frame",
+    "read_frozen",
+    "serialize",
+    "write_atomically",
+]
 
 FINGERPRINT_KEY = "rag_compare.fingerprint"
 _DIGEST_LENGTH = 64
@@ -77,6 +85,18 @@ def read_frozen(path: Path) -> tuple[pl.DataFrame, dict[str, str], str]:
     except (pa.ArrowException, pl.exceptions.PolarsError):
         raise RunIntegrityError(f"{path}: its records cannot be read. Freeze the run again.") from None
     return frame, metadata, fingerprint
+
+
+def freeze_frame(
+    frame: pl.DataFrame, metadata: Mapping[str, str], output: str | Path | None
+) -> tuple[str, Path | None]:
+    """Serialise ``frame`` with ``metadata``; write it to ``output`` when given (atomically, never
+    replacing a file). The fingerprint, and the path written."""
+    data, fingerprint = serialize(frame, metadata)
+    if output is None:
+        return fingerprint, None
+    write_atomically(Path(output), data)
+    return fingerprint, Path(output)
 
 
 def write_atomically(path: Path, data: bytes, *, replace: bool = False) -> None:

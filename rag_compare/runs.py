@@ -20,7 +20,7 @@ from rag_compare.errors import ConfigError, RunFileError
 from rag_compare.frames import count_by
 from rag_compare.records import join_labels
 from rag_compare.render import Report, counts_line, text_table
-from rag_compare.runfile import ensure_absent, read_frozen, serialize, write_atomically
+from rag_compare.runfile import ensure_absent, freeze_frame, read_frozen
 from rag_compare.schemas import CORPUS_COLUMNS, RECORD_COLUMNS, STATUSES
 
 __all__ = ["Run", "freeze_run", "load_run"]
@@ -116,11 +116,7 @@ def freeze_run(
         FORMAT_KEY: FORMAT_VERSION,
         CONFIG_KEY: json.dumps(full_config, ensure_ascii=False, sort_keys=True),
     }
-    data, fingerprint = serialize(frame, metadata)
-    path = None
-    if output is not None:
-        path = Path(output)
-        write_atomically(path, data)
+    fingerprint, path = freeze_frame(frame, metadata, output)
     return Run(records=frame, config=MappingProxyType(full_config), fingerprint=fingerprint, path=path)
 
 

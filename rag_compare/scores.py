@@ -31,7 +31,7 @@ from rag_compare.errors import ScoresError
 from rag_compare.frames import count_by
 from rag_compare.judge import Judge
 from rag_compare.render import Report, counts_line, text_table
-from rag_compare.runfile import ensure_absent, read_frozen, serialize, write_atomically
+from rag_compare.runfile import ensure_absent, freeze_frame, read_frozen
 from rag_compare.runs import FORMAT_KEY, Run
 from rag_compare.signals import SCORED_SIGNALS, SIGNALS_BY_NAME
 
@@ -167,11 +167,7 @@ def make_scores(
         "rag_compare_version": __version__,
     }
     metadata = {FORMAT_KEY: SCORES_FORMAT, SCORES_KEY: json.dumps(described, ensure_ascii=False, sort_keys=True)}
-    data, fingerprint = serialize(frame, metadata)
-    path = None
-    if output is not None:
-        path = Path(output)
-        write_atomically(path, data)
+    fingerprint, path = freeze_frame(frame, metadata, output)
     return Scores(frame, MappingProxyType(dict(evaluator)), MappingProxyType(scored), created_at, fingerprint, path)
 
 
