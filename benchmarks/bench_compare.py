@@ -33,6 +33,7 @@ from pathlib import Path
 from typing import Any
 
 import polars as pl
+from harness import each, measure_command, yes
 from ranx import Qrels, Run, evaluate
 
 from rag_compare.metrics import retrieval_signals
@@ -64,16 +65,7 @@ def prepare(workdir: Path, cases: int, k: int, seed: int) -> str:
 def run_cli(baseline: Path, candidate: Path, output: Path, output_format: str = "json") -> tuple[float, int]:
     """Seconds and peak RSS bytes of one CLI comparison written to ``output``, run through ``measure.py``."""
     command = [sys.executable, "-m", "rag_compare", str(baseline), str(candidate), "--format", output_format]
-    measured = subprocess.run(
-        [sys.executable, str(HERE / "measure.py"), *command, "--output", str(output)],
-        capture_output=True,
-        text=True,
-        check=False,
-    )
-    result = json.loads(measured.stdout) if measured.returncode == 0 else {}
-    if result.get("returncode") != 0:
-        raise SystemExit(f"the CLI comparison failed:\n{measured.stderr}")
-    return result["seconds"], result["peak_rss_bytes"]
+    return measure_command([*command, "--output", str(output)], "the CLI comparison")
 
 
 def ranx_scores(path: Path, k: int) -> tuple[float, pl.DataFrame]:
@@ -244,21 +236,13 @@ def main() -> None:
         print(f"correctness                CLI aggregates of {', '.join(METRICS)} equal ranx's means")
         print(f"                           within {TOLERANCE:g} ({scopes}; largest difference {largest:.1e})")
     verdicts = (
-        f"under {TARGET_SECONDS:.0f} s: {_yes(cli < TARGET_SECONDS)}",
-        f"under {TARGET_BYTES // 2**30} GiB: {_yes(peak < TARGET_BYTES)}",
-        f"at least {TARGET_SPEEDUP:.0f}x faster than ranx: {_yes(ranx / cli >= TARGET_SPEEDUP)}",
+        f"under {TARGET_SECONDS:.0f} s: {yes(cli < TARGET_SECONDS)}",
+        f"under {TARGET_BYTES // 2**30} GiB: {yes(peak < TARGET_BYTES)}",
+        f"at least {TARGET_SPEEDUP:.0f}x faster than ranx: {yes(ranx / cli >= TARGET_SPEEDUP)}",
     )
     print(f"targets                    {'; '.join(verdicts)} (set for 1,000,000 cases at k=10)")
     if problems:
         sys.exit(1)
-
-
-def each(seconds: list[float]) -> str:
-    return f"{len(seconds)}: " + " / ".join(f"{value:.1f}" for value in seconds) + " s"
-
-
-def _yes(met: bool) -> str:
-    return "yes" if met else "NO"
 
 
 if __name__ == "__main__":

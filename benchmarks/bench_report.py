@@ -15,7 +15,8 @@ import statistics
 import tempfile
 from pathlib import Path
 
-from bench_compare import MIB, SIDES, data_options, each, prepare, run_cli
+from bench_compare import MIB, SIDES, data_options, prepare, run_cli
+from harness import each
 
 FORMATS = {"text": "txt", "markdown": "md", "html": "html"}
 

@@ -179,10 +179,9 @@ class OpenAIJudge:
         inputs = _inputs(cases)
         requests = self._requests(inputs)
         cache = self._open_cache()
-        client = self.client or self._client()
         try:
             outcomes = send_all(
-                client,
+                (lambda: self.client) if self.client is not None else self._client,
                 [request.body for request in requests],
                 endpoint=self.endpoint,
                 limits=Limits(self.concurrency, self.timeout, self.max_retries, self.backoff),

@@ -85,3 +85,16 @@ def test_report_benchmark_runs_every_format(tmp_path: Path) -> None:
     for output_format in ("text", "markdown", "html"):
         assert f"\n{output_format} " in result.stdout
     assert "s over text" in result.stdout
+
+
+def test_judge_benchmark_scores_against_the_chat_server(tmp_path: Path) -> None:
+    options = ["--cases", "40", "--latency", "0.01", "--concurrency", "8", "--repeats", "1"]
+    result = run_script("bench_judge.py", *options, "--workdir", tmp_path)
+    assert result.returncode == 0, result.stderr + result.stdout
+    lines = result.stdout
+    assert "cases                  40" in lines
+    assert "requests               40 (groundedness)" in lines
+    assert "ideal                  0.05 s" in lines
+    for label in ("CLI, first pass", "library, first pass", "CLI, cached rerun", "peak RSS, CLI", "targets"):
+        assert label in lines
+    assert "every case ok; each first pass sent 40 requests, reruns none" in lines

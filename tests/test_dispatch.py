@@ -34,9 +34,8 @@ def test_retry_after_in_seconds_milliseconds_or_a_date() -> None:
 
 
 def send(server: ChatServer, tmp_path: Path, bodies: list[dict[str, Any]], **limits: Any) -> list[Any]:
-    client = openai.AsyncOpenAI(base_url=server.base_url, api_key="test", max_retries=0)
     return send_all(
-        client,
+        lambda: openai.AsyncOpenAI(base_url=server.base_url, api_key="test", max_retries=0),
         bodies,
         endpoint=server.base_url,
         limits=Limits(**({"timeout": 2.0, "max_retries": 3, "backoff": 0.01} | limits)),
