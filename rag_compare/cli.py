@@ -160,14 +160,17 @@ def freeze(
 
 
 @main.command()
-@click.argument("run", type=PATH)
+@click.argument("file", type=PATH)
 @FORMAT
-def show(run: Path, output_format: str) -> None:
-    """Show a frozen run: config, fingerprint, number of cases and counts by status."""
-    from rag_compare.runs import load_run
+def show(file: Path, output_format: str) -> None:
+    """Show a frozen run (config, fingerprint, number of cases, counts by status) or a scores file
+    (the run it scored, its evaluator, judge statuses, tokens and each signal's mean)."""
+    from rag_compare.runs import is_scores_file, load_run
+    from rag_compare.scores import load_scores
 
     wants_json(output_format)
-    click.echo(load_run(run).render(output_format), nl=False)
+    shown = load_scores(file) if is_scores_file(file) else load_run(file)
+    click.echo(shown.render(output_format), nl=False)
 
 
 def _statuses(ctx: click.Context, param: click.Parameter, value: str | None) -> tuple[str, ...]:

@@ -23,11 +23,13 @@ from rag_compare.render import Report, counts_line, text_table
 from rag_compare.runfile import ensure_absent, freeze_frame, read_frozen
 from rag_compare.schemas import CORPUS_COLUMNS, RECORD_COLUMNS, STATUSES
 
-__all__ = ["Run", "freeze_run", "load_run"]
+__all__ = ["SCORES_FORMAT", "Run", "freeze_run", "is_scores_file", "load_run"]
 
 CONFIG_KEY = "rag_compare.config"
 FORMAT_KEY = "rag_compare.format"
 FORMAT_VERSION = "1"
+SCORES_FORMAT = "scores-1"
+"""The format of a scores file (see ``scores``), made like a run file."""
 _CONTRACT_DTYPES = {spec.name: spec.dtype for spec in (*RECORD_COLUMNS, *CORPUS_COLUMNS)}
 
 
@@ -124,6 +126,11 @@ def load_run(path: str | Path) -> Run:
     """Read a frozen run, refusing a file whose bytes no longer match its fingerprint."""
     path = Path(path)
     frame, metadata, fingerprint = read_frozen(path)
+    if metadata.get(FORMAT_KEY) == SCORES_FORMAT:
+        raise RunFileError(
+            f"{path}: is a scores file, not a run. Pass it with --baseline-scores or --candidate-scores "
+            "beside its run; `rag-compare show` shows it."
+        )
     if metadata.get(FORMAT_KEY) != FORMAT_VERSION or CONFIG_KEY not in metadata:
         raise RunFileError(
             f"{path}: is run format {metadata.get(FORMAT_KEY)!r}; this rag-compare reads format {FORMAT_VERSION}. "
@@ -136,6 +143,18 @@ def load_run(path: str | Path) -> Run:
         raise RunFileError(f"{path}: lacks or mistypes the columns {', '.join(wrong)}. Freeze the run again.")
     config = json.loads(metadata[CONFIG_KEY])
     return Run(records=frame, config=MappingProxyType(config), fingerprint=fingerprint, path=path)
+
+
+def is_scores_file(path: str | Path) -> bool:
+    """Whether ``path`` is a readable Arrow file that says it holds scores (read from its schema only)."""
+    import pyarrow as pa
+
+    try:
+        with pa.OSFile(str(path)) as source:
+            metadata = pa.ipc.open_file(source).schema.metadata or {}
+    except (pa.ArrowException, OSError):
+        return False
+    return metadata.get(FORMAT_KEY.encode()) == SCORES_FORMAT.encode()
 
 
 def _creation_time(environ: Mapping[str, str]) -> str:

@@ -32,7 +32,7 @@ from rag_compare.frames import count_by
 from rag_compare.judge import Judge
 from rag_compare.render import Report, counts_line, text_table
 from rag_compare.runfile import ensure_absent, freeze_frame, read_frozen
-from rag_compare.runs import FORMAT_KEY, Run
+from rag_compare.runs import FORMAT_KEY, SCORES_FORMAT, Run
 from rag_compare.signals import SCORED_SIGNALS, SIGNALS_BY_NAME
 
 __all__ = [
@@ -45,7 +45,6 @@ __all__ = [
     "score_run",
 ]
 
-SCORES_FORMAT = "scores-1"
 SCORES_KEY = "rag_compare.scores"
 JUDGE_FAILED = "judge_failed"
 JUDGE_STATUSES = ("ok", JUDGE_FAILED, "not_judged")

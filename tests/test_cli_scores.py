@@ -418,3 +418,20 @@ def test_a_case_whose_judging_failed_in_the_candidate(cli: Cli, tmp_path: Path) 
     assert "judge_failed_in_candidate 1" in text.stdout
     assert f"judge_failed_in_candidate {FAILING_CASE}" in text.stdout
     assert "candidate judge_failed: context_sufficiency: HTTP 500" in text.stdout
+
+
+def test_show_tells_a_scores_file_from_a_run(cli: Cli, trust_scores: Path) -> None:
+    shown = cli("show", trust_scores)
+    assert shown.exit_code == 0, shown.output
+    assert "candidate" in shown.output
+    assert "trustworthiness" in shown.output
+    as_json = json.loads(cli("show", trust_scores, "--format", "json").output)
+    assert as_json["run"]["name"] == "candidate"
+    assert as_json["judge_status_counts"]["judge_failed"] == 1
+
+
+def test_a_scores_file_given_as_a_run_is_refused_with_a_hint(cli: Cli, trust_scores: Path) -> None:
+    result = cli(BASELINE, trust_scores)
+    assert result.exit_code == 2
+    assert "is a scores file, not a run" in result.output
+    assert "--candidate-scores" in result.output
