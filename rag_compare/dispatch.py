@@ -153,7 +153,8 @@ class _Sender:
                         self.cache.put(key, reply)
                     return Outcome(reply, None, False, sent)
             if sent > self.limits.max_retries:
-                return Outcome(None, f"{failure} (gave up after {sent} attempts)", False, sent)
+                attempts = "1 attempt" if sent == 1 else f"{sent} attempts"
+                return Outcome(None, f"{failure} (gave up after {attempts})", False, sent)
             backoff = self.limits.backoff * 2 ** (sent - 1)
             await asyncio.sleep(min(MAX_WAIT, wait if wait is not None else backoff * random.uniform(0.5, 1.0)))
 
@@ -166,8 +167,11 @@ class _Sender:
         request = self.client.post(
             "/chat/completions", body=dict(body), cast_to=ChatCompletion, options={"timeout": timeout}
         )
-        response = await asyncio.wait_for(request, timeout)
-        content = response.choices[0].message.content if response.choices else None
+        try:
+            response = await asyncio.wait_for(request, timeout)
+            content = response.choices[0].message.content if response.choices else None
+        except (ValueError, AttributeError, TypeError, IndexError) as error:  # a body that is no chat completion
+            raise _BadReply(f"the reply is not a chat completion ({_short(str(error), 100)})") from None
         if content is None:
             raise _BadReply("the reply has no message content")
         _check_reply(body, content)

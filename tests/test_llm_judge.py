@@ -310,3 +310,20 @@ def test_compare_can_judge_with_the_llm_directly(run: Run, tmp_path: Path) -> No
     assert statuses["q5@v1"] == "judge_failed_in_both"
     assert comparison.evaluator["name"] == "openai"
     assert "baseline_context_sufficiency" in comparison.cases.columns
+
+
+@pytest.mark.parametrize(
+    ("body", "error"),
+    [
+        ("<html>busy</html>", "the reply is not a chat completion"),
+        ('{"choices": []}', "the reply has no message content"),
+        ('{"choices": [{"message": {"role": "assistant"}}]}', "the reply has no message content"),
+    ],
+)
+def test_a_body_that_is_no_chat_completion_fails_the_case_not_the_run(
+    run: Run, tmp_path: Path, body: str, error: str
+) -> None:
+    with ChatServer(lambda request, attempt: Reply(body=body)) as server:
+        verdicts = judge_for(server, tmp_path, max_retries=0).judge(run.records.head(2))
+    assert verdicts.get_column("judge_status").to_list() == ["judge_failed"] * 2
+    assert all(f"{error}" in found and "(gave up after 1 attempt)" in found for found in verdicts["judge_error"])
