@@ -7,6 +7,11 @@ from __future__ import annotations
 
 import csv
 import json
+import os
+import signal
+import subprocess
+import sys
+import time
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -15,6 +20,7 @@ import polars as pl
 import pytest
 from click.testing import Result
 
+from rag_compare.cache import ReplyCache
 from rag_compare.imported import import_scores
 from rag_compare.runs import load_run
 from rag_compare.scores import load_scores
@@ -435,3 +441,29 @@ def test_a_scores_file_given_as_a_run_is_refused_with_a_hint(cli: Cli, trust_sco
     assert result.exit_code == 2
     assert "is a scores file, not a run" in result.output
     assert "--candidate-scores" in result.output
+
+
+def test_an_interrupted_score_writes_nothing_and_resumes(tmp_path: Path, reply_cache: Path) -> None:
+    """Ctrl-C midway: exit code 130, no scores file; the rerun sends only what the cache lacks."""
+    output = tmp_path / "scores.arrow"
+    with ChatServer(latency=0.1) as server:
+        command = [sys.executable, "-m", "rag_compare", "score", BASELINE, "--model", "m"]
+        command += ["--base-url", server.base_url, "--concurrency", "2", "--output", output]
+        process = subprocess.Popen(
+            [str(part) for part in command], env=os.environ | {"RAG_COMPARE_CACHE": str(reply_cache)}
+        )
+        deadline = time.monotonic() + 30
+        while server.count() < 10 and time.monotonic() < deadline:
+            time.sleep(0.05)
+        process.send_signal(signal.SIGINT)
+        assert process.wait(timeout=30) == 130
+        assert not output.exists()
+        cached = len(ReplyCache(reply_cache))
+        assert 8 <= cached < 94  # the baseline plans 94 requests
+        before = server.count()
+        result = subprocess.run(
+            [str(part) for part in command], env=os.environ, capture_output=True, text=True, check=False
+        )
+        assert result.returncode == 0, result.stderr
+        assert server.count() - before == 94 - cached
+    assert load_scores(output).counts == {"ok": 33, "judge_failed": 0, "not_judged": 1}
