@@ -22,7 +22,7 @@ from typing import cast
 import numpy as np
 import polars as pl
 
-from rag_compare.signals import Signal, applies
+from rag_compare.signals import Signal, applies, judge_failed
 from rag_compare.stats import bootstrap_ci, holm, mcnemar_exact_p, permutation_p_value
 
 __all__ = ["BREAKDOWN_COLUMNS", "SCOPES", "aggregate_signals", "breakdown_signals"]
@@ -109,7 +109,7 @@ def _scoped_value(signal: Signal, side: str, scope: str) -> pl.Expr:
     value = pl.col(f"{side}_{signal.name}").cast(pl.Float64)
     if scope == "paired":
         return value
-    judged = pl.col(f"{side}_judge_status").ne_missing("judge_failed") if signal.judged else pl.lit(True)
+    judged = ~judge_failed(side) if signal.judged else pl.lit(True)
     return (
         pl.when((pl.col(f"{side}_status") == "ok") & judged)
         .then(value)

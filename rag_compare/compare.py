@@ -23,8 +23,8 @@ from rag_compare.judge import Judge, LexicalJudge
 from rag_compare.passages import load_passages
 from rag_compare.runs import Run, load_run
 from rag_compare.schemas import LABEL_COLUMNS
-from rag_compare.scores import JUDGE_FAILED, Scores, evaluator_summary, load_scores
-from rag_compare.signals import Signal, case_signals, signals_in
+from rag_compare.scores import Scores, evaluator_label, evaluator_summary, load_scores
+from rag_compare.signals import JUDGE_FAILED, Signal, case_signals, judge_failed, signals_in
 
 __all__ = ["compare"]
 
@@ -250,17 +250,12 @@ def _scores(source: Scores | str | Path) -> Scores:
 
 def _evaluator_warnings(evaluators: dict[str, dict[str, Any] | None]) -> list[str]:
     """A warning when the two sides' verdicts come from different evaluators."""
-    baseline, candidate = (evaluators[side] for side in SIDES)
-    if baseline == candidate or (
-        baseline is not None and candidate is not None and baseline["fingerprint"] == candidate["fingerprint"]
-    ):
+    fingerprints = {side: (evaluators[side] or {}).get("fingerprint") for side in SIDES}
+    if fingerprints["baseline"] == fingerprints["candidate"]:
         return []
-    shown = [
-        "the offline judge" if found is None else f"{found['name']} ({found['fingerprint'][:12]})"
-        for found in (baseline, candidate)
-    ]
+    baseline, candidate = (evaluator_label(evaluators[side]) for side in SIDES)
     return [
-        f"the two sides were judged by different evaluators (baseline: {shown[0]}, candidate: {shown[1]}): "
+        f"the two sides were judged by different evaluators (baseline: {baseline}, candidate: {candidate}): "
         "their verdicts can differ where the answers did not. Score both runs with the same judge."
     ]
 
@@ -275,7 +270,7 @@ def _moved(signal: Signal, tolerance: float) -> tuple[pl.Expr, pl.Expr]:
 def _status(signals: tuple[Signal, ...], tolerance: float) -> pl.Expr:
     present = {side: pl.col(f"{side}_status").is_not_null() for side in SIDES}
     failed = {side: pl.col(f"{side}_status") != "ok" for side in SIDES}
-    judge_failed = {side: _judge_failed(side) for side in SIDES}
+    failed_judging = {side: judge_failed(side) for side in SIDES}
     moves = [_moved(signal, tolerance) for signal in signals if signal.decides_status]
     better, worse = pl.any_horizontal(up for up, _ in moves), pl.any_horizontal(down for _, down in moves)
     return (
@@ -291,11 +286,11 @@ def _status(signals: tuple[Signal, ...], tolerance: float) -> pl.Expr:
         .then(pl.lit("failed_in_baseline"))
         .when(failed["candidate"])
         .then(pl.lit("failed_in_candidate"))
-        .when(judge_failed["baseline"] & judge_failed["candidate"])
+        .when(failed_judging["baseline"] & failed_judging["candidate"])
         .then(pl.lit("judge_failed_in_both"))
-        .when(judge_failed["baseline"])
+        .when(failed_judging["baseline"])
         .then(pl.lit("judge_failed_in_baseline"))
-        .when(judge_failed["candidate"])
+        .when(failed_judging["candidate"])
         .then(pl.lit("judge_failed_in_candidate"))
         .when(better & worse)
         .then(pl.lit("mixed"))
@@ -307,10 +302,6 @@ def _status(signals: tuple[Signal, ...], tolerance: float) -> pl.Expr:
         .cast(pl.Enum(CASE_STATUSES))
         .alias("status")
     )
-
-
-def _judge_failed(side: str) -> pl.Expr:
-    return (pl.col(f"{side}_judge_status") == JUDGE_FAILED).fill_null(False)
 
 
 def _with_reasons(cases: pl.DataFrame, signals: tuple[Signal, ...], tolerance: float) -> pl.DataFrame:
@@ -336,7 +327,7 @@ def _with_reasons(cases: pl.DataFrame, signals: tuple[Signal, ...], tolerance: f
     for order, side in enumerate(SIDES, start=len(SIDES)):
         error = pl.col(f"{side}_judge_error").fill_null("no error recorded").str.slice(0, _MAX_ERROR_CHARS)
         reason = pl.format(f"{side} {JUDGE_FAILED}: {{}}", error)
-        parts.append(_reason_rows(cases, order, (pl.col(f"{side}_status") == "ok") & _judge_failed(side), reason))
+        parts.append(_reason_rows(cases, order, (pl.col(f"{side}_status") == "ok") & judge_failed(side), reason))
     status_signals = [signal for signal in signals if signal.decides_status]
     for order, signal in enumerate(status_signals, start=2 * len(SIDES)):
         better, worse = _moved(signal, tolerance)

@@ -29,6 +29,7 @@ from rag_compare.render import (
 )
 from rag_compare.render import FORMATS as SUMMARY_FORMATS  # the text and JSON every result renders
 from rag_compare.runs import Run
+from rag_compare.scores import evaluator_label
 from rag_compare.signals import JUDGE_COLUMNS, Signal, signals_in
 
 __all__ = [
@@ -75,6 +76,7 @@ CASE_STATUSES = (
     "unchanged",
 )
 _MAX_LISTED = 100
+_STATUS_WIDTH = max(len(status) for status in CASE_STATUSES)
 _JSON_SLICE_ROWS = 50_000
 """Cases serialised at a time: a million cases never sit in memory as one string."""
 SCOPE_TITLES = {
@@ -149,15 +151,12 @@ class Comparison(Report):
         return counts_line({status: count for status, count in self.counts.items() if count}, separator)
 
     def scores_text(self) -> str:
-        """The scores each side was judged by, as ``; scores: baseline openai (0123456789ab), ...``."""
+        """The evaluators of the sides' scores, ``baseline openai (0123456789ab), candidate ...``; empty
+        when neither side has scores."""
         scores = self.evaluator.get("scores") or {}
         if not any(scores.values()):
             return ""
-        shown = [
-            f"{side} none" if found is None else f"{side} {found['name']} ({found['fingerprint'][:12]})"
-            for side, found in ((side, scores.get(side)) for side in SIDES)
-        ]
-        return "; scores: " + ", ".join(shown)
+        return ", ".join(f"{side} {evaluator_label(scores.get(side))}" for side in SIDES)
 
     @property
     def signals(self) -> tuple[Signal, ...]:
@@ -280,10 +279,11 @@ class Comparison(Report):
             (side, run.name, run.fingerprint[:12], run.created_at, run.path_text, k_text(run.k))
             for side, run in zip(SIDES, (self.baseline, self.candidate), strict=True)
         ]
+        scores = self.scores_text()
         parts = [
             text_table(("", "run", "fingerprint", "created", "path", "k"), runs)
             + f"evaluator {self.evaluator['name']} ({self.evaluator['fingerprint'][:12]}), "
-            f"tolerance {self.tolerance:g}" + self.scores_text()
+            f"tolerance {self.tolerance:g}" + (f"; scores: {scores}" if scores else "")
         ]
         if self.config_diff:
             changes = [
@@ -315,8 +315,8 @@ class Comparison(Report):
             return "No case changed, failed or is missing."
         lines = ["Cases that changed, failed or are missing"]
         for case_id, status, reasons in listed.head(_MAX_LISTED).iter_rows():
-            lines.append(f"{status:<25} {case_id}")
-            lines += [f"{'':<27}{reason}" for reason in reasons]
+            lines.append(f"{status:<{_STATUS_WIDTH}} {case_id}")
+            lines += [f"{'':<{_STATUS_WIDTH + 2}}{reason}" for reason in reasons]
         if listed.height > _MAX_LISTED:
             lines.append(f"... and {listed.height - _MAX_LISTED} more (--format json lists every case)")
         return "\n".join(lines)

@@ -31,10 +31,10 @@ import polars as pl
 
 from rag_compare.errors import ScoresError
 from rag_compare.judge import LexicalJudge
+from rag_compare.metrics import context_signals
 from rag_compare.render import Report, config_text, text_table
 from rag_compare.runfile import atomic_output
 from rag_compare.runs import Run
-from rag_compare.signals import case_signals
 from rag_compare.tables import TABLE_SUFFIXES
 
 __all__ = ["DEFAULT_FALLBACK_TEXT", "SWEEP_THRESHOLDS", "FallbackSimulation", "simulate_fallback"]
@@ -200,17 +200,10 @@ def _ok(records: pl.DataFrame) -> pl.Series:
     return (records.get_column("status") == "ok").fill_null(False)
 
 
-@dataclass(frozen=True)
-class _AbstentionJudge(LexicalJudge):
-    """``LexicalJudge`` shown no context: the same abstention verdicts, without the costly grounding."""
-
-    def judge(self, cases: pl.DataFrame) -> pl.DataFrame:
-        return super().judge(cases.with_columns(context=pl.lit(None, pl.String)))
-
-
 def _bad(records: pl.DataFrame) -> pl.Series:
     """The label-derived truth (see the module): true when the answer is bad, null when unknown."""
-    signals = case_signals(records, _AbstentionJudge())
+    verdicts = LexicalJudge().abstentions(records)
+    signals = pl.concat([verdicts, context_signals(records).select("context_coverage")], how="horizontal")
     unanswerable = pl.lit(records.get_column("answerability")) == "unanswerable"
     coverage_short = pl.col("context_coverage") < 1
     return signals.select(

@@ -18,8 +18,8 @@ from rag_compare.errors import ContractError, Problem, ScoresError, show_value
 from rag_compare.judge import settings_digest
 from rag_compare.runfile import ensure_absent
 from rag_compare.runs import Run, load_run
-from rag_compare.scores import JUDGE_FAILED, Scores, make_scores
-from rag_compare.signals import SCORED_SIGNALS, SIGNALS_BY_NAME
+from rag_compare.scores import Scores, make_scores
+from rag_compare.signals import JUDGE_FAILED, SCORED_SIGNALS, SIGNALS_BY_NAME
 from rag_compare.tables import ROW, read_table
 
 __all__ = ["import_scores"]
@@ -82,28 +82,30 @@ def _values(table: pl.DataFrame, source: str, mapping: Mapping[str, str], id_col
     for column, signal in mapping.items():
         rows, expected = _invalid(table, column, signal)
         problems += [Problem(expected, row=row, column=column, value=show_value(value)) for row, value in rows]
-        typed.append(pl.col(column).pipe(_cast(signal)).alias(signal))
+        typed.append(_as_signal(pl.col(column), signal).alias(signal))
     if problems:
         raise ContractError(source, "scores file", problems)
     return table.select(pl.col(id_column).cast(pl.String).alias("case_id"), *typed)
 
 
-def _cast(signal: str) -> Any:
+def _as_signal(column: pl.Expr, signal: str) -> pl.Expr:
+    """``column`` read as a value of ``signal``: true/false (also ``1``/``0``) for a flag, else a number;
+    null where it is neither."""
     if SIGNALS_BY_NAME[signal].flag:
-        return lambda column: (
+        return (
             column.cast(pl.String)
             .str.to_lowercase()
             .replace_strict(
                 {"true": True, "false": False, "1": True, "0": False}, default=None, return_dtype=pl.Boolean
             )
         )
-    return lambda column: column.cast(pl.Float64, strict=False)
+    return column.cast(pl.Float64, strict=False)
 
 
 def _invalid(table: pl.DataFrame, column: str, signal: str) -> tuple[list[tuple[int, Any]], str]:
     """The rows (row number, value) of ``column`` that are not a valid ``signal`` value, and what is expected."""
     raw = pl.col(column)
-    value = raw.pipe(_cast(signal))
+    value = _as_signal(raw, signal)
     if SIGNALS_BY_NAME[signal].flag:
         bad, expected = raw.is_not_null() & value.is_null(), "true or false"
     else:

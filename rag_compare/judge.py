@@ -71,6 +71,7 @@ STOPWORDS: tuple[str, ...] = tuple(sorted(_STOPWORD_TEXT.split()))
 _REQUIRED = {"answer": pl.String, "context": pl.String, "answerability": pl.String}
 _OUTPUT = {"abstained": pl.Boolean, "grounded": pl.Float64, "abstention_correct": pl.Boolean}
 _SLICE_ROWS = 100_000
+_ABSTENTION_CORRECT = pl.col("abstained") == (pl.col("answerability") == "unanswerable")
 _SENTENCE_END = r"([.!?])\s+"
 _NOT_A_WORD = r"[^a-z0-9_ ]+ ?"
 _LETTERS = "abcdefghijklmnopqrstuvwxyz"
@@ -161,17 +162,25 @@ class LexicalJudge:
             parts = list(pool.map(self._judge_slice, slices))
         return pl.concat(parts) if parts else pl.DataFrame(schema=_OUTPUT)
 
-    def _judge_slice(self, cases: pl.DataFrame) -> pl.DataFrame:
-        answer = pl.col("answer")
-        verdicts = cases.with_row_index("row").with_columns(
-            abstained=(answer.str.strip_chars() == "") | answer.str.contains(self._abstention_regex)
+    def abstentions(self, cases: pl.DataFrame) -> pl.DataFrame:
+        """``abstained`` and ``abstention_correct`` alone for each row of ``cases`` (``answer`` and
+        ``answerability``): the verdicts that need no context, without the cost of grounding."""
+        typed = cases.select(pl.col("answer").cast(pl.String), pl.col("answerability").cast(pl.String))
+        return typed.select(abstained=self._abstained, answerability="answerability").select(
+            "abstained", abstention_correct=_ABSTENTION_CORRECT
         )
+
+    @property
+    def _abstained(self) -> pl.Expr:
+        answer = pl.col("answer")
+        return (answer.str.strip_chars() == "") | answer.str.contains(self._abstention_regex)
+
+    def _judge_slice(self, cases: pl.DataFrame) -> pl.DataFrame:
+        verdicts = cases.with_row_index("row").with_columns(abstained=self._abstained)
         answered = verdicts.filter(~pl.col("abstained"), pl.col("context").is_not_null())
         grounded = _grounded(answered, self.min_overlap, self.stopwords)
         return verdicts.join(grounded, on="row", how="left", maintain_order="left").select(
-            pl.col("abstained"),
-            pl.col("grounded").cast(pl.Float64),
-            abstention_correct=pl.col("abstained") == (pl.col("answerability") == "unanswerable"),
+            pl.col("abstained"), pl.col("grounded").cast(pl.Float64), abstention_correct=_ABSTENTION_CORRECT
         )
 
 

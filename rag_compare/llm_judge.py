@@ -30,8 +30,7 @@ from rag_compare.dispatch import Limits, Outcome, send_all
 from rag_compare.errors import ConfigError, ContractError, Problem
 from rag_compare.judge import LexicalJudge, settings_digest
 from rag_compare.render import Report, text_table
-from rag_compare.scores import JUDGE_FAILED
-from rag_compare.signals import SCORED_SIGNALS
+from rag_compare.signals import JUDGE_FAILED, SCORED_SIGNALS
 
 __all__ = ["JudgePlan", "OpenAIJudge"]
 
@@ -306,8 +305,7 @@ def _inputs(cases: pl.DataFrame) -> pl.DataFrame:
     if problems:
         raise ContractError("cases", "input of the LLM judge", problems)
     typed = cases.select(pl.col(name).cast(pl.String) for name in _INPUTS)
-    lexical = LexicalJudge().judge(typed)
-    return pl.concat([typed, lexical.select("abstained", "abstention_correct")], how="horizontal")
+    return pl.concat([typed, LexicalJudge().abstentions(typed)], how="horizontal")
 
 
 def _estimate(text: str) -> int:

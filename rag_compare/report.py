@@ -33,8 +33,7 @@ from rag_compare.render import (
     config_text,
     k_text,
 )
-from rag_compare.scores import JUDGE_FAILED
-from rag_compare.signals import ALL_SIGNALS, SCORE_SIGNALS
+from rag_compare.signals import ALL_SIGNALS, JUDGE_FAILED, SCORE_SIGNALS
 
 if TYPE_CHECKING:
     import jinja2
@@ -138,7 +137,7 @@ def _context(comparison: Comparison, *, all_cases: bool, max_cases: int | None) 
         "title": f"{comparison.baseline.name} → {comparison.candidate.name}",
         "runs": runs,
         "evaluator": dict(comparison.evaluator),
-        "scores": comparison.scores_text().removeprefix("; scores: "),
+        "scores": comparison.scores_text(),
         "tolerance": f"{comparison.tolerance:g}",
         "config_diff": [
             (change["key"], config_text(change["baseline"]), config_text(change["candidate"]))

@@ -33,12 +33,12 @@ from rag_compare.judge import Judge
 from rag_compare.render import Report, counts_line, text_table
 from rag_compare.runfile import ensure_absent, freeze_frame, read_frozen
 from rag_compare.runs import FORMAT_KEY, SCORES_FORMAT, Run
-from rag_compare.signals import SCORED_SIGNALS, SIGNALS_BY_NAME
+from rag_compare.signals import JUDGE_FAILED, SCORED_SIGNALS, SIGNALS_BY_NAME
 
 __all__ = [
-    "JUDGE_FAILED",
     "JUDGE_STATUSES",
     "Scores",
+    "evaluator_label",
     "evaluator_summary",
     "load_scores",
     "make_scores",
@@ -46,7 +46,6 @@ __all__ = [
 ]
 
 SCORES_KEY = "rag_compare.scores"
-JUDGE_FAILED = "judge_failed"
 JUDGE_STATUSES = ("ok", JUDGE_FAILED, "not_judged")
 _NUMERIC = (pl.Float64, pl.Float32, pl.Int64, pl.Int32)
 
@@ -124,6 +123,11 @@ def evaluator_summary(scores: Scores) -> dict[str, Any]:
         "fingerprint": scores.evaluator["fingerprint"],
         "path": None if scores.path is None else str(scores.path),
     }
+
+
+def evaluator_label(summary: Mapping[str, Any] | None) -> str:
+    """``name (fingerprint's first 12)`` of an ``evaluator_summary``; ``the offline judge`` for none."""
+    return "the offline judge" if summary is None else f"{summary['name']} ({str(summary['fingerprint'])[:12]})"
 
 
 def score_run(run: Run, judge: Judge, *, output: str | Path | None = None) -> Scores:

@@ -22,6 +22,8 @@ from rag_compare.metrics import context_signals, retrieval_signals
 __all__ = [
     "ALL_SIGNALS",
     "JUDGE_COLUMNS",
+    "JUDGE_FAILED",
+    "JUDGE_VERDICTS",
     "SCORED_SIGNALS",
     "SCORE_SIGNALS",
     "SIGNALS",
@@ -29,6 +31,7 @@ __all__ = [
     "Signal",
     "applies",
     "case_signals",
+    "judge_failed",
     "signals_in",
 ]
 
@@ -85,7 +88,9 @@ reported but does not decide a status."""
 
 ALL_SIGNALS = SIGNALS + SCORE_SIGNALS
 SIGNALS_BY_NAME = {signal.name: signal for signal in ALL_SIGNALS}
-SCORED_SIGNALS = ("grounded", "abstained", "abstention_correct", *(signal.name for signal in SCORE_SIGNALS))
+JUDGE_VERDICTS = ("grounded", "abstained", "abstention_correct")
+"""The signals every judge decides."""
+SCORED_SIGNALS = (*JUDGE_VERDICTS, *(signal.name for signal in SCORE_SIGNALS))
 """The signals a scores file may hold."""
 
 
@@ -106,6 +111,13 @@ def signals_in(columns: Iterable[str], prefix: str = "") -> tuple[Signal, ...]:
 
 JUDGE_COLUMNS = {"judge_status": pl.String, "judge_error": pl.String}
 """How the judging of each case went, beside its verdicts (null where the offline judge decided)."""
+JUDGE_FAILED = "judge_failed"
+"""The ``judge_status`` of a case whose judging finally failed."""
+
+
+def judge_failed(side: str) -> pl.Expr:
+    """Whether judging the ``side``'s case failed (false where it was never scored)."""
+    return (pl.col(f"{side}_judge_status") == JUDGE_FAILED).fill_null(False)
 
 
 def case_signals(
@@ -156,16 +168,22 @@ def case_signals(
 
 
 def _verdicts(records: pl.DataFrame, judge: Judge, scores: pl.DataFrame | None) -> pl.DataFrame:
-    """The judge's verdicts of each record, replaced by those ``scores`` hold, and how judging went."""
+    """The judge's verdicts of each record, replaced by those ``scores`` hold, and how judging went.
+
+    The judge is not asked at all when ``scores`` hold every one of its verdicts.
+    """
     kept = {*SCORED_SIGNALS, *JUDGE_COLUMNS}
-    verdicts = judge.judge(records)
-    verdicts = verdicts.select(name for name in verdicts.columns if name in kept)
+    held = [] if scores is None else [name for name in scores.columns if name in kept]
+    parts = []
+    if not set(JUDGE_VERDICTS) <= set(held):
+        judged = judge.judge(records)
+        parts.append(judged.select(name for name in judged.columns if name in kept and name not in held))
     if scores is not None:
-        held = [name for name in scores.columns if name in kept]
         joined = records.select("case_id").join(
             scores.select("case_id", *held), on="case_id", how="left", maintain_order="left"
         )
-        verdicts = pl.concat([verdicts.drop(held, strict=False), joined.drop("case_id")], how="horizontal")
+        parts.append(joined.drop("case_id"))
+    verdicts = pl.concat(parts, how="horizontal")
     return verdicts.with_columns(
         pl.lit(None, dtype).alias(name) for name, dtype in JUDGE_COLUMNS.items() if name not in verdicts.columns
     )
