@@ -3,12 +3,13 @@ failure kept as data.
 
 ``send_all`` takes request bodies and gives one ``Outcome`` per body, in order, whatever happens: a
 reply that passed validation (JSON matching the body's ``json_schema`` response format, when it has
-one), or the error that ended its last attempt. 429 and 5xx answers, timeouts,
-dropped connections and replies that fail validation are retried with exponential backoff (with
-jitter), waiting as long as a ``Retry-After`` header asks, up to ``MAX_WAIT`` seconds. Other 4xx
-answers are the case's own failure, not retried. An endpoint that refuses the credentials, the model
-or the route (401, 403, 404) stops everything with a ``JudgeError``: no case could succeed. Replies
-are cached as soon as they arrive, so an interrupted run loses nothing it has paid for.
+one), or the error that ended its last attempt. 429 and 5xx answers, timeouts, dropped connections
+and replies that fail validation are retried with exponential backoff (with jitter), waiting as long
+as a ``Retry-After`` header asks, up to ``MAX_WAIT`` seconds. Other 4xx answers are the case's own
+failure, not retried. An endpoint that refuses the credentials, the model or the route (401, 403,
+404) stops everything with an ``EndpointError`` (or the subclass the caller names): no case could
+succeed. Replies are cached as soon as they arrive, so an interrupted run loses nothing it has paid
+for. ``complete`` is one attempt alone, for callers that retry in their own way (capture).
 """
 
 from __future__ import annotations
@@ -27,9 +28,22 @@ from datetime import UTC, datetime
 from typing import Any, TypeVar
 
 from rag_compare.cache import ReplyCache, request_key
-from rag_compare.errors import JudgeError
+from rag_compare.errors import EndpointError
 
-__all__ = ["MAX_WAIT", "Limits", "Outcome", "run_sync", "send_all"]
+__all__ = [
+    "MAX_WAIT",
+    "Limits",
+    "Outcome",
+    "backoff_wait",
+    "complete",
+    "describe",
+    "refusals",
+    "refused_error",
+    "retry_after",
+    "retryable",
+    "run_sync",
+    "send_all",
+]
 
 MAX_WAIT = 60.0
 """The longest wait before a retry, in seconds, whatever ``Retry-After`` asks."""
@@ -85,13 +99,15 @@ def send_all(
     cache: ReplyCache | None,
     progress: str | None = None,
     close_client: bool = False,
+    refused: type[EndpointError] = EndpointError,
 ) -> list[Outcome]:
     """One ``Outcome`` per body of ``bodies``, sent through the ``openai.AsyncOpenAI`` that ``client()``
     gives (called only when a body is not in the cache).
 
     ``endpoint`` names where requests go (it is part of the cache key); ``progress``, when given, is
     the label of a progress bar drawn on a terminal. With ``close_client`` the client is closed in the
-    event loop it was used in, once every request is done.
+    event loop it was used in, once every request is done. An endpoint that refuses the requests
+    themselves raises ``refused``.
     """
     keys = [request_key(endpoint, body) for body in bodies]
     stored = {} if cache is None else cache.get_many(keys)
@@ -99,7 +115,7 @@ def send_all(
     pending = [index for index, outcome in enumerate(outcomes) if outcome is None]
     if not pending:
         return [outcome for outcome in outcomes if outcome is not None]
-    sender = _Sender(client(), limits, cache)
+    sender = _Sender(client(), limits, cache, refused)
     with _progress_bar(progress, len(pending)) as advance:
 
         async def send(index: int) -> None:
@@ -111,7 +127,7 @@ def send_all(
                 async with asyncio.TaskGroup() as group:
                     for index in pending:
                         group.create_task(send(index))
-            except* JudgeError as errors:
+            except* EndpointError as errors:
                 raise errors.exceptions[0] from None
             finally:
                 if close_client:
@@ -124,8 +140,8 @@ def send_all(
 class _Sender:
     """Sends one request at a time per slot of the concurrency bound, with its retries."""
 
-    def __init__(self, client: Any, limits: Limits, cache: ReplyCache | None) -> None:
-        self.client, self.limits, self.cache = client, limits, cache
+    def __init__(self, client: Any, limits: Limits, cache: ReplyCache | None, refused: type[EndpointError]) -> None:
+        self.client, self.limits, self.cache, self.refused = client, limits, cache, refused
         self.slots: asyncio.Semaphore | None = None
 
     async def send(self, body: Mapping[str, Any], key: str) -> Outcome:
@@ -138,16 +154,13 @@ class _Sender:
             async with self.slots:
                 sent += 1
                 try:
-                    reply = await self._attempt(body)
-                except (openai.AuthenticationError, openai.PermissionDeniedError, openai.NotFoundError) as error:
-                    raise JudgeError(
-                        f"the endpoint refused the request: {_describe(error)}. Check OPENAI_API_KEY, "
-                        "--model and --base-url (the endpoint's chat completions route)."
-                    ) from None
-                except _retryable() as error:
-                    failure, wait = _describe(error), _retry_after(error)
+                    reply = await complete(self.client, body, self.limits.timeout)
+                except refusals() as error:
+                    raise refused_error(error, self.refused) from None
+                except retryable() as error:
+                    failure, wait = describe(error), retry_after(error)
                 except openai.APIStatusError as error:
-                    return Outcome(None, _describe(error), False, sent)
+                    return Outcome(None, describe(error), False, sent)
                 else:
                     if self.cache is not None:
                         self.cache.put(key, reply)
@@ -155,32 +168,31 @@ class _Sender:
             if sent > self.limits.max_retries:
                 attempts = "1 attempt" if sent == 1 else f"{sent} attempts"
                 return Outcome(None, f"{failure} (gave up after {attempts})", False, sent)
-            backoff = self.limits.backoff * 2 ** (sent - 1)
-            await asyncio.sleep(min(MAX_WAIT, wait if wait is not None else backoff * random.uniform(0.5, 1.0)))
+            await asyncio.sleep(backoff_wait(self.limits, sent, wait))
 
-    async def _attempt(self, body: Mapping[str, Any]) -> dict[str, Any]:
-        from openai.types.chat import ChatCompletion
 
-        # ``post`` sends the body as it is: ``chat.completions.create`` would first convert it into its
-        # typed parameters, a quarter of the client's time per request.
-        timeout = self.limits.timeout
-        request = self.client.post(
-            "/chat/completions", body=dict(body), cast_to=ChatCompletion, options={"timeout": timeout}
-        )
-        try:
-            response = await asyncio.wait_for(request, timeout)
-            content = response.choices[0].message.content if response.choices else None
-        except (ValueError, AttributeError, TypeError, IndexError) as error:  # a body that is no chat completion
-            raise _BadReply(f"the reply is not a chat completion ({_short(str(error), 100)})") from None
-        if content is None:
-            raise _BadReply("the reply has no message content")
-        _check_reply(body, content)
-        usage = response.usage
-        return {
-            "content": content,
-            "prompt_tokens": 0 if usage is None else int(usage.prompt_tokens or 0),
-            "completion_tokens": 0 if usage is None else int(usage.completion_tokens or 0),
-        }
+async def complete(client: Any, body: Mapping[str, Any], timeout: float) -> dict[str, Any]:
+    """One attempt at ``body`` through the ``openai.AsyncOpenAI`` ``client``: the validated reply's
+    ``content``, ``prompt_tokens`` and ``completion_tokens``; raises what the attempt raised."""
+    from openai.types.chat import ChatCompletion
+
+    # ``post`` sends the body as it is: ``chat.completions.create`` would first convert it into its
+    # typed parameters, a quarter of the client's time per request.
+    request = client.post("/chat/completions", body=dict(body), cast_to=ChatCompletion, options={"timeout": timeout})
+    try:
+        response = await asyncio.wait_for(request, timeout)
+        content = response.choices[0].message.content if response.choices else None
+    except (ValueError, AttributeError, TypeError, IndexError) as error:  # a body that is no chat completion
+        raise _BadReply(f"the reply is not a chat completion ({_short(str(error), 100)})") from None
+    if content is None:
+        raise _BadReply("the reply has no message content")
+    _check_reply(body, content)
+    usage = response.usage
+    return {
+        "content": content,
+        "prompt_tokens": 0 if usage is None else int(usage.prompt_tokens or 0),
+        "completion_tokens": 0 if usage is None else int(usage.completion_tokens or 0),
+    }
 
 
 class _BadReply(Exception):
@@ -209,7 +221,31 @@ def _validator(schema: str) -> Any:
     return jsonschema.Draft202012Validator(json.loads(schema))
 
 
-def _retryable() -> tuple[type[BaseException], ...]:
+def backoff_wait(limits: Limits, attempts: int, asked: float | None) -> float:
+    """Seconds to wait after ``attempts`` failed ones: what the endpoint ``asked`` for, else exponential
+    backoff with jitter; never more than ``MAX_WAIT``."""
+    if asked is not None:
+        return min(MAX_WAIT, asked)
+    return min(MAX_WAIT, limits.backoff * 2.0 ** (attempts - 1) * random.uniform(0.5, 1.0))
+
+
+def refused_error(error: BaseException, kind: type[EndpointError] = EndpointError) -> EndpointError:
+    """The error that stops everything when the endpoint refuses the credentials, model or route."""
+    return kind(
+        f"the endpoint refused the request: {describe(error)}. Check OPENAI_API_KEY, "
+        "--model and --base-url (the endpoint's chat completions route)."
+    )
+
+
+def refusals() -> tuple[type[BaseException], ...]:
+    """The ``openai`` errors that mean no request to this endpoint can succeed."""
+    import openai
+
+    return (openai.AuthenticationError, openai.PermissionDeniedError, openai.NotFoundError)
+
+
+def retryable() -> tuple[type[BaseException], ...]:
+    """The errors another attempt may cure: rate limits, server errors, timeouts, dropped connections."""
     import openai
 
     return (
@@ -223,7 +259,8 @@ def _retryable() -> tuple[type[BaseException], ...]:
     )
 
 
-def _describe(error: BaseException) -> str:
+def describe(error: BaseException) -> str:
+    """A short, one-line account of a failed request."""
     import openai
 
     if isinstance(error, openai.APIStatusError):
@@ -239,7 +276,7 @@ def _short(text: str, limit: int = 300) -> str:
     return text if len(text) <= limit else text[: limit - 3] + "..."
 
 
-def _retry_after(error: BaseException) -> float | None:
+def retry_after(error: BaseException) -> float | None:
     """The seconds a ``Retry-After`` (or ``retry-after-ms``) header of ``error``'s response asks for."""
     response = getattr(error, "response", None)
     headers = getattr(response, "headers", None)

@@ -13,7 +13,9 @@ fix it. The command line turns each into exit code 2 without a traceback.
     │   └── RunIntegrityError       the file was changed or cut short after it was frozen
     ├── CompareError            two runs cannot be compared as asked (a case id twice, a bad k)
     ├── ScoresError             scores cannot be made, read or used (another run's scores, an unknown signal)
-    └── JudgeError              the judge's endpoint refuses every request (a bad key, an unknown model)
+    ├── EndpointError           a model endpoint refuses every request (a bad key, an unknown model)
+    │   └── JudgeError              ... the judge's endpoint
+    └── CaptureError            a capture cannot start or resume (its checkpoint belongs to other settings)
 """
 
 from __future__ import annotations
@@ -23,9 +25,11 @@ from dataclasses import dataclass
 from typing import Any
 
 __all__ = [
+    "CaptureError",
     "CompareError",
     "ConfigError",
     "ContractError",
+    "EndpointError",
     "InputFileError",
     "JudgeError",
     "Problem",
@@ -142,5 +146,13 @@ class ScoresError(RagCompareError):
     """Scores cannot be made, read or used: scores of another run, an unknown signal, a bad imported file."""
 
 
-class JudgeError(RagCompareError):
+class EndpointError(RagCompareError):
+    """A model endpoint refuses the requests themselves (a bad key, an unknown model): no request can succeed."""
+
+
+class JudgeError(EndpointError):
     """The judge's endpoint refuses the requests themselves (a bad key, an unknown model): no case can be judged."""
+
+
+class CaptureError(RagCompareError):
+    """A capture cannot start or resume: its checkpoint belongs to other settings or another corpus."""

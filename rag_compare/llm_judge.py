@@ -14,12 +14,10 @@ from __future__ import annotations
 
 import json
 import math
-import os
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
-from urllib.parse import urlsplit, urlunsplit
 
 import polars as pl
 
@@ -27,7 +25,8 @@ from rag_compare._version import __version__
 from rag_compare.cache import ReplyCache, default_cache_path, request_key
 from rag_compare.checks import CHECKS, DEFAULT_CHECKS, PROMPT_VERSION, Check, prompt_digest, render_messages
 from rag_compare.dispatch import Limits, Outcome, send_all
-from rag_compare.errors import ConfigError, ContractError, Problem
+from rag_compare.endpoint import endpoint_name, open_client
+from rag_compare.errors import ConfigError, ContractError, JudgeError, Problem
 from rag_compare.judge import LexicalJudge, settings_digest
 from rag_compare.render import Report, text_table
 from rag_compare.signals import JUDGE_FAILED, SCORED_SIGNALS
@@ -123,14 +122,7 @@ class OpenAIJudge:
     @property
     def endpoint(self) -> str:
         """Where requests go, without any credentials a URL might hold."""
-        if self.client is not None:
-            url = str(self.client.base_url)
-        else:
-            url = self.base_url or os.environ.get("OPENAI_BASE_URL") or "(the openai client's default)"
-        parts = urlsplit(url)
-        host = parts.hostname or ""
-        netloc = host + (f":{parts.port}" if parts.port else "") if parts.hostname else parts.netloc
-        return urlunsplit(parts._replace(netloc=netloc)).rstrip("/")
+        return endpoint_name(self.client, self.base_url)
 
     @property
     def config(self) -> dict[str, Any]:
@@ -187,6 +179,7 @@ class OpenAIJudge:
                 cache=cache,
                 progress=f"judging {inputs.height} cases" if self.progress else None,
                 close_client=self.client is None,
+                refused=JudgeError,
             )
         finally:
             if cache is not None:
@@ -278,15 +271,7 @@ class OpenAIJudge:
         return ReplyCache(path) if create or path.exists() else None
 
     def _client(self) -> Any:
-        import openai
-
-        base_url = self.base_url or os.environ.get("OPENAI_BASE_URL") or None
-        api_key = self.api_key or os.environ.get("OPENAI_API_KEY")
-        if not api_key:
-            if base_url is None:
-                raise ConfigError("no API key: set OPENAI_API_KEY, or give --base-url for an endpoint that needs none.")
-            api_key = "unused"  # a local endpoint without authentication; the client insists on a value
-        return openai.AsyncOpenAI(base_url=base_url, api_key=api_key, max_retries=0)
+        return open_client(self.base_url, self.api_key)
 
 
 def _dtype(name: str) -> pl.DataType:

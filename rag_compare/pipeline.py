@@ -1,0 +1,104 @@
+"""The parts of a pipeline that ``capture`` runs, as small protocols over plain data.
+
+A pipeline is three callables, each sync or async, so wrapping an existing one takes a few lines:
+
+- a **retriever** ``(case, top_k)`` gives the passages found, best first: ``Passage`` objects, or
+  mappings with ``passage_id`` and optionally ``score``, ``text`` and any metadata, or bare ids;
+- a **context builder** ``(case, passages)`` gives the ``Context`` sent to the model (its text and
+  the ids of the passages that made it in), or just the text;
+- a **generator** ``(case, context)`` gives the ``Generation`` (answer, tokens, the messages sent), a
+  mapping with those keys, or just the answer text.
+
+A ``Case`` carries what a pipeline may see of a corpus case: its id, question, source version and
+user metadata, never the labels (answerability, required passages, acceptance note). A part may
+have a ``config`` property (a mapping of plain values); capture records it in the run's config. A
+part raises ``CaseFailure`` to fail a case at once; any other exception is retried.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Awaitable, Mapping, Sequence
+from dataclasses import dataclass, field
+from types import MappingProxyType
+from typing import Any, Protocol, TypeAlias, runtime_checkable
+
+__all__ = [
+    "Case",
+    "CaseFailure",
+    "Context",
+    "ContextBuilder",
+    "Generation",
+    "Generator",
+    "Passage",
+    "Retriever",
+]
+
+_EMPTY: Mapping[str, Any] = MappingProxyType({})
+
+
+@dataclass(frozen=True)
+class Case:
+    """What a pipeline sees of one corpus case: no labels."""
+
+    case_id: str
+    question: str
+    source_version: str
+    metadata: Mapping[str, Any] = field(default=_EMPTY)
+
+
+@dataclass(frozen=True)
+class Passage:
+    """A passage a retriever found: its id, score, text and any metadata (section, url, ...)."""
+
+    passage_id: str
+    score: float | None = None
+    text: str = ""
+    metadata: Mapping[str, Any] = field(default=_EMPTY)
+
+
+@dataclass(frozen=True)
+class Context:
+    """The context exactly as sent to the model, and the passages that made it in (in order)."""
+
+    text: str
+    passage_ids: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True)
+class Generation:
+    """An answer, with its token counts and the exact messages sent, when the generator knows them."""
+
+    answer: str
+    prompt_tokens: int | None = None
+    completion_tokens: int | None = None
+    messages: Sequence[Mapping[str, str]] | None = None
+
+
+class CaseFailure(Exception):
+    """Raised by a pipeline part to fail the current case at once, without retries."""
+
+
+RetrievedItem: TypeAlias = Passage | Mapping[str, Any] | str
+
+
+@runtime_checkable
+class Retriever(Protocol):
+    """``(case, top_k) -> passages``, best first (sync or async)."""
+
+    def __call__(self, case: Case, top_k: int) -> Sequence[RetrievedItem] | Awaitable[Sequence[RetrievedItem]]: ...
+
+
+@runtime_checkable
+class ContextBuilder(Protocol):
+    """``(case, passages) -> Context`` or the context text (sync or async)."""
+
+    def __call__(self, case: Case, passages: Sequence[Passage]) -> Context | str | Awaitable[Context | str]: ...
+
+
+@runtime_checkable
+class Generator(Protocol):
+    """``(case, context) -> Generation``, a mapping of its fields, or the answer text (sync or async)."""
+
+    def __call__(
+        self, case: Case, context: Context
+    ) -> Generation | Mapping[str, Any] | str | Awaitable[Generation | Mapping[str, Any] | str]: ...
