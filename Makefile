@@ -8,8 +8,9 @@ BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 EXAMPLE_EPOCH := 1795000000
 LINTED := rag_compare tests benchmarks
+HANDMADE := tests/fixtures/handmade
 
-.PHONY: demo report tour test lint examples clean
+.PHONY: demo report tour test lint examples handmade clean
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -42,12 +43,23 @@ lint: $(STAMP)
 test: lint
 	$(BIN)/pytest
 
-# Rebuild the example runs from their records; SOURCE_DATE_EPOCH makes the files byte-stable.
+# Capture the example runs from the example corpus, offline: BM25 and the extractive generator, top_k 3 and 5.
+# SOURCE_DATE_EPOCH fixes their creation time; the latencies they record are measured anew.
 examples: $(STAMP)
 	rm -f runs/baseline.arrow runs/candidate.arrow
+	SOURCE_DATE_EPOCH=$(EXAMPLE_EPOCH) $(BIN)/rag-compare capture corpora/handbook.csv \
+		--passages corpora/handbook_passages.csv --top-k 3 --context-budget 600 --set name=baseline \
+		--output runs/baseline.arrow
+	SOURCE_DATE_EPOCH=$(EXAMPLE_EPOCH) $(BIN)/rag-compare capture corpora/handbook.csv \
+		--passages corpora/handbook_passages.csv --top-k 5 --context-budget 600 --set name=candidate \
+		--output runs/candidate.arrow
+
+# Rebuild the hand-made test runs (every status, failures included) from their records; byte-stable.
+handmade: $(STAMP)
+	rm -f $(HANDMADE)/baseline.arrow $(HANDMADE)/candidate.arrow
 	for name in baseline candidate; do \
-		SOURCE_DATE_EPOCH=$(EXAMPLE_EPOCH) $(BIN)/rag-compare freeze runs/records/$$name.jsonl \
-			--corpus corpora/handbook.csv --config runs/$$name.toml --output runs/$$name.arrow || exit 2; \
+		SOURCE_DATE_EPOCH=$(EXAMPLE_EPOCH) $(BIN)/rag-compare freeze $(HANDMADE)/records/$$name.jsonl \
+			--corpus corpora/handbook.csv --config $(HANDMADE)/$$name.toml --output $(HANDMADE)/$$name.arrow || exit 2; \
 	done
 
 clean:

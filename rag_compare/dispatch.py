@@ -37,6 +37,7 @@ __all__ = [
     "backoff_wait",
     "complete",
     "describe",
+    "progress_bar",
     "refusals",
     "refused_error",
     "retry_after",
@@ -116,7 +117,7 @@ def send_all(
     if not pending:
         return [outcome for outcome in outcomes if outcome is not None]
     sender = _Sender(client(), limits, cache, refused)
-    with _progress_bar(progress, len(pending)) as advance:
+    with progress_bar(progress, len(pending)) as advance:
 
         async def send(index: int) -> None:
             outcomes[index] = await sender.send(bodies[index], keys[index])
@@ -303,7 +304,7 @@ def retry_after(error: BaseException) -> float | None:
 
 
 @contextlib.contextmanager
-def _progress_bar(label: str | None, total: int) -> Iterator[Callable[[], None]]:
+def progress_bar(label: str | None, total: int) -> Iterator[Callable[[], None]]:
     """An ``advance()`` callable: it moves a bar with an ETA on a terminal, else does nothing."""
     if label is None or not total or not sys.stderr.isatty():
         yield lambda: None

@@ -15,7 +15,7 @@ import polars as pl
 
 from rag_compare._version import __version__
 from rag_compare.config import RESERVED_KEYS, check_no_secrets, flatten
-from rag_compare.corpus import Corpus, load_corpus
+from rag_compare.corpus import Corpus, load_corpus, refuse_unreviewed
 from rag_compare.errors import ConfigError, RunFileError
 from rag_compare.frames import count_by
 from rag_compare.records import join_labels
@@ -86,6 +86,7 @@ def freeze_run(
     *,
     output: str | Path | None = None,
     environ: Mapping[str, str] | None = None,
+    include_unreviewed: bool = False,
 ) -> Run:
     """Validate ``records`` against ``corpus``, join the labels, attach ``config``, fingerprint it.
 
@@ -106,6 +107,8 @@ def freeze_run(
         ensure_absent(Path(output))
     loaded = corpus if isinstance(corpus, Corpus) else load_corpus(corpus)
     frame = join_labels(records, loaded, environ)
+    if not include_unreviewed:
+        refuse_unreviewed(loaded, frame.get_column("case_id"))
     full_config = {
         "name": user_config.pop("name", None) or (Path(output).stem if output is not None else "run"),
         **user_config,

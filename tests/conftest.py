@@ -16,7 +16,8 @@ from rag_compare.cli import main
 ROOT = Path(__file__).resolve().parent.parent
 EXAMPLE_CORPUS = ROOT / "corpora" / "handbook.csv"
 EXAMPLE_OLD_CORPUS = ROOT / "corpora" / "handbook_2025.csv"
-EXAMPLE_RUNS = ROOT / "runs"
+HANDMADE_RUNS = ROOT / "tests" / "fixtures" / "handmade"
+"""Two runs frozen from hand-written records (tests/fixtures/handmade/records): every status, failures included."""
 
 # A small corpus: 2 answerable cases (one a rule with its exception), 1 unanswerable, 1 conflict.
 SMALL_CORPUS = """\

@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING
 import pytest
 
 from rag_compare import Comparison, compare
-from tests.conftest import EXAMPLE_RUNS, ROOT
+from tests.conftest import HANDMADE_RUNS, ROOT
 
 if TYPE_CHECKING:
     from selenium.webdriver.remote.webdriver import WebDriver
@@ -58,8 +58,8 @@ def browser(tmp_path_factory: pytest.TempPathFactory) -> Iterator[WebDriver]:
 @pytest.fixture(scope="module")
 def examples_page(tmp_path_factory: pytest.TempPathFactory) -> Path:
     comparison = compare(
-        EXAMPLE_RUNS / "baseline.arrow",
-        EXAMPLE_RUNS / "candidate.arrow",
+        HANDMADE_RUNS / "baseline.arrow",
+        HANDMADE_RUNS / "candidate.arrow",
         passages=ROOT / "corpora" / "handbook_passages.csv",
     )
     page = tmp_path_factory.mktemp("report") / "report.html"

@@ -13,7 +13,7 @@ import pytest
 from click.testing import Result
 
 from rag_compare.runs import load_run
-from tests.conftest import EXAMPLE_CORPUS, EXAMPLE_RUNS
+from tests.conftest import EXAMPLE_CORPUS, HANDMADE_RUNS
 
 Cli = Callable[..., Result]
 Write = Callable[[str, str | bytes], Path]
@@ -160,14 +160,14 @@ def test_secret_from_environment_is_refused(cli: Cli, tmp_path: Path, small_reco
 
 def test_show_refuses_a_damaged_run(cli: Cli, tmp_path: Path) -> None:
     damaged = tmp_path / "damaged.arrow"
-    data = bytearray((EXAMPLE_RUNS / "baseline.arrow").read_bytes())
+    data = bytearray((HANDMADE_RUNS / "baseline.arrow").read_bytes())
     data[len(data) // 2] ^= 0xFF
     damaged.write_bytes(bytes(data))
     result = cli("show", damaged)
     assert result.exit_code == 2
     assert "damaged.arrow" in result.stderr
     short = tmp_path / "short.arrow"
-    short.write_bytes((EXAMPLE_RUNS / "baseline.arrow").read_bytes()[:-100])
+    short.write_bytes((HANDMADE_RUNS / "baseline.arrow").read_bytes()[:-100])
     cut = cli("show", short)
     assert cut.exit_code == 2
     assert "cut short" in cut.stderr
@@ -201,7 +201,7 @@ def test_console_script_runs_without_traceback(tmp_path: Path) -> None:
     executable = shutil.which("rag-compare", path=str(Path(sys.executable).parent))
     assert executable is not None, "the rag-compare console script is not installed next to this Python"
     ok = subprocess.run(
-        [executable, "show", str(EXAMPLE_RUNS / "candidate.arrow")], capture_output=True, text=True, check=False
+        [executable, "show", str(HANDMADE_RUNS / "candidate.arrow")], capture_output=True, text=True, check=False
     )
     assert ok.returncode == 0
     assert "candidate" in ok.stdout

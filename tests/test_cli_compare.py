@@ -11,10 +11,10 @@ from pathlib import Path
 import pytest
 from click.testing import Result
 
-from tests.conftest import EXAMPLE_CORPUS, EXAMPLE_RUNS, ROOT
+from tests.conftest import EXAMPLE_CORPUS, HANDMADE_RUNS, ROOT
 
 Cli = Callable[..., Result]
-BASELINE, CANDIDATE = EXAMPLE_RUNS / "baseline.arrow", EXAMPLE_RUNS / "candidate.arrow"
+BASELINE, CANDIDATE = HANDMADE_RUNS / "baseline.arrow", HANDMADE_RUNS / "candidate.arrow"
 PASSAGES = ROOT / "corpora" / "handbook_passages.csv"
 
 

@@ -25,10 +25,10 @@ from rag_compare.imported import import_scores
 from rag_compare.runs import load_run
 from rag_compare.scores import load_scores
 from tests.chat_server import ChatServer, Reply
-from tests.conftest import EXAMPLE_RUNS
+from tests.conftest import HANDMADE_RUNS
 
 Cli = Callable[..., Result]
-BASELINE, CANDIDATE = EXAMPLE_RUNS / "baseline.arrow", EXAMPLE_RUNS / "candidate.arrow"
+BASELINE, CANDIDATE = HANDMADE_RUNS / "baseline.arrow", HANDMADE_RUNS / "candidate.arrow"
 CANDIDATE_IDS: list[str] = load_run(CANDIDATE).records.get_column("case_id").to_list()  # 33 records
 NOT_OK = {"leave-carryover@2025-01", "phone-allowance@2026-01"}  # the candidate's failed and timed-out records
 FAST = ("--timeout", "2", "--max-retries", "0")

@@ -13,7 +13,7 @@ from rag_compare.fallback import DEFAULT_FALLBACK_TEXT, SWEEP_THRESHOLDS, simula
 from rag_compare.judge import LexicalJudge
 from rag_compare.runs import Run, freeze_run, load_run
 from rag_compare.signals import case_signals
-from tests.conftest import EXAMPLE_RUNS
+from tests.conftest import HANDMADE_RUNS
 
 FALLBACK = "Please contact HR."
 IDK = "I don't know."
@@ -260,7 +260,7 @@ def test_json_render(run: Run) -> None:
 
 def test_label_truth_matches_the_full_lexical_judge() -> None:
     """The truth skips the grounding check; abstention and coverage are those of ``LexicalJudge``."""
-    example = load_run(EXAMPLE_RUNS / "candidate.arrow")
+    example = load_run(HANDMADE_RUNS / "candidate.arrow")
     scores = pl.DataFrame({"case_id": example.records["case_id"], "judge_status": "ok", "grounded": 0.5})
     bad = simulate_fallback(example, scores, "grounded", [0.5]).cases["bad"]
     signals = case_signals(example.records, LexicalJudge())

@@ -15,9 +15,9 @@ from rag_compare.errors import ContractError, Problem, RagCompareError, RunExist
 from rag_compare.imported import import_scores
 from rag_compare.runs import Run, load_run
 from rag_compare.scores import Scores, load_scores
-from tests.conftest import EXAMPLE_RUNS
+from tests.conftest import HANDMADE_RUNS
 
-BASELINE, CANDIDATE = EXAMPLE_RUNS / "baseline.arrow", EXAMPLE_RUNS / "candidate.arrow"
+BASELINE, CANDIDATE = HANDMADE_RUNS / "baseline.arrow", HANDMADE_RUNS / "candidate.arrow"
 RUN = load_run(CANDIDATE)
 IDS: list[str] = RUN.records.get_column("case_id").to_list()  # 33 records, in run order
 FAILED = "leave-carryover@2025-01"  # status failed in the candidate run

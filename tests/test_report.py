@@ -14,15 +14,15 @@ from click.testing import Result
 from rag_compare import Comparison, compare
 from rag_compare.comparison import REPORTED_STATUSES
 from rag_compare.report import markdown_escape
-from tests.conftest import EXAMPLE_RUNS, IMAGE, ROOT, SCRIPT
+from tests.conftest import HANDMADE_RUNS, IMAGE, ROOT, SCRIPT
 
-GOLDEN = Path(__file__).parent / "golden" / "examples.md"
+GOLDEN = Path(__file__).parent / "golden" / "handmade.md"
 PASSAGES = ROOT / "corpora" / "handbook_passages.csv"
 
 
 @pytest.fixture(scope="module")
 def examples() -> Comparison:
-    return compare(EXAMPLE_RUNS / "baseline.arrow", EXAMPLE_RUNS / "candidate.arrow", passages=PASSAGES)
+    return compare(HANDMADE_RUNS / "baseline.arrow", HANDMADE_RUNS / "candidate.arrow", passages=PASSAGES)
 
 
 class _Markup(HTMLParser):
@@ -120,7 +120,11 @@ def test_markdown_report_of_the_examples_matches_the_golden_file(
     examples: Comparison, update_golden: bool, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     monkeypatch.chdir(ROOT)  # the report names the run files by the paths they were opened with
-    comparison = compare(Path("runs/baseline.arrow"), Path("runs/candidate.arrow"), passages=PASSAGES)
+    comparison = compare(
+        Path("tests/fixtures/handmade/baseline.arrow"),
+        Path("tests/fixtures/handmade/candidate.arrow"),
+        passages=PASSAGES,
+    )
     report = comparison.render("markdown")
     assert report == comparison.render("markdown")  # byte-stable within a run
     if update_golden:
@@ -196,7 +200,7 @@ def test_unknown_format_is_refused(examples: Comparison) -> None:
 
 
 def test_cli_writes_each_report_format(cli: Callable[..., Result], tmp_path: Path) -> None:
-    runs = [EXAMPLE_RUNS / "baseline.arrow", EXAMPLE_RUNS / "candidate.arrow"]
+    runs = [HANDMADE_RUNS / "baseline.arrow", HANDMADE_RUNS / "candidate.arrow"]
     page = tmp_path / "report.html"
     result = cli(*runs, "--passages", PASSAGES, "--format", "html", "--output", page)
     assert result.exit_code == 0, result.output
@@ -230,7 +234,7 @@ def test_a_report_lists_at_most_max_cases_per_status_and_says_how_many_more(exam
 
 
 def test_cli_max_cases(cli: Callable[..., Result]) -> None:
-    runs = [EXAMPLE_RUNS / "baseline.arrow", EXAMPLE_RUNS / "candidate.arrow"]
+    runs = [HANDMADE_RUNS / "baseline.arrow", HANDMADE_RUNS / "candidate.arrow"]
     capped = cli(*runs, "--format", "markdown", "--max-cases", "1")
     assert capped.exit_code == 0
     assert capped.output.count("\n#### ") == 6  # one per listed status
@@ -242,7 +246,7 @@ def test_cli_max_cases(cli: Callable[..., Result]) -> None:
 
 def test_warnings_stand_out_in_both_reports() -> None:
     comparison = compare(
-        EXAMPLE_RUNS / "baseline.arrow", EXAMPLE_RUNS / "candidate.arrow", ROOT / "corpora" / "handbook_2025.csv"
+        HANDMADE_RUNS / "baseline.arrow", HANDMADE_RUNS / "candidate.arrow", ROOT / "corpora" / "handbook_2025.csv"
     )
     assert len(comparison.warnings) == 2
     markdown = comparison.render("markdown")

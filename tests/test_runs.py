@@ -15,7 +15,7 @@ from rag_compare.corpus import load_corpus
 from rag_compare.errors import ConfigError, ContractError, RunExistsError, RunFileError, SecretInConfigError
 from rag_compare.runfile import serialize, write_atomically
 from rag_compare.runs import CONFIG_KEY, FORMAT_KEY, freeze_run, load_run
-from tests.conftest import EXAMPLE_CORPUS, EXAMPLE_RUNS, ROOT, SMALL_CORPUS
+from tests.conftest import EXAMPLE_CORPUS, HANDMADE_RUNS, ROOT, SMALL_CORPUS
 
 EPOCH = {"SOURCE_DATE_EPOCH": "1795000000"}
 
@@ -174,10 +174,10 @@ def test_freeze_load_round_trip_property(
 @pytest.mark.parametrize("name", ["baseline", "candidate"])
 def test_shipped_example_runs_match_their_records(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, name: str) -> None:
     monkeypatch.chdir(ROOT)
-    shipped = load_run(EXAMPLE_RUNS / f"{name}.arrow")
-    config = tomllib.loads((EXAMPLE_RUNS / f"{name}.toml").read_text())
+    shipped = load_run(HANDMADE_RUNS / f"{name}.arrow")
+    config = tomllib.loads((HANDMADE_RUNS / f"{name}.toml").read_text())
     rebuilt = freeze_run(
-        Path("runs/records") / f"{name}.jsonl",
+        Path("tests/fixtures/handmade/records") / f"{name}.jsonl",
         Path("corpora/handbook.csv"),
         config,
         output=tmp_path / f"{name}.arrow",
@@ -191,7 +191,7 @@ def test_shipped_example_runs_match_their_records(tmp_path: Path, monkeypatch: p
 
 
 def test_example_runs_differ_in_one_retrieval_setting() -> None:
-    baseline, candidate = (load_run(EXAMPLE_RUNS / f"{name}.arrow") for name in ("baseline", "candidate"))
+    baseline, candidate = (load_run(HANDMADE_RUNS / f"{name}.arrow") for name in ("baseline", "candidate"))
     assert (baseline.config["top_k"], candidate.config["top_k"]) == (3, 5)
     ignored = {"name", "created_at", "records", "rag_compare_version", "top_k", "retriever"}
     assert {k: v for k, v in baseline.config.items() if k not in ignored} == {
