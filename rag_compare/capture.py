@@ -266,7 +266,8 @@ class _Runner:
             }
         with _stage(record, "context"):
             context = _context(await self._call(self.builder, case, passages))
-            record |= {"context": context.text, "context_passage_ids": list(context.passage_ids)}
+            ids = None if context.passage_ids is None else list(context.passage_ids)
+            record |= {"context": context.text, "context_passage_ids": ids}
         with _stage(record, "generate"):
             generation = _generation(await self._call(self.generator, case, context))
             record |= {

@@ -19,7 +19,6 @@ from __future__ import annotations
 
 from collections.abc import Awaitable, Mapping, Sequence
 from dataclasses import dataclass, field
-from types import MappingProxyType
 from typing import Any, Protocol, TypeAlias, runtime_checkable
 
 __all__ = [
@@ -33,7 +32,6 @@ __all__ = [
     "Retriever",
 ]
 
-_EMPTY: Mapping[str, Any] = MappingProxyType({})
 
 
 @dataclass(frozen=True)
@@ -43,7 +41,7 @@ class Case:
     case_id: str
     question: str
     source_version: str
-    metadata: Mapping[str, Any] = field(default=_EMPTY)
+    metadata: Mapping[str, Any] = field(default_factory=dict)
 
 
 @dataclass(frozen=True)
@@ -53,15 +51,16 @@ class Passage:
     passage_id: str
     score: float | None = None
     text: str = ""
-    metadata: Mapping[str, Any] = field(default=_EMPTY)
+    metadata: Mapping[str, Any] = field(default_factory=dict)
 
 
 @dataclass(frozen=True)
 class Context:
-    """The context exactly as sent to the model, and the passages that made it in (in order)."""
+    """The context exactly as sent to the model, and the passages that made it in (in order; ``None``
+    when the builder cannot tell)."""
 
     text: str
-    passage_ids: tuple[str, ...] = ()
+    passage_ids: tuple[str, ...] | None = None
 
 
 @dataclass(frozen=True)
