@@ -91,7 +91,7 @@ class OpenAIGenerator:
             "context": context.text,
             "case_id": case.case_id,
             "source_version": case.source_version,
-            "passage_ids": list(context.passage_ids),
+            "passage_ids": list(context.passage_ids or ()),
             "metadata": dict(case.metadata),
         }
         user = {"role": "user", "content": self._template.render(**values).strip()}

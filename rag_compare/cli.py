@@ -17,7 +17,9 @@ from typing import Any
 import click
 
 from rag_compare._version import __version__
-from rag_compare.cli_options import ASSIGNMENTS, FORMAT, PATH, emit, format_option, wants_json
+from rag_compare.cli_capture import capture_command
+from rag_compare.cli_drafts import admit_command, draft_cases_command
+from rag_compare.cli_options import ASSIGNMENTS, FORMAT, INCLUDE_UNREVIEWED, PATH, emit, format_option, wants_json
 from rag_compare.cli_scores import fallback, import_scores_command, score
 from rag_compare.errors import ContractError, RagCompareError
 from rag_compare.render import DEFAULT_MAX_CASES, FORMATS, REPORT_FORMATS
@@ -136,6 +138,7 @@ def audit(old: Path, new: Path, output_format: str) -> None:
 @click.option("--corpus", type=PATH, required=True, help="The corpus the records were run against.")
 @click.option("--config", "config_file", type=PATH, help="Run config as a .toml or .json file.")
 @ASSIGNMENTS
+@INCLUDE_UNREVIEWED
 @click.option("--output", type=PATH, required=True, help="The run file to write (never overwritten).")
 @FORMAT
 def freeze(
@@ -143,6 +146,7 @@ def freeze(
     corpus: Path,
     config_file: Path | None,
     assignments: Sequence[str],
+    include_unreviewed: bool,
     output: Path,
     output_format: str,
 ) -> None:
@@ -152,7 +156,7 @@ def freeze(
 
     wants_json(output_format)
     config = apply_assignments(read_config_file(config_file) if config_file else {}, assignments)
-    run = freeze_run(records, corpus, config, output=output)
+    run = freeze_run(records, corpus, config, output=output, include_unreviewed=include_unreviewed)
     if output_format == "json":
         click.echo(run.to_json(), nl=False)
     else:
@@ -280,5 +284,5 @@ def compare_command(
         sys.exit(EXIT_FOUND)
 
 
-for command in (score, import_scores_command, fallback):
+for command in (capture_command, draft_cases_command, admit_command, score, import_scores_command, fallback):
     main.add_command(command)

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import click
 
-from rag_compare.cli_options import ASSIGNMENTS, FORMAT, PATH, wants_json
+from rag_compare.cli_options import ASSIGNMENTS, FORMAT, INCLUDE_UNREVIEWED, PATH, wants_json
 from rag_compare.render import counts_line
 
 __all__ = ["capture_command"]
@@ -54,7 +54,7 @@ EXIT_INTERRUPTED = 130
 @click.option("--max-retries", type=click.IntRange(min=0), default=2, show_default=True, help="Retries of a case.")
 @click.option("--config", "config_file", type=PATH, help="More run config keys, from a .toml or .json file.")
 @ASSIGNMENTS
-@click.option("--include-unreviewed", is_flag=True, help="Run unreviewed synthetic cases too (they are not gold).")
+@INCLUDE_UNREVIEWED
 @click.option("--output", type=PATH, required=True, help="The run file to write (never overwritten).")
 @FORMAT
 def capture_command(
@@ -131,6 +131,13 @@ def capture_command(
         return
     statuses = counts_line(run.to_dict()["status_counts"])
     click.echo(
-        f"captured {run.records.height} cases of '{run.name}' to {output} ({statuses}; fingerprint "
-        f"{run.fingerprint[:12]})"
+        f"captured {run.records.height} cases of '{run.name}' to {output} ({statuses}; "
+        f"fingerprint {run.fingerprint[:12]})"
     )
+    left_out = run.config["capture"].get("unreviewed_left_out", [])
+    if left_out:
+        click.echo(
+            f"left out {len(left_out)} unreviewed synthetic case(s): {', '.join(left_out)}. Review them and "
+            "`rag-compare admit`, or pass --include-unreviewed.",
+            err=True,
+        )

@@ -12,7 +12,7 @@ import click
 
 from rag_compare.render import FORMATS
 
-__all__ = ["ASSIGNMENTS", "FORMAT", "PATH", "emit", "format_option", "wants_json"]
+__all__ = ["ASSIGNMENTS", "FORMAT", "INCLUDE_UNREVIEWED", "PATH", "emit", "format_option", "wants_json"]
 
 PATH = click.Path(path_type=Path)  # existence is checked by the library, with its own messages
 
@@ -31,6 +31,12 @@ ASSIGNMENTS = click.option(
     multiple=True,
     metavar="KEY=VALUE",
     help="Set a config key (dots for nested keys); VALUE is JSON where it parses, else text. Repeatable.",
+)
+
+INCLUDE_UNREVIEWED = click.option(
+    "--include-unreviewed",
+    is_flag=True,
+    help="Take in unreviewed synthetic cases too (drafts are not gold until admitted).",
 )
 
 

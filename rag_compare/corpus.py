@@ -139,3 +139,34 @@ def _warnings(frame: pl.DataFrame) -> list[Problem]:
             "a reviewed case: this one is a synthetic candidate, not gold, until a person sets reviewed=true",
         )
     )
+
+
+def refuse_unreviewed(corpus: Corpus, case_ids: pl.Series | None = None) -> None:
+    """Refuse synthetic cases not yet reviewed (``reviewed=false``): they are drafts, not gold.
+
+    With ``case_ids`` (the cases actually used, e.g. a run's records), only those count. Raises
+    ``ContractError`` with one problem per such case, at its corpus row, naming its id and the fix.
+    """
+    from rag_compare.errors import show_value
+
+    unreviewed = (pl.col("origin") == "synthetic") & ~pl.col("reviewed")
+    if case_ids is not None:
+        unreviewed &= pl.col("case_id").is_in(case_ids.cast(pl.String).implode())
+    found = corpus.frame.with_row_index(ROW, offset=1).filter(unreviewed.fill_null(False)).select(ROW, "case_id")
+    if found.is_empty():
+        return
+    # Corpus rows are the file's data rows in order, so the row number is the case's position.
+    file = corpus.source if corpus.source != "<frame>" else "DRAFTS"
+    problems = [
+        Problem(
+            row=int(row),
+            column="case_id",
+            value=show_value(case_id),
+            expected=(
+                f"a reviewed case, not a synthetic draft: review it, then rag-compare admit {file} --ids {case_id} "
+                "(or pass --include-unreviewed to use drafts anyway)"
+            ),
+        )
+        for row, case_id in found.iter_rows()
+    ]
+    raise ContractError(corpus.source, "set of cases to run (unreviewed synthetic cases are not gold)", problems)

@@ -33,7 +33,6 @@ __all__ = [
 ]
 
 
-
 @dataclass(frozen=True)
 class Case:
     """What a pipeline sees of one corpus case: no labels."""

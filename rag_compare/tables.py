@@ -154,3 +154,63 @@ def _read_parquet(path: Path, what: str) -> pl.DataFrame:
         raise InputFileError(
             f"{path}: cannot be read as Parquet ({first_line}). Write the {what} again as Parquet, or use CSV or JSONL."
         ) from None
+
+
+def table_format(path: Path, what: str = "table") -> str:
+    """The format (``csv``, ``parquet`` or ``jsonl``) that ``path``'s suffix names; ``InputFileError`` for
+    an unknown suffix."""
+    kind = TABLE_SUFFIXES.get(path.suffix.lower())
+    if kind is None:
+        known = ", ".join(sorted(TABLE_SUFFIXES))
+        raise InputFileError(f"{path}: unknown {what} file type '{path.suffix}'. Use one of: {known}.")
+    return kind
+
+
+def write_table(frame: pl.DataFrame, path: Path, *, replace: bool) -> None:
+    """Write ``frame`` (not modified) as CSV, Parquet or JSONL by ``path``'s suffix, atomically.
+
+    In CSV a list column becomes ``;``-joined text (a JSON array where that would not read back: an
+    empty list, an item holding ``;``), a null stays an empty cell and booleans are ``true``/``false``,
+    so reading the file as a corpus or records gives the same contract columns. Without ``replace`` an
+    existing ``path`` is refused. Raises ``InputFileError`` for an unknown suffix or a nested column
+    that CSV cannot hold.
+    """
+    from rag_compare.runfile import atomic_output
+
+    kind = table_format(path)
+    if kind == "csv":
+        frame = _csv_cells(frame, path)
+    with atomic_output(path, replace=replace) as stream:
+        if kind == "csv":
+            frame.write_csv(stream)
+        elif kind == "parquet":
+            frame.write_parquet(stream)
+        else:
+            frame.write_ndjson(stream)
+
+
+def _csv_cells(frame: pl.DataFrame, path: Path) -> pl.DataFrame:
+    """``frame`` with each list-of-scalars column as the text of its CSV cells."""
+    lists = [
+        name
+        for name, dtype in frame.schema.items()
+        if isinstance(dtype, pl.List) and dtype.inner is not None and not dtype.inner.is_nested()
+    ]
+    nested = [name for name, dtype in frame.schema.items() if dtype.is_nested() and name not in lists]
+    if nested:
+        raise InputFileError(
+            f"{path}: the column(s) {', '.join(map(repr, nested))} hold nested values that CSV cannot. "
+            "Write a .parquet or .jsonl file instead."
+        )
+    return frame.with_columns(_list_cell(name) for name in lists)
+
+
+def _list_cell(name: str) -> pl.Expr:
+    """``a;b`` for a list, or its JSON array where ``;``-joined text would read back otherwise."""
+    column = pl.col(name)
+    items = column.list.eval(pl.element().cast(pl.String))
+    joined = items.list.join(";")
+    unsafe_item = items.list.eval(pl.element().is_null() | pl.element().str.contains(";", literal=True)).list.any()
+    plain = (items.list.len() > 0) & ~unsafe_item & ~joined.str.strip_chars_start().str.starts_with("[")
+    as_json = pl.struct(column.alias("x")).struct.json_encode().str.strip_prefix('{"x":').str.strip_suffix("}")
+    return pl.when(column.is_null()).then(None).when(plain).then(joined).otherwise(as_json).alias(name)
