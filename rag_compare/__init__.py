@@ -5,14 +5,22 @@ The public API is what ``__all__`` lists; everything else is private and may cha
 
 from rag_compare._version import __version__
 from rag_compare.audit import CorpusAudit, audit_corpora
+from rag_compare.batch import batch_generate
+from rag_compare.bm25 import BM25Retriever
+from rag_compare.capture import capture
+from rag_compare.chat_generator import OpenAIGenerator
 from rag_compare.compare import compare
 from rag_compare.comparison import Comparison
 from rag_compare.config import apply_assignments, read_config_file
+from rag_compare.context import BudgetContextBuilder
 from rag_compare.corpus import Corpus, load_corpus
+from rag_compare.drafts import Drafts, admit_cases, draft_cases
 from rag_compare.errors import (
+    CaptureError,
     CompareError,
     ConfigError,
     ContractError,
+    EndpointError,
     InputFileError,
     JudgeError,
     Problem,
@@ -23,34 +31,51 @@ from rag_compare.errors import (
     ScoresError,
     SecretInConfigError,
 )
+from rag_compare.extractive import ExtractiveGenerator
 from rag_compare.fallback import FallbackSimulation, simulate_fallback
 from rag_compare.imported import import_scores
 from rag_compare.judge import Judge, LexicalJudge
 from rag_compare.llm_judge import JudgePlan, OpenAIJudge
 from rag_compare.passages import load_passages
+from rag_compare.pipeline import Case, CaseFailure, Context, ContextBuilder, Generation, Generator, Passage, Retriever
 from rag_compare.runs import Run, freeze_run, load_run
 from rag_compare.schemas import CorpusSchema, PassagesSchema, RecordsSchema
 from rag_compare.scores import Scores, load_scores, score_run
 
 __all__ = [
+    "BM25Retriever",
+    "BudgetContextBuilder",
+    "CaptureError",
+    "Case",
+    "CaseFailure",
     "CompareError",
     "Comparison",
     "ConfigError",
+    "Context",
+    "ContextBuilder",
     "ContractError",
     "Corpus",
     "CorpusAudit",
     "CorpusSchema",
+    "Drafts",
+    "EndpointError",
+    "ExtractiveGenerator",
     "FallbackSimulation",
+    "Generation",
+    "Generator",
     "InputFileError",
     "Judge",
     "JudgeError",
     "JudgePlan",
     "LexicalJudge",
+    "OpenAIGenerator",
     "OpenAIJudge",
+    "Passage",
     "PassagesSchema",
     "Problem",
     "RagCompareError",
     "RecordsSchema",
+    "Retriever",
     "Run",
     "RunExistsError",
     "RunFileError",
@@ -59,9 +84,13 @@ __all__ = [
     "ScoresError",
     "SecretInConfigError",
     "__version__",
+    "admit_cases",
     "apply_assignments",
     "audit_corpora",
+    "batch_generate",
+    "capture",
     "compare",
+    "draft_cases",
     "freeze_run",
     "import_scores",
     "load_corpus",

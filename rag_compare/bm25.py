@@ -69,8 +69,7 @@ class BM25Retriever:
         stemmer: str | None = "english",
         stopwords: str | None = "en",
     ) -> None:
-        import bm25s  # type: ignore[import-untyped]
-
+        bm25s = _bm25s()
         _check_settings(k1, b, method, stemmer)
         try:
             bm25s.tokenize([], stopwords=stopwords, show_progress=False)
@@ -140,21 +139,20 @@ class BM25Retriever:
 
     def _tokenize(self, texts: list[str]) -> Any:
         """``bm25s`` tokens of ``texts`` as lists of strings, with a stemmer of this call's own."""
-        import bm25s
         import Stemmer  # type: ignore[import-not-found]
 
         stemmer = Stemmer.Stemmer(self._stemmer) if self._stemmer is not None else None
-        return bm25s.tokenize(texts, stopwords=self._stopwords, stemmer=stemmer, return_ids=False, show_progress=False)
+        return _bm25s().tokenize(
+            texts, stopwords=self._stopwords, stemmer=stemmer, return_ids=False, show_progress=False
+        )
 
     def _index(self, frame: pl.DataFrame) -> _Index:
         """The index of ``frame``'s passages (in its order), their texts and their metadata."""
-        import bm25s
-
         texts: list[str] = frame["text"].to_list()
         tokens = self._tokenize(texts)
         bm25 = None
         if any(tokens):
-            bm25 = bm25s.BM25(k1=self._k1, b=self._b, method=self._method)
+            bm25 = _bm25s().BM25(k1=self._k1, b=self._b, method=self._method)
             bm25.index(tokens, show_progress=False)
         metadata = frame.drop("passage_id", "text").to_dicts()
         return _Index(
@@ -163,6 +161,18 @@ class BM25Retriever:
             texts=tuple(texts),
             metadata=tuple(MappingProxyType(row) for row in metadata),
         )
+
+
+def _bm25s() -> Any:
+    """The ``bm25s`` module, imported without the warning its ``tqdm`` import prints in notebooks lacking
+    ipywidgets (rag-compare never asks it for a progress bar)."""
+    import warnings
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        import bm25s  # type: ignore[import-untyped]
+
+    return bm25s
 
 
 def _check_settings(k1: float, b: float, method: str, stemmer: str | None) -> None:

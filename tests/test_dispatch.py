@@ -12,7 +12,7 @@ import openai
 import pytest
 
 from rag_compare.cache import ReplyCache
-from rag_compare.dispatch import MAX_WAIT, Limits, _retry_after, send_all
+from rag_compare.dispatch import MAX_WAIT, Limits, retry_after, send_all
 from tests.chat_server import ChatServer, Reply
 
 BODY = {"model": "m", "messages": [{"role": "user", "content": "hello"}]}
@@ -22,14 +22,14 @@ def with_headers(**headers: str) -> Any:
     return SimpleNamespace(response=SimpleNamespace(headers=headers))
 
 
-def test_retry_after_in_seconds_milliseconds_or_a_date() -> None:
-    assert _retry_after(with_headers(**{"retry-after": "2.5"})) == 2.5
-    assert _retry_after(with_headers(**{"retry-after-ms": "1500", "retry-after": "9"})) == 1.5
+def testretry_after_in_seconds_milliseconds_or_a_date() -> None:
+    assert retry_after(with_headers(**{"retry-after": "2.5"})) == 2.5
+    assert retry_after(with_headers(**{"retry-after-ms": "1500", "retry-after": "9"})) == 1.5
     later = format_datetime(datetime.now(tz=UTC) + timedelta(seconds=30), usegmt=True)
-    assert 25 < (_retry_after(with_headers(**{"retry-after": later})) or 0) <= 30
-    assert _retry_after(with_headers(**{"retry-after": "soon"})) is None
-    assert _retry_after(with_headers()) is None
-    assert _retry_after(ValueError("no response")) is None
+    assert 25 < (retry_after(with_headers(**{"retry-after": later})) or 0) <= 30
+    assert retry_after(with_headers(**{"retry-after": "soon"})) is None
+    assert retry_after(with_headers()) is None
+    assert retry_after(ValueError("no response")) is None
     assert MAX_WAIT == 60.0
 
 
