@@ -38,6 +38,7 @@ from rag_compare.dispatch import (
     refusals,
     refused_error,
     retry_after,
+    run_concurrently,
     run_sync,
 )
 from rag_compare.errors import ConfigError, RagCompareError
@@ -214,11 +215,7 @@ class _Runner:
             finished(record)
 
         try:
-            async with asyncio.TaskGroup() as group:
-                for case in cases:
-                    group.create_task(one(case))
-        except* RagCompareError as errors:
-            raise errors.exceptions[0] from None
+            await run_concurrently(one(case) for case in cases)
         finally:
             self.threads.shutdown(wait=False, cancel_futures=True)
             for part in (self.retriever, self.builder, self.generator):

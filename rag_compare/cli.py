@@ -19,7 +19,17 @@ import click
 from rag_compare._version import __version__
 from rag_compare.cli_capture import capture_command
 from rag_compare.cli_drafts import admit_command, draft_cases_command
-from rag_compare.cli_options import ASSIGNMENTS, FORMAT, INCLUDE_UNREVIEWED, PATH, emit, format_option, wants_json
+from rag_compare.cli_options import (
+    ASSIGNMENTS,
+    CONFIG,
+    FORMAT,
+    INCLUDE_UNREVIEWED,
+    PATH,
+    emit,
+    format_option,
+    read_config,
+    wants_json,
+)
 from rag_compare.cli_scores import fallback, import_scores_command, score
 from rag_compare.errors import ContractError, RagCompareError
 from rag_compare.render import DEFAULT_MAX_CASES, FORMATS, REPORT_FORMATS
@@ -136,7 +146,7 @@ def audit(old: Path, new: Path, output_format: str) -> None:
 @main.command()
 @click.argument("records", type=PATH)
 @click.option("--corpus", type=PATH, required=True, help="The corpus the records were run against.")
-@click.option("--config", "config_file", type=PATH, help="Run config as a .toml or .json file.")
+@CONFIG
 @ASSIGNMENTS
 @INCLUDE_UNREVIEWED
 @click.option("--output", type=PATH, required=True, help="The run file to write (never overwritten).")
@@ -151,11 +161,10 @@ def freeze(
     output_format: str,
 ) -> None:
     """Freeze RECORDS (what a pipeline did, per case) with the corpus labels and config into one file."""
-    from rag_compare.config import apply_assignments, read_config_file
     from rag_compare.runs import freeze_run
 
     wants_json(output_format)
-    config = apply_assignments(read_config_file(config_file) if config_file else {}, assignments)
+    config = read_config(config_file, assignments)
     run = freeze_run(records, corpus, config, output=output, include_unreviewed=include_unreviewed)
     if output_format == "json":
         click.echo(run.to_json(), nl=False)

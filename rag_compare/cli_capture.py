@@ -8,7 +8,18 @@ from pathlib import Path
 
 import click
 
-from rag_compare.cli_options import ASSIGNMENTS, FORMAT, INCLUDE_UNREVIEWED, PATH, wants_json
+from rag_compare.cli_options import (
+    ASSIGNMENTS,
+    BASE_URL,
+    CONFIG,
+    FORMAT,
+    INCLUDE_UNREVIEWED,
+    PATH,
+    limit_options,
+    model_option,
+    read_config,
+    wants_json,
+)
 from rag_compare.render import counts_line
 
 __all__ = ["capture_command"]
@@ -36,23 +47,15 @@ EXIT_INTERRUPTED = 130
     help="extractive: offline, answers with the context sentences that best match the question; openai: a chat "
     "model over any OpenAI-compatible endpoint.",
 )
-@click.option("--model", help="The model the endpoint serves (required with --generator openai).")
-@click.option("--base-url", help="The endpoint, e.g. http://localhost:8000/v1 [default: $OPENAI_BASE_URL].")
+@model_option("The model the endpoint serves (required with --generator openai).")
+@BASE_URL
 @click.option(
     "--prompt-template", type=PATH, help="A Jinja2 file rendering the user message [default: the built-in one]."
 )
 @click.option("--context-budget", type=click.IntRange(min=1), help="Characters the context may take [default: all].")
 @click.option("--context-budget-tokens", type=click.IntRange(min=1), help="Tokens (approximate) the context may take.")
-@click.option("--concurrency", type=click.IntRange(min=1), default=4, show_default=True, help="Cases at once.")
-@click.option(
-    "--timeout",
-    type=click.FloatRange(min=0, min_open=True),
-    default=120.0,
-    show_default=True,
-    help="Seconds one attempt at a case may take.",
-)
-@click.option("--max-retries", type=click.IntRange(min=0), default=2, show_default=True, help="Retries of a case.")
-@click.option("--config", "config_file", type=PATH, help="More run config keys, from a .toml or .json file.")
+@limit_options(concurrency=4, timeout=120.0, max_retries=2, unit="case")
+@CONFIG
 @ASSIGNMENTS
 @INCLUDE_UNREVIEWED
 @click.option("--output", type=PATH, required=True, help="The run file to write (never overwritten).")
@@ -88,7 +91,6 @@ def capture_command(
     from rag_compare.bm25 import BM25Retriever
     from rag_compare.capture import capture
     from rag_compare.chat_generator import DEFAULT_PROMPT, OpenAIGenerator
-    from rag_compare.config import apply_assignments, read_config_file
     from rag_compare.context import BudgetContextBuilder
     from rag_compare.extractive import ExtractiveGenerator
     from rag_compare.pipeline import Generator
@@ -104,7 +106,7 @@ def capture_command(
         if unused:
             raise click.UsageError(f"{' and '.join(unused)} apply to --generator openai, not the extractive one.")
         generator = ExtractiveGenerator()
-    config = apply_assignments(read_config_file(config_file) if config_file else {}, assignments)
+    config = read_config(config_file, assignments)
     config.setdefault("knowledge_base", str(passages))
     try:
         run = capture(

@@ -8,7 +8,16 @@ from pathlib import Path
 
 import click
 
-from rag_compare.cli_options import FORMAT, PATH, wants_json
+from rag_compare.cli_options import (
+    BASE_URL,
+    CACHE,
+    FORMAT,
+    PATH,
+    cache_setting,
+    limit_options,
+    model_option,
+    wants_json,
+)
 from rag_compare.render import to_json
 
 __all__ = ["admit_command", "draft_cases_command"]
@@ -18,9 +27,9 @@ EXIT_INTERRUPTED = 130
 
 @click.command("draft-cases")
 @click.option("--passages", type=PATH, required=True, help="The knowledge base (CSV, Parquet or JSONL) to draft from.")
-@click.option("--model", required=True, help="The model the endpoint serves.")
+@model_option("The model the endpoint serves.", required=True)
 @click.option("--n", "n", type=click.IntRange(min=1), required=True, help="How many passages to draft from.")
-@click.option("--base-url", help="The endpoint, e.g. http://localhost:8000/v1 [default: $OPENAI_BASE_URL].")
+@BASE_URL
 @click.option("--source-version", help="Draft only from passages of this source version.")
 @click.option(
     "--wordings",
@@ -30,22 +39,8 @@ EXIT_INTERRUPTED = 130
     help="Alternative wordings asked for each question.",
 )
 @click.option("--seed", type=int, default=0, show_default=True, help="Picks the passages; also sent to the endpoint.")
-@click.option("--concurrency", type=click.IntRange(min=1), default=8, show_default=True, help="Requests at once.")
-@click.option(
-    "--timeout",
-    type=click.FloatRange(min=0, min_open=True),
-    default=60.0,
-    show_default=True,
-    help="Seconds a request may take.",
-)
-@click.option("--max-retries", type=click.IntRange(min=0), default=4, show_default=True, help="Retries of a request.")
-@click.option(
-    "--cache",
-    "cache_path",
-    type=PATH,
-    help="The reply cache file [default: $RAG_COMPARE_CACHE, else rag-compare/replies.sqlite3 in the user cache].",
-)
-@click.option("--no-cache", is_flag=True, help="Neither read nor store replies (every request is paid for).")
+@limit_options(concurrency=8, timeout=60.0, max_retries=4, unit="request")
+@CACHE
 @click.option(
     "--output", type=PATH, required=True, help="The drafts file to write (CSV, Parquet or JSONL; never overwritten)."
 )
@@ -89,7 +84,7 @@ def draft_cases_command(
             concurrency=concurrency,
             timeout=timeout,
             max_retries=max_retries,
-            cache=False if no_cache else cache_path or True,
+            cache=cache_setting(cache_path, no_cache),
             progress=True,
         )
     except KeyboardInterrupt:

@@ -12,7 +12,22 @@ import click
 
 from rag_compare.render import FORMATS
 
-__all__ = ["ASSIGNMENTS", "FORMAT", "INCLUDE_UNREVIEWED", "PATH", "emit", "format_option", "wants_json"]
+__all__ = [
+    "ASSIGNMENTS",
+    "BASE_URL",
+    "CACHE",
+    "CONFIG",
+    "FORMAT",
+    "INCLUDE_UNREVIEWED",
+    "PATH",
+    "cache_setting",
+    "emit",
+    "format_option",
+    "limit_options",
+    "model_option",
+    "read_config",
+    "wants_json",
+]
 
 PATH = click.Path(path_type=Path)  # existence is checked by the library, with its own messages
 
@@ -33,11 +48,82 @@ ASSIGNMENTS = click.option(
     help="Set a config key (dots for nested keys); VALUE is JSON where it parses, else text. Repeatable.",
 )
 
+CONFIG = click.option("--config", "config_file", type=PATH, help="Run config keys from a .toml or .json file.")
+BASE_URL = click.option("--base-url", help="The endpoint, e.g. http://localhost:8000/v1 [default: $OPENAI_BASE_URL].")
+_CACHE_PATH = click.option(
+    "--cache",
+    "cache_path",
+    type=PATH,
+    help="The reply cache file [default: $RAG_COMPARE_CACHE, else rag-compare/replies.sqlite3 in the user cache].",
+)
+_NO_CACHE = click.option("--no-cache", is_flag=True, help="Neither read nor store replies (every request is paid for).")
 INCLUDE_UNREVIEWED = click.option(
     "--include-unreviewed",
     is_flag=True,
     help="Take in unreviewed synthetic cases too (drafts are not gold until admitted).",
 )
+
+
+def _stacked(*decorators: Callable[[Any], Any]) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
+    """One decorator applying ``decorators`` so that their options list in the order given."""
+
+    def apply(function: Callable[..., Any]) -> Callable[..., Any]:
+        for decorator in reversed(decorators):
+            function = decorator(function)
+        return function
+
+    return apply
+
+
+CACHE = _stacked(_CACHE_PATH, _NO_CACHE)
+"""``--cache PATH`` and ``--no-cache``; ``cache_setting`` turns them into a library ``cache=``."""
+
+
+def model_option(help: str, *, required: bool = False) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
+    """``--model``: the model name an endpoint serves."""
+    return click.option("--model", required=required, help=help)
+
+
+def limit_options(
+    concurrency: int, timeout: float, max_retries: int, unit: str
+) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
+    """``--concurrency``, ``--timeout`` and ``--max-retries`` with these defaults; ``unit`` names what is
+    bounded, timed and retried ("request", "case")."""
+    return _stacked(
+        click.option(
+            "--concurrency",
+            type=click.IntRange(min=1),
+            default=concurrency,
+            show_default=True,
+            help=f"{unit.capitalize()}s at once.",
+        ),
+        click.option(
+            "--timeout",
+            type=click.FloatRange(min=0, min_open=True),
+            default=timeout,
+            show_default=True,
+            help=f"Seconds one attempt at a {unit} may take.",
+        ),
+        click.option(
+            "--max-retries",
+            type=click.IntRange(min=0),
+            default=max_retries,
+            show_default=True,
+            help=f"Retries of a {unit}.",
+        ),
+    )
+
+
+def cache_setting(cache_path: Path | None, no_cache: bool) -> Path | bool:
+    """The ``cache=`` of the library from ``--cache``/``--no-cache``."""
+    return False if no_cache else cache_path or True
+
+
+def read_config(config_file: Path | None, assignments: Sequence[str]) -> dict[str, Any]:
+    """The config of ``--config`` with each ``--set`` applied."""
+    from rag_compare.config import apply_assignments, read_config_file
+
+    return apply_assignments(read_config_file(config_file) if config_file else {}, assignments)
 
 
 def wants_json(output_format: str) -> None:

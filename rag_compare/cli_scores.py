@@ -9,7 +9,17 @@ from pathlib import Path
 import click
 
 from rag_compare.checks import CHECKS, DEFAULT_CHECKS
-from rag_compare.cli_options import ASSIGNMENTS, FORMAT, PATH, wants_json
+from rag_compare.cli_options import (
+    ASSIGNMENTS,
+    BASE_URL,
+    CACHE,
+    FORMAT,
+    PATH,
+    cache_setting,
+    limit_options,
+    model_option,
+    wants_json,
+)
 from rag_compare.render import counts_line
 
 __all__ = ["fallback", "import_scores_command", "score"]
@@ -39,8 +49,8 @@ def _checks(ctx: click.Context, param: click.Parameter, value: str) -> tuple[str
     show_default=True,
     help="openai: an LLM over any OpenAI-compatible endpoint; lexical: the offline judge's verdicts, frozen.",
 )
-@click.option("--model", help="The model the endpoint serves (required with --judge openai).")
-@click.option("--base-url", help="The endpoint, e.g. http://localhost:8000/v1 [default: $OPENAI_BASE_URL].")
+@model_option("The model the endpoint serves (required with --judge openai).")
+@BASE_URL
 @click.option(
     "--checks",
     callback=_checks,
@@ -48,24 +58,10 @@ def _checks(ctx: click.Context, param: click.Parameter, value: str) -> tuple[str
     show_default=True,
     help=f"Comma-separated checks, or all: {', '.join(CHECKS)}.",
 )
-@click.option("--concurrency", type=click.IntRange(min=1), default=8, show_default=True, help="Requests at once.")
-@click.option(
-    "--timeout",
-    type=click.FloatRange(min=0, min_open=True),
-    default=60.0,
-    show_default=True,
-    help="Seconds a request may take.",
-)
-@click.option("--max-retries", type=click.IntRange(min=0), default=4, show_default=True, help="Retries of a request.")
+@limit_options(concurrency=8, timeout=60.0, max_retries=4, unit="request")
 @click.option("--temperature", type=float, default=0.0, show_default=True, help="Sampling temperature of the judge.")
 @click.option("--seed", type=int, help="Sampling seed, for endpoints that honour one.")
-@click.option(
-    "--cache",
-    "cache_path",
-    type=PATH,
-    help="The reply cache file [default: $RAG_COMPARE_CACHE, else rag-compare/replies.sqlite3 in the user cache].",
-)
-@click.option("--no-cache", is_flag=True, help="Neither read nor store replies (every request is paid for).")
+@CACHE
 @click.option("--dry-run", is_flag=True, help="Print the requests and a token estimate; send nothing.")
 @click.option("--output", type=PATH, help="The scores file to write (never overwritten); required unless --dry-run.")
 @FORMAT
@@ -107,7 +103,6 @@ def score(
     else:
         if not model:
             raise click.UsageError("--judge openai needs --model (the model name the endpoint serves).")
-        cache: Path | bool = False if no_cache else cache_path or True
         judge = OpenAIJudge(
             model,
             base_url=base_url,
@@ -117,7 +112,7 @@ def score(
             concurrency=concurrency,
             timeout=timeout,
             max_retries=max_retries,
-            cache=cache,
+            cache=cache_setting(cache_path, no_cache),
             progress=True,
         )
     loaded = load_run(run)

@@ -21,14 +21,14 @@ import functools
 import json
 import random
 import sys
-from collections.abc import Awaitable, Callable, Iterator, Mapping, Sequence
+from collections.abc import Awaitable, Callable, Coroutine, Iterable, Iterator, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any, TypeVar
 
 from rag_compare.cache import ReplyCache, request_key
-from rag_compare.errors import EndpointError
+from rag_compare.errors import EndpointError, RagCompareError
 
 __all__ = [
     "MAX_WAIT",
@@ -42,6 +42,7 @@ __all__ = [
     "refused_error",
     "retry_after",
     "retryable",
+    "run_concurrently",
     "run_sync",
     "send_all",
 ]
@@ -125,17 +126,24 @@ def send_all(
 
         async def send_pending() -> None:
             try:
-                async with asyncio.TaskGroup() as group:
-                    for index in pending:
-                        group.create_task(send(index))
-            except* EndpointError as errors:
-                raise errors.exceptions[0] from None
+                await run_concurrently(send(index) for index in pending)
             finally:
                 if close_client:
                     await sender.client.close()
 
         run_sync(send_pending())
     return [outcome for outcome in outcomes if outcome is not None]
+
+
+async def run_concurrently(coroutines: Iterable[Coroutine[Any, Any, None]]) -> None:
+    """Run ``coroutines`` as concurrent tasks; the first ``RagCompareError`` one raises cancels the others
+    and is raised as it is (not in an exception group)."""
+    try:
+        async with asyncio.TaskGroup() as group:
+            for coroutine in coroutines:
+                group.create_task(coroutine)
+    except* RagCompareError as errors:
+        raise errors.exceptions[0] from None
 
 
 class _Sender:
