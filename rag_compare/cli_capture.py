@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import sys
 from collections.abc import Sequence
 from pathlib import Path
 
@@ -15,6 +14,7 @@ from rag_compare.cli_options import (
     FORMAT,
     INCLUDE_UNREVIEWED,
     PATH,
+    interrupted,
     limit_options,
     model_option,
     read_config,
@@ -23,8 +23,6 @@ from rag_compare.cli_options import (
 from rag_compare.render import counts_line
 
 __all__ = ["capture_command"]
-
-EXIT_INTERRUPTED = 130
 
 
 @click.command("capture")
@@ -124,10 +122,7 @@ def capture_command(
             progress=True,
         )
     except KeyboardInterrupt:
-        click.echo(
-            "\ninterrupted: every finished case is in the checkpoint; run the same command again to resume.", err=True
-        )
-        sys.exit(EXIT_INTERRUPTED)
+        interrupted("every finished case is in the checkpoint")
     if output_format == "json":
         click.echo(run.to_json(), nl=False)
         return

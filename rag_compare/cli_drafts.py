@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import sys
 from collections.abc import Sequence
 from pathlib import Path
 
@@ -14,6 +13,7 @@ from rag_compare.cli_options import (
     FORMAT,
     PATH,
     cache_setting,
+    interrupted,
     limit_options,
     model_option,
     wants_json,
@@ -21,8 +21,6 @@ from rag_compare.cli_options import (
 from rag_compare.render import to_json
 
 __all__ = ["admit_command", "draft_cases_command"]
-
-EXIT_INTERRUPTED = 130
 
 
 @click.command("draft-cases")
@@ -88,8 +86,7 @@ def draft_cases_command(
             progress=True,
         )
     except KeyboardInterrupt:
-        click.echo("\ninterrupted: every reply received so far is cached; run the same command again.", err=True)
-        sys.exit(EXIT_INTERRUPTED)
+        interrupted("every reply received so far is cached")
     write_drafts(drafts, output)
     if output_format == "json":
         click.echo(to_json({"path": str(output), **drafts.to_dict()}), nl=False)

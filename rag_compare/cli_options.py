@@ -6,7 +6,7 @@ import io
 import sys
 from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import Any, TextIO
+from typing import Any, NoReturn, TextIO
 
 import click
 
@@ -23,6 +23,7 @@ __all__ = [
     "cache_setting",
     "emit",
     "format_option",
+    "interrupted",
     "limit_options",
     "model_option",
     "read_config",
@@ -124,6 +125,15 @@ def read_config(config_file: Path | None, assignments: Sequence[str]) -> dict[st
     from rag_compare.config import apply_assignments, read_config_file
 
     return apply_assignments(read_config_file(config_file) if config_file else {}, assignments)
+
+
+EXIT_INTERRUPTED = 128 + 2  # what a shell reports for a command ended by SIGINT
+
+
+def interrupted(kept: str) -> NoReturn:
+    """Say what an interrupted command ``kept`` and how to resume, and exit 130."""
+    click.echo(f"\ninterrupted: {kept}; run the same command again to resume.", err=True)
+    sys.exit(EXIT_INTERRUPTED)
 
 
 def wants_json(output_format: str) -> None:

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import sys
 from collections.abc import Sequence
 from pathlib import Path
 
@@ -16,6 +15,7 @@ from rag_compare.cli_options import (
     FORMAT,
     PATH,
     cache_setting,
+    interrupted,
     limit_options,
     model_option,
     wants_json,
@@ -23,8 +23,6 @@ from rag_compare.cli_options import (
 from rag_compare.render import counts_line
 
 __all__ = ["fallback", "import_scores_command", "score"]
-
-EXIT_INTERRUPTED = 130
 
 
 def _checks(ctx: click.Context, param: click.Parameter, value: str) -> tuple[str, ...]:
@@ -124,10 +122,7 @@ def score(
     try:
         scores = score_run(loaded, judge, output=output)
     except KeyboardInterrupt:
-        click.echo(
-            "\ninterrupted: every reply received so far is cached; run the same command again to resume.", err=True
-        )
-        sys.exit(EXIT_INTERRUPTED)
+        interrupted("every reply received so far is cached")
     if output_format == "json":
         click.echo(scores.to_json(), nl=False)
         return
