@@ -12,7 +12,7 @@ from typing import Any
 
 import polars as pl
 
-from rag_compare.cache import ReplyCache, default_cache_path
+from rag_compare.cache import open_cache
 from rag_compare.dispatch import Limits, send_all
 from rag_compare.endpoint import endpoint_name, open_client
 from rag_compare.errors import ConfigError
@@ -61,7 +61,7 @@ def batch_generate(
         | {key: value for key, value in sampling.items() if value is not None}
         for prompt in prompts
     ]
-    store = None if cache is False else ReplyCache(default_cache_path() if cache is True else Path(cache))
+    store = open_cache(cache)
     try:
         outcomes = send_all(
             (lambda: client) if client is not None else (lambda: open_client(base_url, api_key)),

@@ -18,7 +18,7 @@ from typing import Any
 
 from rag_compare.errors import ConfigError
 
-__all__ = ["CACHE_ENV", "ReplyCache", "default_cache_path", "request_key"]
+__all__ = ["CACHE_ENV", "ReplyCache", "default_cache_path", "open_cache", "request_key"]
 
 CACHE_ENV = "RAG_COMPARE_CACHE"
 """Environment variable naming the cache file (default: ``rag-compare/replies.sqlite3`` in the user's cache folder)."""
@@ -32,6 +32,15 @@ def default_cache_path(environ: Mapping[str, str] | None = None) -> Path:
         return Path(environ[CACHE_ENV]).expanduser()
     root = Path(environ["XDG_CACHE_HOME"]) if environ.get("XDG_CACHE_HOME") else Path.home() / ".cache"
     return root / "rag-compare" / "replies.sqlite3"
+
+
+def open_cache(setting: str | Path | bool, *, create: bool = True) -> ReplyCache | None:
+    """The cache a ``cache=`` setting names: a file path, ``True`` for ``default_cache_path()``, ``False``
+    for none. Unless ``create``, ``None`` too when the file is not there yet."""
+    if setting is False:
+        return None
+    path = default_cache_path() if setting is True else Path(setting)
+    return ReplyCache(path) if create or path.exists() else None
 
 
 def request_key(endpoint: str, body: Mapping[str, Any]) -> str:

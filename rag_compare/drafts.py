@@ -22,7 +22,7 @@ from typing import Any, NamedTuple
 
 import polars as pl
 
-from rag_compare.cache import ReplyCache, default_cache_path
+from rag_compare.cache import open_cache
 from rag_compare.corpus import load_corpus
 from rag_compare.dispatch import Limits, Outcome, send_all
 from rag_compare.endpoint import endpoint_name, open_client
@@ -209,7 +209,7 @@ def draft_cases(
         for passage_id, text in chosen.select("passage_id", "text").iter_rows()
     ]
     endpoint = endpoint_name(client, base_url)
-    store = _open_cache(cache)
+    store = open_cache(cache)
     try:
         outcomes = send_all(
             (lambda: client) if client is not None else (lambda: open_client(base_url, api_key)),
@@ -357,12 +357,6 @@ def _body(model: str, seed: int, schema: Mapping[str, Any], messages: list[dict[
             "json_schema": {"name": "draft_cases", "schema": schema, "strict": True},
         },
     }
-
-
-def _open_cache(cache: str | Path | bool) -> ReplyCache | None:
-    if cache is False:
-        return None
-    return ReplyCache(default_cache_path() if cache is True else Path(cache))
 
 
 def draft_id(passage_id: str, text: str, source_version: str) -> str:

@@ -22,7 +22,7 @@ from typing import Any
 import polars as pl
 
 from rag_compare._version import __version__
-from rag_compare.cache import ReplyCache, default_cache_path, request_key
+from rag_compare.cache import open_cache, request_key
 from rag_compare.checks import CHECKS, DEFAULT_CHECKS, PROMPT_VERSION, Check, prompt_digest, render_messages
 from rag_compare.dispatch import Limits, Outcome, send_all
 from rag_compare.endpoint import endpoint_name, open_client
@@ -147,7 +147,7 @@ class OpenAIJudge:
     def plan(self, cases: pl.DataFrame) -> JudgePlan:
         """The requests judging ``cases`` would make, how many are cached, and a token estimate."""
         requests = self._requests(_inputs(cases))
-        cache = self._open_cache(create=False)
+        cache = open_cache(self.cache, create=False)
         try:
             keys = [request_key(self.endpoint, request.body) for request in requests]
             stored = set() if cache is None else set(cache.get_many(keys))
@@ -169,7 +169,7 @@ class OpenAIJudge:
         now), ``judge_status`` and ``judge_error``."""
         inputs = _inputs(cases)
         requests = self._requests(inputs)
-        cache = self._open_cache()
+        cache = open_cache(self.cache)
         try:
             outcomes = send_all(
                 (lambda: self.client) if self.client is not None else self._client,
@@ -262,13 +262,6 @@ class OpenAIJudge:
             .then(pl.lit(JUDGE_FAILED))
             .otherwise(pl.lit("ok")),
         ).select(*frame.columns[:-1], "judge_status", "judge_error")
-
-    def _open_cache(self, *, create: bool = True) -> ReplyCache | None:
-        """The reply cache, or ``None`` without one (or, unless ``create``, when its file is not there yet)."""
-        if self.cache is False:
-            return None
-        path = default_cache_path() if self.cache is True else Path(self.cache)
-        return ReplyCache(path) if create or path.exists() else None
 
     def _client(self) -> Any:
         return open_client(self.base_url, self.api_key)
