@@ -98,3 +98,17 @@ def test_judge_benchmark_scores_against_the_chat_server(tmp_path: Path) -> None:
     for label in ("CLI, first pass", "library, first pass", "CLI, cached rerun", "peak RSS, CLI", "targets"):
         assert label in lines
     assert "every case ok; each first pass sent 40 requests, reruns none" in lines
+
+
+def test_capture_benchmark_captures_through_the_chat_server_and_offline(tmp_path: Path) -> None:
+    options = ["--cases", "60", "--repeats", "1", "--latency", "0.01", "--concurrency", "8"]
+    result = run_script("bench_capture.py", *options, "--workdir", tmp_path)
+    assert result.returncode == 0, result.stderr + result.stdout
+    lines = result.stdout
+    assert "cases                      60, 240 passages, top_k 4" in lines
+    assert "ideal                      0.08 s (ceil(60 / 8) x 0.01 s)" in lines
+    assert "59 cases checkpointed, 1 to capture" in lines
+    assert "rank_bm25 / rag-compare" in lines
+    assert "same top-1 passage" in lines
+    assert "every case ok after 1 attempt in every run (60 requests a chat pass)" in lines
+    assert "target                     CLI through the chat model within 1.5x the ideal:" in lines
