@@ -40,10 +40,7 @@ def read_table(path: str | Path, what: str) -> pl.DataFrame:
         raise InputFileError(f"{path}: no such file. Check the {what} path.")
     if not path.is_file():
         raise InputFileError(f"{path}: is not a file. Give the path of a {what} file.")
-    kind = TABLE_SUFFIXES.get(path.suffix.lower())
-    if kind is None:
-        known = ", ".join(sorted(TABLE_SUFFIXES))
-        raise InputFileError(f"{path}: unknown {what} file type '{path.suffix}'. Use one of: {known}.")
+    kind = table_format(path, what)
     if kind == "parquet":
         frame = _read_parquet(path, what)
     else:
