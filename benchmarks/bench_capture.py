@@ -38,19 +38,16 @@ import argparse
 import math
 import shutil
 import statistics
-import subprocess
 import sys
 import tempfile
 import time
-from collections.abc import Iterator
-from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 import polars as pl
-from harness import each, measure_command, yes
+from harness import chat_server, each, measure_command, yes
 from synthetic import SENTENCES, TEMPLATES, id_lists, make_pool, render
 
 from rag_compare import capture, load_run
@@ -63,7 +60,6 @@ from rag_compare.pipeline import Case, Context, Generation
 from rag_compare.runs import Run
 
 HERE = Path(__file__).resolve().parent
-SERVER = HERE.parent / "tests" / "chat_server.py"
 MODEL = "bench"
 TOP_K = 4
 PASSAGES_PER_CASE = 4
@@ -119,27 +115,6 @@ def make_inputs(workdir: Path, cases: int, seed: int) -> Inputs:
         }
     ).write_parquet(corpus)
     return Inputs(corpus, passages, f"made in {time.perf_counter() - start:.1f} s")
-
-
-@contextmanager
-def chat_server(latency: float) -> Iterator[str]:
-    """The base URL of ``tests/chat_server.py`` serving in its own process, terminated on the way out."""
-    server = subprocess.Popen(
-        [sys.executable, str(SERVER), "--latency", str(latency)], stdout=subprocess.PIPE, text=True
-    )
-    try:
-        assert server.stdout is not None
-        url = server.stdout.readline().strip()
-        if not url.startswith("http"):
-            raise SystemExit(f"the chat server did not start (it printed {url!r}; exit code {server.poll()})")
-        yield url
-    finally:
-        server.terminate()
-        try:
-            server.wait(timeout=10)
-        except subprocess.TimeoutExpired:
-            server.kill()
-            server.wait()
 
 
 def capture_command(python: str, inputs: Inputs, output: Path, *options: str) -> list[str]:

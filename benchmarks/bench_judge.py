@@ -32,18 +32,16 @@ from __future__ import annotations
 import argparse
 import math
 import statistics
-import subprocess
 import sys
 import tempfile
 import time
-from collections.abc import Iterator, Sequence
-from contextlib import contextmanager
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
 import numpy as np
 import polars as pl
-from harness import each, measure_command, yes
+from harness import chat_server, each, measure_command, yes
 from synthetic import CONTEXT_PASSAGES, EPOCH, SENTENCES, id_lists, make_pool, render
 
 from rag_compare import freeze_run, load_corpus, load_run
@@ -52,7 +50,6 @@ from rag_compare.runs import Run
 from rag_compare.scores import Scores, load_scores, score_run
 
 HERE = Path(__file__).resolve().parent
-SERVER = HERE.parent / "tests" / "chat_server.py"
 MODEL = "bench"
 TARGET_RATIO, TARGET_CACHED_SECONDS = 1.5, 2.0
 MIB = 2**20
@@ -106,27 +103,6 @@ def make_run(workdir: Path, cases: int, seed: int) -> tuple[Path, str]:
         environ={"SOURCE_DATE_EPOCH": EPOCH},
     )
     return path, f"made in {time.perf_counter() - start:.1f} s"
-
-
-@contextmanager
-def chat_server(latency: float) -> Iterator[str]:
-    """The base URL of ``tests/chat_server.py`` serving in its own process, terminated on the way out."""
-    server = subprocess.Popen(
-        [sys.executable, str(SERVER), "--latency", str(latency)], stdout=subprocess.PIPE, text=True
-    )
-    try:
-        assert server.stdout is not None
-        url = server.stdout.readline().strip()
-        if not url.startswith("http"):
-            raise SystemExit(f"the chat server did not start (it printed {url!r}; exit code {server.poll()})")
-        yield url
-    finally:
-        server.terminate()
-        try:
-            server.wait(timeout=10)
-        except subprocess.TimeoutExpired:
-            server.kill()
-            server.wait()
 
 
 def run_cli(run: Path, url: str, checks: str, concurrency: int, cache: Path, output: Path) -> tuple[float, int]:

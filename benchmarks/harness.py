@@ -5,9 +5,12 @@ from __future__ import annotations
 import json
 import subprocess
 import sys
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
+SERVER = HERE.parent / "tests" / "chat_server.py"
 
 
 def measure_command(command: list[str], what: str) -> tuple[float, int]:
@@ -30,3 +33,24 @@ def each(seconds: list[float], decimals: int = 1) -> str:
 def yes(met: bool) -> str:
     """A target's verdict, loud when it is missed."""
     return "yes" if met else "NO"
+
+
+@contextmanager
+def chat_server(latency: float) -> Iterator[str]:
+    """The base URL of ``tests/chat_server.py`` serving in its own process, terminated on the way out."""
+    server = subprocess.Popen(
+        [sys.executable, str(SERVER), "--latency", str(latency)], stdout=subprocess.PIPE, text=True
+    )
+    try:
+        assert server.stdout is not None
+        url = server.stdout.readline().strip()
+        if not url.startswith("http"):
+            raise SystemExit(f"the chat server did not start (it printed {url!r}; exit code {server.poll()})")
+        yield url
+    finally:
+        server.terminate()
+        try:
+            server.wait(timeout=10)
+        except subprocess.TimeoutExpired:
+            server.kill()
+            server.wait()
