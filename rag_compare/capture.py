@@ -159,14 +159,14 @@ def _run_config(
             f"the config sets {', '.join(taken)}, which capture records itself. Remove them "
             "(set top_k and the parts' settings through capture's own arguments)."
         )
-    generator_config = part_config(generator)
+    generator_config = _part_config(generator)
     run_config = {
         "model": generator_config.get("model", generator_config.get("kind")),
         "prompt": generator_config.get("prompt_template"),
         **config,
         "top_k": top_k,
-        "retriever": part_config(retriever),
-        "context_builder": part_config(builder),
+        "retriever": _part_config(retriever),
+        "context_builder": _part_config(builder),
         "generator": generator_config,
         "capture": {"timeout": limits.timeout, "max_retries": limits.max_retries},
     }
@@ -174,7 +174,7 @@ def _run_config(
     return {key: value for key, value in run_config.items() if value is not None}
 
 
-def part_config(part: object) -> dict[str, Any]:
+def _part_config(part: object) -> dict[str, Any]:
     """A pipeline part's ``config`` when it has one, else the name of its callable."""
     config = getattr(part, "config", None)
     if isinstance(config, Mapping):

@@ -19,7 +19,7 @@ from __future__ import annotations
 
 from collections.abc import Awaitable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Protocol, TypeAlias, runtime_checkable
+from typing import Any, Protocol, TypeAlias
 
 __all__ = [
     "Case",
@@ -79,21 +79,18 @@ class CaseFailure(Exception):
 RetrievedItem: TypeAlias = Passage | Mapping[str, Any] | str
 
 
-@runtime_checkable
 class Retriever(Protocol):
     """``(case, top_k) -> passages``, best first (sync or async)."""
 
     def __call__(self, case: Case, top_k: int) -> Sequence[RetrievedItem] | Awaitable[Sequence[RetrievedItem]]: ...
 
 
-@runtime_checkable
 class ContextBuilder(Protocol):
     """``(case, passages) -> Context`` or the context text (sync or async)."""
 
     def __call__(self, case: Case, passages: Sequence[Passage]) -> Context | str | Awaitable[Context | str]: ...
 
 
-@runtime_checkable
 class Generator(Protocol):
     """``(case, context) -> Generation``, a mapping of its fields, or the answer text (sync or async)."""
 
