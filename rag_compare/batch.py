@@ -12,9 +12,9 @@ from typing import Any
 
 import polars as pl
 
-from rag_compare.cache import open_cache
-from rag_compare.dispatch import Limits, send_all
-from rag_compare.endpoint import endpoint_name, open_client
+from rag_compare.cache import opened_cache
+from rag_compare.dispatch import Limits, chat_body, send_all
+from rag_compare.endpoint import client_factory, endpoint_name
 from rag_compare.errors import ConfigError
 
 __all__ = ["batch_generate"]
@@ -49,22 +49,22 @@ def batch_generate(
     _check_columns(frame, column, (output_column, error_column))
     if not model.strip():
         raise ConfigError("batch_generate needs a model: pass model= (the name the endpoint serves).")
-    try:
-        limits = Limits(concurrency, timeout, max_retries)
-    except ValueError as error:
-        raise ConfigError(str(error)) from None
+    limits = Limits.checked(concurrency, timeout, max_retries)
     prompts = frame.get_column(column).drop_nulls().unique(maintain_order=True).to_list()
-    sampling = {"temperature": temperature, "seed": seed, "max_tokens": max_tokens}
     head = [{"role": "system", "content": system}] if system else []
     bodies = [
-        {"model": model, "messages": [*head, {"role": "user", "content": prompt}]}
-        | {key: value for key, value in sampling.items() if value is not None}
+        chat_body(
+            model,
+            [*head, {"role": "user", "content": prompt}],
+            temperature=temperature,
+            seed=seed,
+            max_tokens=max_tokens,
+        )
         for prompt in prompts
     ]
-    store = open_cache(cache)
-    try:
+    with opened_cache(cache) as store:
         outcomes = send_all(
-            (lambda: client) if client is not None else (lambda: open_client(base_url, api_key)),
+            client_factory(client, base_url, api_key),
             bodies,
             endpoint=endpoint_name(client, base_url),
             limits=limits,
@@ -72,9 +72,6 @@ def batch_generate(
             progress=f"generating {len(bodies)} replies" if progress else None,
             close_client=client is None,
         )
-    finally:
-        if store is not None:
-            store.close()
     replies = pl.DataFrame(
         {
             column: prompts,

@@ -8,17 +8,18 @@ validation are stored. The cache is one SQLite file; several processes may share
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import json
 import os
 import sqlite3
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Iterator, Mapping
 from pathlib import Path
 from typing import Any
 
 from rag_compare.errors import ConfigError
 
-__all__ = ["CACHE_ENV", "ReplyCache", "default_cache_path", "open_cache", "request_key"]
+__all__ = ["CACHE_ENV", "ReplyCache", "default_cache_path", "opened_cache", "request_key"]
 
 CACHE_ENV = "RAG_COMPARE_CACHE"
 """Environment variable naming the cache file (default: ``rag-compare/replies.sqlite3`` in the user's cache folder)."""
@@ -34,13 +35,20 @@ def default_cache_path(environ: Mapping[str, str] | None = None) -> Path:
     return root / "rag-compare" / "replies.sqlite3"
 
 
-def open_cache(setting: str | Path | bool, *, create: bool = True) -> ReplyCache | None:
-    """The cache a ``cache=`` setting names: a file path, ``True`` for ``default_cache_path()``, ``False``
-    for none. Unless ``create``, ``None`` too when the file is not there yet."""
-    if setting is False:
-        return None
-    path = default_cache_path() if setting is True else Path(setting)
-    return ReplyCache(path) if create or path.exists() else None
+@contextlib.contextmanager
+def opened_cache(setting: str | Path | bool, *, create: bool = True) -> Iterator[ReplyCache | None]:
+    """The cache a ``cache=`` setting names, closed on the way out: a file path, ``True`` for
+    ``default_cache_path()``, ``False`` for none (``None``). Unless ``create``, ``None`` too when the
+    file is not there yet."""
+    path = None if setting is False else default_cache_path() if setting is True else Path(setting)
+    if path is None or not (create or path.exists()):
+        yield None
+        return
+    cache = ReplyCache(path)
+    try:
+        yield cache
+    finally:
+        cache.close()
 
 
 def request_key(endpoint: str, body: Mapping[str, Any]) -> str:

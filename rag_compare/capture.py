@@ -43,7 +43,17 @@ from rag_compare.dispatch import (
 )
 from rag_compare.errors import ConfigError, RagCompareError
 from rag_compare.judge import settings_digest
-from rag_compare.pipeline import Case, CaseFailure, Context, ContextBuilder, Generation, Generator, Passage, Retriever
+from rag_compare.pipeline import (
+    Case,
+    CaseFailure,
+    Context,
+    ContextBuilder,
+    Generation,
+    Generator,
+    Passage,
+    Retriever,
+    callable_name,
+)
 from rag_compare.runfile import ensure_absent
 from rag_compare.runs import Run, freeze_run
 
@@ -101,10 +111,7 @@ def capture(
     """
     from rag_compare.context import BudgetContextBuilder
 
-    try:
-        limits = Limits(concurrency, timeout, max_retries, backoff)
-    except ValueError as error:
-        raise ConfigError(str(error)) from None
+    limits = Limits.checked(concurrency, timeout, max_retries, backoff)
     if top_k < 1:
         raise ConfigError(f"top_k must be 1 or more, got {top_k}.")
     loaded = corpus if isinstance(corpus, Corpus) else load_corpus(corpus)
@@ -177,10 +184,7 @@ def _run_config(
 def _part_config(part: object) -> dict[str, Any]:
     """A pipeline part's ``config`` when it has one, else the name of its callable."""
     config = getattr(part, "config", None)
-    if isinstance(config, Mapping):
-        return dict(config)
-    target = part if inspect.isfunction(part) or inspect.ismethod(part) else type(part)
-    return {"callable": f"{target.__module__}.{target.__qualname__}"}
+    return dict(config) if isinstance(config, Mapping) else {"callable": callable_name(part)}
 
 
 def _cases(frame: pl.DataFrame) -> list[Case]:

@@ -18,7 +18,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from rag_compare.dispatch import complete, describe, refusals, refused_error, retryable
+from rag_compare.dispatch import chat_body, complete, describe, refusals, refused_error, retryable
 from rag_compare.endpoint import endpoint_name, open_client
 from rag_compare.errors import ConfigError
 from rag_compare.pipeline import Case, CaseFailure, Context, Generation
@@ -99,9 +99,7 @@ class OpenAIGenerator:
 
     async def __call__(self, case: Case, context: Context) -> Generation:
         messages = self.messages(case, context)
-        body: dict[str, Any] = {"model": self.model, "messages": messages}
-        sampling = {"temperature": self.temperature, "seed": self.seed, "max_tokens": self.max_tokens}
-        body |= {key: value for key, value in sampling.items() if value is not None}
+        body = chat_body(self.model, messages, temperature=self.temperature, seed=self.seed, max_tokens=self.max_tokens)
         try:
             reply = await complete(self._client(), body, self.timeout)
         except refusals() as error:

@@ -24,7 +24,7 @@ from dataclasses import KW_ONLY, dataclass
 from typing import Any
 
 from rag_compare.errors import ConfigError
-from rag_compare.pipeline import Case, CaseFailure, Context, Passage
+from rag_compare.pipeline import Case, CaseFailure, Context, Passage, callable_name
 
 __all__ = ["BudgetContextBuilder", "count_words_and_punctuation"]
 
@@ -71,7 +71,7 @@ class BudgetContextBuilder:
             "kind": "budget",
             "budget_chars": self.budget_chars,
             "budget_tokens": self.budget_tokens,
-            "tokenizer": _callable_name(self.count_tokens),
+            "tokenizer": _DEFAULT_TOKENIZER if self.count_tokens is None else callable_name(self.count_tokens),
             "template": self.template,
             "separator": self.separator,
         }
@@ -113,12 +113,3 @@ class BudgetContextBuilder:
             return False
         count = self.count_tokens or count_words_and_punctuation
         return self.budget_tokens is None or count(text) <= self.budget_tokens
-
-
-def _callable_name(function: Callable[[str], int] | None) -> str:
-    """``module.qualname`` of a token counter, or the default's name."""
-    if function is None:
-        return _DEFAULT_TOKENIZER
-    qualname = getattr(function, "__qualname__", type(function).__qualname__)
-    module = getattr(function, "__module__", type(function).__module__)
-    return f"{module}.{qualname}"

@@ -28,13 +28,14 @@ from datetime import UTC, datetime
 from typing import Any, TypeVar
 
 from rag_compare.cache import ReplyCache, request_key
-from rag_compare.errors import EndpointError, RagCompareError
+from rag_compare.errors import ConfigError, EndpointError, RagCompareError
 
 __all__ = [
     "MAX_WAIT",
     "Limits",
     "Outcome",
     "backoff_wait",
+    "chat_body",
     "complete",
     "describe",
     "progress_bar",
@@ -66,6 +67,14 @@ class Limits:
         if self.concurrency < 1 or self.timeout <= 0 or self.max_retries < 0 or self.backoff < 0:
             raise ValueError(f"unusable limits {self}: concurrency >= 1, timeout > 0, retries and backoff >= 0")
 
+    @classmethod
+    def checked(cls, concurrency: int, timeout: float, max_retries: int, backoff: float = 1.0) -> Limits:
+        """The limits a user asked for; ``ConfigError`` when they are unusable."""
+        try:
+            return cls(concurrency, timeout, max_retries, backoff)
+        except ValueError as error:
+            raise ConfigError(str(error)) from None
+
 
 @dataclass(frozen=True)
 class Outcome:
@@ -76,6 +85,14 @@ class Outcome:
     error: str | None
     cached: bool
     sent: int
+
+
+def chat_body(model: str, messages: Sequence[Mapping[str, str]], **settings: Any) -> dict[str, Any]:
+    """A chat-completions request body: ``model``, ``messages``, then each of ``settings`` (temperature,
+    seed, max_tokens, response_format, ...) that is not ``None``."""
+    return {"model": model, "messages": list(messages)} | {
+        name: value for name, value in settings.items() if value is not None
+    }
 
 
 def run_sync(coroutine: Awaitable[_T]) -> _T:

@@ -22,10 +22,10 @@ from typing import Any, NamedTuple
 
 import polars as pl
 
-from rag_compare.cache import open_cache
+from rag_compare.cache import opened_cache
 from rag_compare.corpus import load_corpus
-from rag_compare.dispatch import Limits, Outcome, send_all
-from rag_compare.endpoint import endpoint_name, open_client
+from rag_compare.dispatch import Limits, Outcome, chat_body, send_all
+from rag_compare.endpoint import client_factory, endpoint_name
 from rag_compare.errors import ConfigError, EndpointError, RunExistsError
 from rag_compare.frames import count_by
 from rag_compare.passages import load_passages
@@ -198,10 +198,7 @@ def draft_cases(
     when the endpoint refuses the requests or no passage could be drafted.
     """
     _check_settings(model, n, wordings)
-    try:
-        limits = Limits(concurrency, timeout, max_retries, backoff)
-    except ValueError as error:
-        raise ConfigError(str(error)) from None
+    limits = Limits.checked(concurrency, timeout, max_retries, backoff)
     chosen, available = _choose(load_passages(passages), n, source_version, seed)
     schema = reply_schema(wordings)
     bodies = [
@@ -209,10 +206,9 @@ def draft_cases(
         for passage_id, text in chosen.select("passage_id", "text").iter_rows()
     ]
     endpoint = endpoint_name(client, base_url)
-    store = open_cache(cache)
-    try:
+    with opened_cache(cache) as store:
         outcomes = send_all(
-            (lambda: client) if client is not None else (lambda: open_client(base_url, api_key)),
+            client_factory(client, base_url, api_key),
             bodies,
             endpoint=endpoint,
             limits=limits,
@@ -221,9 +217,6 @@ def draft_cases(
             close_client=client is None,
             refused=EndpointError,
         )
-    finally:
-        if store is not None:
-            store.close()
     failures = tuple(
         DraftFailure(passage_id, outcome.error or "no reply")
         for passage_id, outcome in zip(chosen.get_column("passage_id"), outcomes, strict=True)
@@ -347,16 +340,8 @@ def _messages(passage_id: str, text: str, wordings: int) -> list[dict[str, str]]
 
 
 def _body(model: str, seed: int, schema: Mapping[str, Any], messages: list[dict[str, str]]) -> dict[str, Any]:
-    return {
-        "model": model,
-        "messages": messages,
-        "temperature": 0,
-        "seed": seed,
-        "response_format": {
-            "type": "json_schema",
-            "json_schema": {"name": "draft_cases", "schema": schema, "strict": True},
-        },
-    }
+    response_format = {"type": "json_schema", "json_schema": {"name": "draft_cases", "schema": schema, "strict": True}}
+    return chat_body(model, messages, temperature=0, seed=seed, response_format=response_format)
 
 
 def draft_id(passage_id: str, text: str, source_version: str) -> str:

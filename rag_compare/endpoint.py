@@ -3,12 +3,13 @@
 from __future__ import annotations
 
 import os
+from collections.abc import Callable
 from typing import Any
 from urllib.parse import urlsplit, urlunsplit
 
 from rag_compare.errors import ConfigError
 
-__all__ = ["endpoint_name", "open_client"]
+__all__ = ["client_factory", "endpoint_name", "open_client"]
 
 
 def open_client(base_url: str | None = None, api_key: str | None = None) -> Any:
@@ -23,6 +24,13 @@ def open_client(base_url: str | None = None, api_key: str | None = None) -> Any:
             raise ConfigError("no API key: set OPENAI_API_KEY, or give --base-url for an endpoint that needs none.")
         api_key = "unused"  # a local endpoint without authentication; the client insists on a value
     return openai.AsyncOpenAI(base_url=base_url, api_key=api_key, max_retries=0)
+
+
+def client_factory(client: Any = None, base_url: str | None = None, api_key: str | None = None) -> Callable[[], Any]:
+    """What makes the client when a request has to be sent: ``client`` as it is, else ``open_client``."""
+    if client is not None:
+        return lambda: client
+    return lambda: open_client(base_url, api_key)
 
 
 def endpoint_name(client: Any = None, base_url: str | None = None) -> str:

@@ -22,10 +22,10 @@ from typing import Any
 import polars as pl
 
 from rag_compare._version import __version__
-from rag_compare.cache import open_cache, request_key
+from rag_compare.cache import opened_cache, request_key
 from rag_compare.checks import CHECKS, DEFAULT_CHECKS, PROMPT_VERSION, Check, prompt_digest, render_messages
-from rag_compare.dispatch import Limits, Outcome, send_all
-from rag_compare.endpoint import endpoint_name, open_client
+from rag_compare.dispatch import Limits, Outcome, chat_body, send_all
+from rag_compare.endpoint import client_factory, endpoint_name
 from rag_compare.errors import ConfigError, ContractError, JudgeError, Problem
 from rag_compare.judge import LexicalJudge, settings_digest
 from rag_compare.render import Report, text_table
@@ -110,10 +110,7 @@ class OpenAIJudge:
         if unknown or not self.checks:
             raise ConfigError(f"unknown check {', '.join(unknown) or '(none given)'}; use any of: {', '.join(CHECKS)}.")
         object.__setattr__(self, "checks", tuple(dict.fromkeys(self.checks)))
-        try:
-            Limits(self.concurrency, self.timeout, self.max_retries, self.backoff)
-        except ValueError as error:
-            raise ConfigError(str(error)) from None
+        Limits.checked(self.concurrency, self.timeout, self.max_retries, self.backoff)
 
     @property
     def name(self) -> str:
@@ -147,13 +144,9 @@ class OpenAIJudge:
     def plan(self, cases: pl.DataFrame) -> JudgePlan:
         """The requests judging ``cases`` would make, how many are cached, and a token estimate."""
         requests = self._requests(_inputs(cases))
-        cache = open_cache(self.cache, create=False)
-        try:
-            keys = [request_key(self.endpoint, request.body) for request in requests]
+        keys = [request_key(self.endpoint, request.body) for request in requests]
+        with opened_cache(self.cache, create=False) as cache:
             stored = set() if cache is None else set(cache.get_many(keys))
-        finally:
-            if cache is not None:
-                cache.close()
         to_send = [request for request, key in zip(requests, keys, strict=True) if key not in stored]
         prompt = sum(_estimate(json.dumps(request.body)) for request in to_send)
         completion = sum(
@@ -169,10 +162,9 @@ class OpenAIJudge:
         now), ``judge_status`` and ``judge_error``."""
         inputs = _inputs(cases)
         requests = self._requests(inputs)
-        cache = open_cache(self.cache)
-        try:
+        with opened_cache(self.cache) as cache:
             outcomes = send_all(
-                (lambda: self.client) if self.client is not None else self._client,
+                client_factory(self.client, self.base_url, self.api_key),
                 [request.body for request in requests],
                 endpoint=self.endpoint,
                 limits=Limits(self.concurrency, self.timeout, self.max_retries, self.backoff),
@@ -181,9 +173,6 @@ class OpenAIJudge:
                 close_client=self.client is None,
                 refused=JudgeError,
             )
-        finally:
-            if cache is not None:
-                cache.close()
         return self._verdicts(inputs, requests, outcomes)
 
     def _requests(self, inputs: pl.DataFrame) -> list[_Request]:
@@ -201,16 +190,10 @@ class OpenAIJudge:
         return requests
 
     def _body(self, check: Check, case: Mapping[str, Any]) -> dict[str, Any]:
-        body: dict[str, Any] = {
-            "model": self.model,
-            "messages": render_messages(check, {**case, "answer": case["answer"] or ""}),
-            "response_format": check.response_format,
-        }
-        if self.temperature is not None:
-            body["temperature"] = self.temperature
-        if self.seed is not None:
-            body["seed"] = self.seed
-        return body
+        messages = render_messages(check, {**case, "answer": case["answer"] or ""})
+        return chat_body(
+            self.model, messages, response_format=check.response_format, temperature=self.temperature, seed=self.seed
+        )
 
     def _verdicts(self, inputs: pl.DataFrame, requests: list[_Request], outcomes: list[Outcome]) -> pl.DataFrame:
         height = inputs.height
@@ -262,9 +245,6 @@ class OpenAIJudge:
             .then(pl.lit(JUDGE_FAILED))
             .otherwise(pl.lit("ok")),
         ).select(*frame.columns[:-1], "judge_status", "judge_error")
-
-    def _client(self) -> Any:
-        return open_client(self.base_url, self.api_key)
 
 
 def _dtype(name: str) -> pl.DataType:

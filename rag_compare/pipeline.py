@@ -30,6 +30,7 @@ __all__ = [
     "Generator",
     "Passage",
     "Retriever",
+    "callable_name",
 ]
 
 
@@ -97,3 +98,9 @@ class Generator(Protocol):
     def __call__(
         self, case: Case, context: Context
     ) -> Generation | Mapping[str, Any] | str | Awaitable[Generation | Mapping[str, Any] | str]: ...
+
+
+def callable_name(function: object) -> str:
+    """``module.qualname`` naming a callable in a run config: a function's own, else its class's."""
+    named = function if hasattr(function, "__qualname__") else type(function)
+    return f"{getattr(named, '__module__', '?')}.{getattr(named, '__qualname__', '?')}"
