@@ -80,7 +80,11 @@ def _read_utf8(path: Path, what: str) -> str:
 
 
 def _read_csv(path: Path, text: str) -> pl.DataFrame:
-    """Every cell as text (empty cells null); a row whose field count differs from the header's is refused."""
+    """Every cell as text, kept as written: only an empty cell is null (``NA``, ``null``, ``N/A`` are text).
+
+    A row whose field count differs from the header's is refused; a header that is one field holding
+    another delimiter gets a hint naming it.
+    """
     import pyarrow as pa
     import pyarrow.csv as pa_csv
 
@@ -89,6 +93,7 @@ def _read_csv(path: Path, text: str) -> pl.DataFrame:
             f'{path}: a quote (") is opened and never closed. Close it, or double quotes inside values.'
         )
     header = next(csv.reader(io.StringIO(text)), [])
+    _refuse_other_delimiter(path, header)
     repeated = sorted({name for name in header if header.count(name) > 1})
     if repeated:
         raise InputFileError(f"{path}: the header names {', '.join(map(repr, repeated))} more than once. Rename them.")
@@ -100,16 +105,30 @@ def _read_csv(path: Path, text: str) -> pl.DataFrame:
         )
         return "skip"
 
-    try:
-        table = pa_csv.read_csv(
-            io.BytesIO(text.encode()),
+    data = text.encode()
+
+    def parse(block_size: int) -> pa.Table:
+        ragged.clear()
+        return pa_csv.read_csv(
+            io.BytesIO(data),
+            read_options=pa_csv.ReadOptions(block_size=block_size),
             parse_options=pa_csv.ParseOptions(newlines_in_values=True, invalid_row_handler=note_ragged),
             convert_options=pa_csv.ConvertOptions(
                 column_types={name: pa.string() for name in header},
+                null_values=[""],
                 strings_can_be_null=True,
                 quoted_strings_can_be_null=False,
             ),
         )
+
+    try:
+        try:
+            table = parse(_BLOCK_SIZE)
+        except pa.ArrowInvalid as error:
+            if "straddl" not in str(error):
+                raise
+            # A quoted cell longer than a read block: read the file as one block instead.
+            table = parse(len(data) + 1)
     except (pa.ArrowInvalid, pa.ArrowException) as error:
         first_line = str(error).strip().splitlines()[0]
         raise InputFileError(f"{path}: cannot be read as CSV ({first_line}). Check that quotes are closed.") from None
@@ -120,6 +139,24 @@ def _read_csv(path: Path, text: str) -> pl.DataFrame:
             "Fix those rows (quote values that contain commas) and run again."
         )
     return pl.DataFrame(table)
+
+
+_BLOCK_SIZE = 1 << 20
+"""Bytes pyarrow parses per block (on several threads); a cell may not straddle two of them."""
+_OTHER_DELIMITERS = {";": "semicolons (;)", "\t": "tabs", "|": "vertical bars (|)"}
+
+
+def _refuse_other_delimiter(path: Path, header: list[str]) -> None:
+    """Refuse a header that is one field split by another delimiter (a CSV saved with ``;`` by a spreadsheet)."""
+    if len(header) != 1:
+        return
+    for delimiter, name in _OTHER_DELIMITERS.items():
+        if delimiter in header[0]:
+            raise InputFileError(
+                f"{path}: the header is one field holding {name} ({show_value(header[0])}): the file looks "
+                f"separated by {name}, and rag-compare reads CSV separated by commas. Save it with ',' as the "
+                "delimiter (in a spreadsheet: CSV UTF-8, comma-delimited), or as JSONL or Parquet."
+            )
 
 
 def _read_jsonl(path: Path, text: str, what: str) -> pl.DataFrame:

@@ -216,3 +216,71 @@ def test_console_script_runs_without_traceback(tmp_path: Path) -> None:
     )
     assert module.returncode == 0
     assert "rag-compare" in module.stdout
+
+
+# -- cells kept as written --------------------------------------------------------------------------------------------
+
+NULL_TOKENS = ("NA", "N/A", "null", "NULL", "nan", "NaN", "None", "n/a", "#N/A", "-NaN")
+
+
+def test_csv_null_tokens_are_text_like_in_jsonl(cli: Cli, tmp_path: Path, small_corpus: Path, write: Write) -> None:
+    """An answer "N/A" in CSV is the same record as in JSONL: only an empty cell is empty."""
+    frozen = {}
+    for name, text in {
+        "csv": "case_id,answer,error,context\nceo@v2,N/A,NA,\n",
+        "jsonl": '{"case_id": "ceo@v2", "answer": "N/A", "error": "NA"}\n',
+    }.items():
+        output = tmp_path / f"{name}.arrow"
+        result = cli("freeze", write(f"records.{name}", text), "--corpus", small_corpus, "--output", output)
+        assert result.exit_code == 0, result.output
+        frozen[name] = load_run(output).records.select("answer", "error", "context").row(0)
+    assert frozen["csv"] == frozen["jsonl"] == ("N/A", "NA", None)
+
+
+@pytest.mark.parametrize("token", NULL_TOKENS)
+def test_every_null_token_survives_every_text_column(cli: Cli, tmp_path: Path, write: Write, token: str) -> None:
+    corpus = write(
+        "corpus.csv",
+        "case_id,question,answerability,source_version,required_passage_ids,acceptance_note,team\n"
+        f"a@v1,{token},unanswerable,v1,,{token},{token}\n",
+    )
+    records = write("records.csv", f"case_id,answer,context,error,team_note\na@v1,{token},{token},{token},{token}\n")
+    output = tmp_path / "run.arrow"
+    assert cli("freeze", records, "--corpus", corpus, "--output", output).exit_code == 0
+    row = load_run(output).records.select(
+        "question", "acceptance_note", "team", "answer", "context", "error", "team_note"
+    )
+    assert row.row(0) == (token,) * 7
+
+
+def test_a_null_token_is_quoted_as_written_in_messages(cli: Cli, write: Write) -> None:
+    corpus = write(
+        "corpus.csv",
+        "case_id,question,answerability,source_version,required_passage_ids\na@v1,Q?,null,v1,\n",
+    )
+    result = cli("validate", corpus)
+    assert result.exit_code == 2
+    assert "row 1, column 'answerability': got 'null'" in result.stderr
+    assert "an empty cell" not in result.stderr
+
+
+def test_a_quoted_cell_of_several_megabytes_is_read(cli: Cli, write: Write) -> None:
+    long_note = "line of text\n" * 500_000  # 6.5 MB in one quoted cell, with line breaks
+    corpus = write(
+        "corpus.csv",
+        "case_id,question,answerability,source_version,required_passage_ids,acceptance_note\n"
+        f'a@v1,Q?,unanswerable,v1,,"{long_note}"\nb@v1,Q?,unanswerable,v1,,short\n',
+    )
+    result = cli("validate", corpus, "--format", "json")
+    assert result.exit_code == 0, result.stderr
+    assert json.loads(result.stdout)["cases"] == 2
+
+
+@pytest.mark.parametrize(("delimiter", "named"), [(";", "semicolons (;)"), ("\t", "tabs")])
+def test_a_csv_with_another_delimiter_gets_a_hint(cli: Cli, write: Write, delimiter: str, named: str) -> None:
+    header = delimiter.join(["case_id", "question", "answerability", "source_version", "required_passage_ids"])
+    corpus = write("corpus.csv", f"{header}\n" + delimiter.join(["a@v1", "Q?", "unanswerable", "v1", ""]) + "\n")
+    result = cli("validate", corpus)
+    assert result.exit_code == 2
+    assert f"separated by {named}" in result.stderr
+    assert "Save it with ',' as the delimiter" in result.stderr

@@ -186,3 +186,18 @@ def test_admit_needs_ids(drafts_file: Path) -> None:
     result = run("admit", drafts_file, "--ids", " , ")
     assert result.exit_code == 2
     assert "give at least one case id" in result.stderr
+
+
+def test_admit_keeps_reviewer_text_that_looks_like_a_null(tmp_path: Path) -> None:
+    drafts = tmp_path / "drafts.csv"
+    drafts.write_text(
+        "case_id,question,answerability,source_version,required_passage_ids,acceptance_note,origin,reviewed,comment\n"
+        "a@v1,Is NA a region?,answerable,v1,p1,N/A,synthetic,false,null\n"
+        "b@v1,Q?,unanswerable,v1,,NA,synthetic,false,\n",
+        encoding="utf-8",
+    )
+    result = run("admit", drafts, "--ids", "a@v1")
+    assert result.exit_code == 0, result.output
+    frame = load_corpus(drafts).frame
+    assert frame.select("acceptance_note", "comment").rows() == [("N/A", "null"), ("NA", None)]
+    assert frame.get_column("reviewed").to_list() == [True, False]

@@ -127,6 +127,22 @@ def test_good_csv_reads_text_with_1_based_rows(tmp_path: Path) -> None:
     assert frame["score"].to_list() == ["0.5", "7"]
 
 
+def test_csv_cells_are_kept_as_written_and_only_an_empty_cell_is_null(tmp_path: Path) -> None:
+    path = _write(tmp_path, "records.csv", b'id,text\nd1,NA\nd2,null\nd3,N/A\nd4,nan\nd5,\nd6,""\n')
+    assert read_table(path, "records")["text"].to_list() == ["NA", "null", "N/A", "nan", None, ""]
+
+
+def test_csv_cell_longer_than_a_read_block_is_read(tmp_path: Path) -> None:
+    long = "x" * (3 << 20)
+    path = _write(tmp_path, "corpus.csv", f'id,text\nd1,"{long}"\nd2,short\n'.encode())
+    assert read_table(path, "corpus")["text"].str.len_chars().to_list() == [len(long), 5]
+
+
+def test_semicolon_separated_csv_is_refused_with_a_hint(tmp_path: Path) -> None:
+    message = _error(_write(tmp_path, "corpus.csv", b"id;text\nd1;hello\n"))
+    assert "separated by semicolons (;)" in message
+
+
 def test_good_jsonl_keeps_native_types(tmp_path: Path) -> None:
     path = _write(
         tmp_path,
