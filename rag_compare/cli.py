@@ -25,6 +25,7 @@ from rag_compare.cli_options import (
     FORMAT,
     INCLUDE_UNREVIEWED,
     PATH,
+    Command,
     emit,
     format_option,
     read_config,
@@ -45,6 +46,8 @@ _GROUP_FLAGS = frozenset({"--debug", "--version", "-h", "--help"})
 
 class _Cli(click.Group):
     """A group that turns library errors into messages and exit code 2, and runs ``compare`` by default."""
+
+    command_class = Command
 
     def parse_args(self, ctx: click.Context, args: list[str]) -> list[str]:
         """Route ``rag-compare A B ...`` to ``compare`` when ``A`` names a file rather than a command."""

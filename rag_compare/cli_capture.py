@@ -14,6 +14,7 @@ from rag_compare.cli_options import (
     FORMAT,
     INCLUDE_UNREVIEWED,
     PATH,
+    Command,
     interrupted,
     limit_options,
     model_option,
@@ -25,7 +26,7 @@ from rag_compare.render import counts_line
 __all__ = ["capture_command"]
 
 
-@click.command("capture")
+@click.command("capture", cls=Command)
 @click.argument("corpus", type=PATH)
 @click.option("--passages", type=PATH, required=True, help="The knowledge base the retriever searches.")
 @click.option("--top-k", type=click.IntRange(min=1), required=True, help="Passages retrieved per case.")

@@ -12,6 +12,7 @@ from rag_compare.cli_options import (
     CACHE,
     FORMAT,
     PATH,
+    Command,
     cache_setting,
     interrupted,
     limit_options,
@@ -23,7 +24,7 @@ from rag_compare.render import to_json
 __all__ = ["admit_command", "draft_cases_command"]
 
 
-@click.command("draft-cases")
+@click.command("draft-cases", cls=Command)
 @click.option("--passages", type=PATH, required=True, help="The knowledge base (CSV, Parquet or JSONL) to draft from.")
 @model_option("The model the endpoint serves.", required=True)
 @click.option("--n", "n", type=click.IntRange(min=1), required=True, help="How many passages to draft from.")
@@ -113,7 +114,7 @@ def _ids(ctx: click.Context, param: click.Parameter, values: Sequence[str]) -> t
     return ids
 
 
-@click.command("admit")
+@click.command("admit", cls=Command)
 @click.argument("drafts", type=PATH)
 @click.option(
     "--ids",

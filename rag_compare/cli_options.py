@@ -20,6 +20,7 @@ __all__ = [
     "FORMAT",
     "INCLUDE_UNREVIEWED",
     "PATH",
+    "Command",
     "cache_setting",
     "emit",
     "format_option",
@@ -31,6 +32,43 @@ __all__ = [
 ]
 
 PATH = click.Path(path_type=Path)  # existence is checked by the library, with its own messages
+_WRITTEN = ("output", "cache_path")
+"""The parameters naming files a command writes; none may be the same file as another path it was given."""
+
+
+class Command(click.Command):
+    """A command that refuses, before doing anything, to write over one of its own inputs."""
+
+    def invoke(self, ctx: click.Context) -> Any:
+        _refuse_writing_inputs(ctx)
+        return super().invoke(ctx)
+
+
+def _refuse_writing_inputs(ctx: click.Context) -> None:
+    from rag_compare.errors import RunFileError
+
+    paths = [(param, ctx.params.get(param.name or "")) for param in ctx.command.params]
+    given = [(param, path) for param, path in paths if isinstance(path, Path)]
+    for written_param, written in given:
+        if written_param.name not in _WRITTEN:
+            continue
+        for other_param, other in given:
+            if other_param is not written_param and _same_file(written, other):
+                raise RunFileError(
+                    f"{_flag(written_param)} {written} is the same file as {_flag(other_param)} {other}: a command "
+                    f"never writes over one of its own inputs. Give {_flag(written_param)} another path."
+                )
+
+
+def _flag(param: click.Parameter) -> str:
+    return param.opts[0] if isinstance(param, click.Option) else param.human_readable_name
+
+
+def _same_file(first: Path, second: Path) -> bool:
+    try:
+        return first.samefile(second)
+    except OSError:  # one of them does not exist (yet)
+        return first.resolve() == second.resolve()
 
 
 def format_option(choices: Sequence[str], help: str) -> Callable[[Callable[..., Any]], Callable[..., Any]]:

@@ -14,6 +14,7 @@ from rag_compare.cli_options import (
     CACHE,
     FORMAT,
     PATH,
+    Command,
     cache_setting,
     interrupted,
     limit_options,
@@ -37,7 +38,7 @@ def _checks(ctx: click.Context, param: click.Parameter, value: str) -> tuple[str
     return names
 
 
-@click.command()
+@click.command(cls=Command)
 @click.argument("run", type=PATH)
 @click.option(
     "--judge",
@@ -151,7 +152,7 @@ def _mapping(ctx: click.Context, param: click.Parameter, values: Sequence[str]) 
     return mapping
 
 
-@click.command("import-scores")
+@click.command("import-scores", cls=Command)
 @click.argument("run", type=PATH)
 @click.argument("file", type=PATH)
 @click.option("--evaluator", required=True, help="The name of the evaluator the scores come from.")
@@ -200,7 +201,7 @@ def import_scores_command(
     click.echo(f"wrote {output} (evaluator {evaluator} {scores.evaluator['fingerprint'][:12]})")
 
 
-@click.command()
+@click.command(cls=Command)
 @click.argument("run", type=PATH)
 @click.option("--scores", "scores_path", type=PATH, required=True, help="A scores file of RUN.")
 @click.option("--signal", required=True, help="The score the rule reads, e.g. grounded or trustworthiness.")

@@ -34,6 +34,8 @@ __all__ = [
 
 FINGERPRINT_KEY = "rag_compare.fingerprint"
 _DIGEST_LENGTH = 64
+_ARROW_MAGIC = b"ARROW1"
+"""The bytes an Arrow IPC file starts with."""
 
 
 def serialize(frame: pl.DataFrame, metadata: Mapping[str, str]) -> tuple[bytes, str]:
@@ -112,10 +114,16 @@ def write_atomically(path: Path, data: bytes, *, replace: bool = False) -> None:
 def atomic_output(path: Path, *, replace: bool = False) -> Iterator[BinaryIO]:
     """A binary stream whose bytes become ``path`` only once the block ends without an error.
 
-    Without ``replace`` an existing ``path`` is refused. On an error nothing is left behind.
+    Without ``replace`` an existing ``path`` is refused; with it, a folder or an Arrow file (a frozen run or
+    scores file) is refused still. On an error nothing is left behind.
     """
     if replace and path.is_dir():
         raise RunFileError(f"{path}: is a folder. Give the path of a file to write.")
+    if replace and _is_arrow_file(path):
+        raise RunFileError(
+            f"{path}: holds an Arrow file (a frozen run or scores file), which is never replaced. "
+            "Give the path of a new file to write."
+        )
     if not replace:
         ensure_absent(path)
     try:
@@ -140,6 +148,14 @@ def atomic_output(path: Path, *, replace: bool = False) -> Iterator[BinaryIO]:
     finally:
         with contextlib.suppress(FileNotFoundError):
             os.unlink(temporary)
+
+
+def _is_arrow_file(path: Path) -> bool:
+    try:
+        with path.open("rb") as stream:
+            return stream.read(len(_ARROW_MAGIC)) == _ARROW_MAGIC
+    except OSError:
+        return False
 
 
 def _unwritable(path: Path, error: OSError) -> RunFileError:

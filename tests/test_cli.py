@@ -284,3 +284,86 @@ def test_a_csv_with_another_delimiter_gets_a_hint(cli: Cli, write: Write, delimi
     assert result.exit_code == 2
     assert f"separated by {named}" in result.stderr
     assert "Save it with ',' as the delimiter" in result.stderr
+
+
+# -- no output over an input ------------------------------------------------------------------------------------------
+
+OVER_INPUT = {
+    # command line (names in braces are files under tmp_path), the file it would write over
+    "compare over its baseline": ("{baseline} {candidate} --format json --output {baseline}", "baseline"),
+    "compare over --corpus": ("{baseline} {candidate} --corpus {corpus} --output {corpus}", "corpus"),
+    "compare over --candidate-scores": (
+        "{baseline} {candidate} --candidate-scores {scores} --output {scores}",
+        "scores",
+    ),
+    "freeze over its records": ("freeze {records} --corpus {corpus} --output {records}", "records"),
+    "capture over --passages": ("capture {corpus} --passages {passages} --top-k 2 --output {passages}", "passages"),
+    "score over its run": ("score {candidate} --model m --output {candidate}", "candidate"),
+    "score with --cache its run": ("score {candidate} --model m --cache {candidate} --output {new}", "candidate"),
+    "score with --cache its output": ("score {candidate} --model m --cache {new} --output {new}", None),
+    "import-scores over its file": (
+        "import-scores {candidate} {trust} --evaluator e --map trust=trustworthiness --output {trust}",
+        "trust",
+    ),
+    "fallback over its scores": (
+        "fallback {candidate} --scores {scores} --signal trustworthiness --output {scores}",
+        "scores",
+    ),
+    "admit --output over its drafts": ("admit {corpus} --ids hotel@v2 --output {corpus}", "corpus"),
+    "draft-cases over --passages": (
+        "draft-cases --passages {passages} --model m --n 1 --output {passages}",
+        "passages",
+    ),
+}
+
+
+@pytest.fixture
+def files(tmp_path: Path, small_corpus: Path, small_records: Path, write: Write) -> dict[str, Path]:
+    """Copies of the hand-made runs, a scores file of the candidate, and small corpus, records and passages files."""
+    from rag_compare.imported import import_scores
+
+    paths = {name: tmp_path / f"{name}.arrow" for name in ("baseline", "candidate")}
+    for name, path in paths.items():
+        shutil.copy(HANDMADE_RUNS / f"{name}.arrow", path)
+    case_ids = load_run(paths["candidate"]).records.get_column("case_id").to_list()
+    trust = write("trust.csv", "case_id,trust\n" + "".join(f"{case_id},0.5\n" for case_id in case_ids))
+    scores = tmp_path / "scores.arrow"
+    import_scores(paths["candidate"], trust, evaluator="e", mapping={"trust": "trustworthiness"}, output=scores)
+    passages = write("passages.csv", "passage_id,source_version,text\nhotel-1,v2,The cap is 150.\n")
+    return {
+        **paths,
+        "scores": scores,
+        "trust": trust,
+        "corpus": small_corpus,
+        "records": small_records,
+        "passages": passages,
+        "new": tmp_path / "new.arrow",
+    }
+
+
+@pytest.mark.parametrize(("command", "target"), OVER_INPUT.values(), ids=OVER_INPUT.keys())
+def test_no_command_writes_over_its_own_input(
+    cli: Cli, files: dict[str, Path], command: str, target: str | None
+) -> None:
+    before = {name: path.read_bytes() for name, path in files.items() if path.exists()}
+    result = cli(*command.format(**files).split(), env={"OPENAI_API_KEY": ""})
+    assert result.exit_code == 2, result.output
+    written = files[target] if target else files["new"]
+    assert f"{written} is the same file as" in result.stderr
+    assert "never writes over one of its own inputs" in result.stderr
+    assert {name: path.read_bytes() for name, path in files.items() if path.exists()} == before
+    assert not files["new"].exists()
+
+
+def test_a_report_never_replaces_a_frozen_file(cli: Cli, files: dict[str, Path], tmp_path: Path) -> None:
+    for kept in (tmp_path / "other-run.arrow", tmp_path / "other-scores.arrow"):
+        shutil.copy(files["baseline" if "run" in kept.name else "scores"], kept)
+        before = kept.read_bytes()
+        result = cli(files["baseline"], files["candidate"], "--format", "json", "--output", kept)
+        assert result.exit_code == 2, result.output
+        assert f"{kept}: holds an Arrow file (a frozen run or scores file), which is never replaced" in result.stderr
+        assert kept.read_bytes() == before
+    report = tmp_path / "report.json"
+    report.write_text("an old report", encoding="utf-8")
+    assert cli(files["baseline"], files["candidate"], "--format", "json", "--output", report).exit_code == 0
+    assert json.loads(report.read_text(encoding="utf-8"))["schema_version"] == 1
