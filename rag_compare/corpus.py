@@ -9,8 +9,8 @@ from typing import Any
 import polars as pl
 
 from rag_compare.columns import coerce_columns, contract_first, problems_where
-from rag_compare.errors import ContractError, Problem, problem_lines, sorted_problems
-from rag_compare.frames import content_fingerprint, count_by
+from rag_compare.errors import ContractError, Problem, problem_lines, show_value, sorted_problems
+from rag_compare.frames import content_fingerprint, count_by, lookalike_key
 from rag_compare.passages import load_passages, required_passage_problems
 from rag_compare.render import Report, counts_line, text_table
 from rag_compare.schemas import ANSWERABILITY, CORPUS_COLUMNS, ORIGINS, CorpusSchema, contract_problems
@@ -138,7 +138,37 @@ def _warnings(frame: pl.DataFrame) -> list[Problem]:
             "reviewed",
             "a reviewed case: this one is a synthetic candidate, not gold, until a person sets reviewed=true",
         )
+        + _lookalike_ids(frame)
     )
+
+
+def _lookalike_ids(frame: pl.DataFrame) -> list[Problem]:
+    """A problem for each case id that differs from another only by Unicode normalisation or invisible characters."""
+    keyed = frame.select(ROW, "case_id", lookalike_key("case_id").alias("key"))
+    pairs = (
+        keyed.join(keyed, on="key", suffix="_other")
+        .filter(pl.col("case_id") != pl.col("case_id_other"))
+        .group_by(ROW)
+        .agg(
+            pl.col("case_id").first(),
+            pl.col("case_id_other").sort_by(f"{ROW}_other").first(),
+            pl.col(f"{ROW}_other").min(),
+        )
+        .sort(ROW)
+    )
+    return [
+        Problem(
+            row=int(row),
+            column="case_id",
+            value=show_value(case_id),
+            expected=(
+                f"a case id unlike the others: it differs from {show_value(other)} (row {other_row}) only by "
+                f"Unicode normalisation or invisible characters ({case_id!a} here, {other!a} there); "
+                "write both alike, or rename one"
+            ),
+        )
+        for row, case_id, other, other_row in pairs.iter_rows()
+    ]
 
 
 def refuse_unreviewed(corpus: Corpus, case_ids: pl.Series | None = None) -> None:

@@ -6,7 +6,7 @@ import hashlib
 
 import polars as pl
 
-__all__ = ["content_fingerprint", "count_by", "row_index", "spread_by_row"]
+__all__ = ["content_fingerprint", "count_by", "lookalike_key", "row_index", "spread_by_row"]
 
 
 def count_by(frame: pl.DataFrame, column: str, order: tuple[str, ...] = ()) -> dict[str, int]:
@@ -35,3 +35,10 @@ def spread_by_row(height: int, values: pl.DataFrame, column: str, row: str = "ro
 def content_fingerprint(frame: pl.DataFrame, key: str) -> str:
     """SHA-256 of the frame's rows as JSON lines, sorted by ``key``: the same content, the same hash."""
     return hashlib.sha256(frame.sort(key).write_ndjson().encode()).hexdigest()
+
+
+def lookalike_key(column: str) -> pl.Expr:
+    """``column``'s text as a reader sees it: NFKC-normalised, invisible format characters (zero-width
+    spaces and joiners, soft hyphens, byte-order marks, direction marks) removed. Ids that differ but share
+    this key look alike."""
+    return pl.col(column).str.normalize("NFKC").str.replace_all(r"\p{Cf}", "")

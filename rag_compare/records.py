@@ -8,10 +8,11 @@ from pathlib import Path
 
 import polars as pl
 
-from rag_compare.columns import coerce_columns, problems_where
+from rag_compare.columns import coerce_columns
 from rag_compare.corpus import Corpus
 from rag_compare.credentials import credential_values, rows_containing
-from rag_compare.errors import ContractError, Problem
+from rag_compare.errors import ContractError, Problem, show_value
+from rag_compare.frames import lookalike_key
 from rag_compare.schemas import RECORD_COLUMNS, RecordsSchema, contract_problems
 from rag_compare.tables import ROW, read_source
 
@@ -45,8 +46,7 @@ def join_labels(
         for name in metadata
         if name in corpus.frame.columns
     ]
-    unknown_case = ~pl.col("case_id").is_in(corpus.frame.get_column("case_id").implode())
-    problems += problems_where(frame, unknown_case, "case_id", f"a case id of the corpus {corpus.source}")
+    problems += _unknown_case_problems(frame, corpus)
     problems += _credential_problems(frame, credential_values(os.environ if environ is None else environ))
     problems = contract_problems(frame, RecordsSchema, ROW, already=problems)
     if problems:
@@ -56,6 +56,31 @@ def join_labels(
         .join(corpus.frame, on="case_id", how="left")
         .select(*RECORD_NAMES, *corpus.frame.drop("case_id").columns, *metadata)
     )
+
+
+def _unknown_case_problems(frame: pl.DataFrame, corpus: Corpus) -> list[Problem]:
+    """A problem for each record whose case id the corpus lacks, naming the corpus id it only looks like."""
+    known = corpus.frame.select(pl.col("case_id").alias("corpus_id"), lookalike_key("case_id").alias("key"))
+    unknown = (
+        frame.filter(~pl.col("case_id").is_in(known.get_column("corpus_id").implode()))
+        .select(ROW, "case_id", lookalike_key("case_id").alias("key"))
+        .join(known.unique("key", keep="first", maintain_order=True), on="key", how="left", maintain_order="left")
+    )
+    expected = f"a case id of the corpus {corpus.source}"
+    return [
+        Problem(
+            row=int(row),
+            column="case_id",
+            value=show_value(case_id),
+            expected=expected
+            if match is None
+            else (
+                f"{expected}: it matches {show_value(match)} only after Unicode normalisation (NFKC, invisible "
+                f"characters removed; {case_id!a} here, {match!a} there); write the id as the corpus does"
+            ),
+        )
+        for row, case_id, _, match in unknown.iter_rows()
+    ]
 
 
 def _credential_problems(frame: pl.DataFrame, secrets: Mapping[str, str]) -> list[Problem]:

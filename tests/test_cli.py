@@ -367,3 +367,40 @@ def test_a_report_never_replaces_a_frozen_file(cli: Cli, files: dict[str, Path],
     report.write_text("an old report", encoding="utf-8")
     assert cli(files["baseline"], files["candidate"], "--format", "json", "--output", report).exit_code == 0
     assert json.loads(report.read_text(encoding="utf-8"))["schema_version"] == 1
+
+
+# -- look-alike ids ---------------------------------------------------------------------------------------------------
+
+COMPOSED, DECOMPOSED, ZERO_WIDTH = "caf\u00e9@v1", "cafe\u0301@v1", "ho\u200btel@v1"
+
+
+def test_case_ids_that_only_look_different_are_a_warning_and_strict_refuses_them(cli: Cli, write: Write) -> None:
+    rows = [COMPOSED, DECOMPOSED, ZERO_WIDTH, "hotel@v1", "meal@v1"]
+    corpus = write(
+        "corpus.csv",
+        "case_id,question,answerability,source_version,required_passage_ids\n"
+        + "".join(f"{case_id},Q?,unanswerable,v1,\n" for case_id in rows),
+    )
+    result = cli("validate", corpus, "--format", "json")
+    assert result.exit_code == 0, result.output
+    warned = [(warning["row"], warning["column"]) for warning in json.loads(result.stdout)["warnings"]]
+    assert warned == [(1, "case_id"), (2, "case_id"), (3, "case_id"), (4, "case_id")]  # meal@v1 is alone
+    strict = cli("validate", corpus, "--strict")
+    assert strict.exit_code == 2
+    assert "differs from 'hotel@v1' (row 4) only by Unicode normalisation or invisible characters" in strict.stderr
+    assert "'ho\\u200btel@v1' here, 'hotel@v1' there" in strict.stderr
+
+
+def test_a_record_id_matching_a_corpus_id_only_after_normalisation_is_named(
+    cli: Cli, tmp_path: Path, write: Write
+) -> None:
+    corpus = write(
+        "corpus.csv",
+        f"case_id,question,answerability,source_version,required_passage_ids\n{COMPOSED},Q?,unanswerable,v1,\n",
+    )
+    records = write("records.jsonl", json.dumps({"case_id": DECOMPOSED}) + "\n" + '{"case_id": "ghost@v1"}\n')
+    result = cli("freeze", records, "--corpus", corpus, "--output", tmp_path / "run.arrow")
+    assert result.exit_code == 2
+    assert f"row 1, column 'case_id': got '{DECOMPOSED}'; expected a case id of the corpus" in result.stderr
+    assert f"it matches '{COMPOSED}' only after Unicode normalisation" in result.stderr
+    assert f"row 2, column 'case_id': got 'ghost@v1'; expected a case id of the corpus {corpus}\n" in result.stderr
