@@ -2,15 +2,19 @@
 
 from __future__ import annotations
 
+import csv
 import json
 import shutil
 import subprocess
 import sys
 from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 import pytest
 from click.testing import Result
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 from rag_compare.runs import load_run
 from tests.conftest import EXAMPLE_CORPUS, HANDMADE_RUNS
@@ -404,3 +408,95 @@ def test_a_record_id_matching_a_corpus_id_only_after_normalisation_is_named(
     assert f"row 1, column 'case_id': got '{DECOMPOSED}'; expected a case id of the corpus" in result.stderr
     assert f"it matches '{COMPOSED}' only after Unicode normalisation" in result.stderr
     assert f"row 2, column 'case_id': got 'ghost@v1'; expected a case id of the corpus {corpus}\n" in result.stderr
+
+
+# -- any input: exit 0 or 2, nothing half-written, every cell as written ---------------------------------------------
+
+_CELL = st.text(st.characters(blacklist_categories=("Cs",)), max_size=12) | st.sampled_from(
+    ["", "NA", "N/A", "null", "None", "nan", "-inf", "1e999", '"', ",", ";", "[]", '["a"', "\r\n", " x ", "\x1b[31m"]
+)
+_ID = st.text(st.characters(blacklist_categories=("Cs", "Cc", "Zs", "Zl", "Zp")), min_size=1, max_size=8)
+_MOSTLY = 6  # a contract cell is valid six times in seven, so that some files are valid and some are not
+_LABELS = st.sampled_from(
+    [("answerable", "p1"), ("unanswerable", ""), ("conflict", "p1;p2"), ("answerable", '["p1"]')] * _MOSTLY
+    + [("maybe", ""), ("", ""), ("NA", "p1"), ("unanswerable", "p1"), ("answerable", "[1, 2]"), ("answerable", ";")]
+)
+_CORPUS_ROW = st.fixed_dictionaries(
+    {
+        "question": _CELL.filter(str.strip) | st.sampled_from(["", " "]),
+        "labels": _LABELS,
+        "source_version": st.sampled_from(["v1"] * _MOSTLY + ["", "NA"]),
+        "acceptance_note": _CELL,
+        "team": _CELL,
+    }
+)
+_RECORD_ROW = st.fixed_dictionaries(
+    {
+        "status": st.sampled_from(["", "ok", "failed", "timeout"] * _MOSTLY + ["NA", "OK", "null"]),
+        "answer": _CELL,
+        "context": _CELL,
+        "error": _CELL,
+        "latency_ms": st.sampled_from(["", "12.5", "7"] * _MOSTLY + ["x", "NaN", "inf"]),
+        "note": _CELL,
+    }
+)
+
+
+def _corpus_cells(case_id: str, row: dict[str, Any]) -> dict[str, str]:
+    answerability, required = row.pop("labels")
+    return {"case_id": case_id, "answerability": answerability, "required_passage_ids": required, **row}
+
+
+def _write_rows(path: Path, rows: list[dict[str, str]]) -> None:
+    """Rows of text cells as CSV (Python's csv module, quoting as needed) or JSONL (an empty cell as null)."""
+    if path.suffix == ".csv":
+        with path.open("w", encoding="utf-8", newline="") as stream:
+            writer = csv.DictWriter(stream, fieldnames=list(rows[0]))
+            writer.writeheader()
+            writer.writerows(rows)
+    else:
+        lines = (json.dumps({name: value or None for name, value in row.items()}, ensure_ascii=False) for row in rows)
+        path.write_text("".join(f"{line}\n" for line in lines), encoding="utf-8")
+
+
+def _as_written(value: str) -> str | None:
+    return value or None
+
+
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(
+    ids=st.lists(_ID, min_size=1, max_size=4, unique=True),
+    corpus_rows=st.lists(_CORPUS_ROW, min_size=4, max_size=4),
+    record_rows=st.lists(_RECORD_ROW, min_size=4, max_size=4),
+    suffixes=st.tuples(st.sampled_from([".csv", ".jsonl"]), st.sampled_from([".csv", ".jsonl"])),
+)
+def test_validate_and_freeze_take_any_input_safely(
+    cli: Cli,
+    tmp_path_factory: pytest.TempPathFactory,
+    ids: list[str],
+    corpus_rows: list[dict[str, Any]],
+    record_rows: list[dict[str, str]],
+    suffixes: tuple[str, str],
+) -> None:
+    folder = tmp_path_factory.mktemp("any")
+    corpus, records, output = folder / f"corpus{suffixes[0]}", folder / f"records{suffixes[1]}", folder / "run.arrow"
+    corpus_cells = [_corpus_cells(case_id, dict(row)) for case_id, row in zip(ids, corpus_rows, strict=False)]
+    record_cells = [{"case_id": case_id, **row} for case_id, row in zip(ids, record_rows, strict=False)]
+    _write_rows(corpus, corpus_cells)
+    _write_rows(records, record_cells)
+    validated = cli("validate", corpus)
+    assert validated.exit_code in (0, 2), validated.output
+    frozen = cli("freeze", records, "--corpus", corpus, "--output", output)
+    assert frozen.exit_code in (0, 2), frozen.output
+    if validated.exit_code == 2:
+        assert frozen.exit_code == 2
+    if frozen.exit_code == 2:
+        assert frozen.stderr.startswith("error: ")
+        assert sorted(path.name for path in folder.iterdir()) == sorted([corpus.name, records.name])
+        return
+    run = load_run(output).records
+    assert run.get_column("case_id").to_list() == ids
+    for column in ("question", "acceptance_note", "team"):
+        assert run.get_column(column).to_list() == [_as_written(row[column]) for row in corpus_cells], column
+    for column in ("answer", "context", "error", "note"):
+        assert run.get_column(column).to_list() == [_as_written(row[column]) for row in record_cells], column
