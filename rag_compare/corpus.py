@@ -144,7 +144,7 @@ def _warnings(frame: pl.DataFrame) -> list[Problem]:
 
 def _lookalike_ids(frame: pl.DataFrame) -> list[Problem]:
     """A problem for each case id that differs from another only by Unicode normalisation or invisible characters."""
-    keyed = frame.select(ROW, "case_id", lookalike_key("case_id").alias("key"))
+    keyed = frame.select(ROW, "case_id", lookalike_key("case_id").alias("key")).filter(pl.col("key").is_duplicated())
     pairs = (
         keyed.join(keyed, on="key", suffix="_other")
         .filter(pl.col("case_id") != pl.col("case_id_other"))
