@@ -76,6 +76,8 @@ def test_fail_on_an_unknown_status_is_a_usage_error(cli: Cli) -> None:
         (("missing.arrow", CANDIDATE), "missing.arrow"),
         ((BASELINE, CANDIDATE, "--k", "0"), "0 is not in the range x>=1"),
         ((BASELINE, CANDIDATE, "--tolerance", "-1"), "-1.0 is not in the range x>=0"),
+        ((BASELINE, CANDIDATE, "--tolerance", "nan", "--fail-on", "regressed"), "'nan' is not a finite number"),
+        ((BASELINE, CANDIDATE, "--tolerance", "inf", "--fail-on", "regressed"), "'inf' is not a finite number"),
         ((BASELINE, CANDIDATE, "--corpus", "nowhere.csv"), "nowhere.csv"),
         ((BASELINE, EXAMPLE_CORPUS), "handbook.csv"),
     ],
@@ -99,3 +101,22 @@ def test_an_unwritable_output_leaves_nothing_behind(cli: Cli, tmp_path: Path) ->
     assert result.exit_code == 2
     assert "is a folder" in result.stderr
     assert list(folder.iterdir()) == []
+
+
+def test_a_reason_shows_digits_enough_to_see_the_change(cli: Cli, tmp_path: Path) -> None:
+    corpus = tmp_path / "corpus.csv"
+    corpus.write_text(
+        "case_id,question,answerability,source_version,required_passage_ids\nc@v1,Q?,answerable,v1,gold\n",
+        encoding="utf-8",
+    )
+    runs = []
+    for rank in (100, 101):
+        ranked = [f"other-{index}" for index in range(1, rank)] + ["gold"]
+        records = tmp_path / f"rank{rank}.jsonl"
+        records.write_text(json.dumps({"case_id": "c@v1", "retrieved_passage_ids": ranked}) + "\n", encoding="utf-8")
+        runs.append(tmp_path / f"rank{rank}.arrow")
+        assert cli("freeze", records, "--corpus", corpus, "--output", runs[-1]).exit_code == 0
+    for output_format, arrow in (("text", "->"), ("markdown", "-&gt;"), ("html", "-&gt;")):
+        out = cli(*runs, "--format", output_format).stdout
+        assert f"mrr 0.01 {arrow} 0.0099 (worse)" in out
+        assert f"ndcg 0.1502 {arrow} 0.1499 (worse)" in out
