@@ -103,20 +103,39 @@ def test_an_unwritable_output_leaves_nothing_behind(cli: Cli, tmp_path: Path) ->
     assert list(folder.iterdir()) == []
 
 
-def test_a_reason_shows_digits_enough_to_see_the_change(cli: Cli, tmp_path: Path) -> None:
+def _freeze_ranks(cli: Cli, tmp_path: Path, ranks: dict[str, list[int]]) -> list[Path]:
+    """Runs of one-gold-passage cases, each case retrieving its gold passage at the rank given per side."""
+    case_ids = [f"c{index}@v1" for index in range(len(ranks["baseline"]))]
     corpus = tmp_path / "corpus.csv"
     corpus.write_text(
-        "case_id,question,answerability,source_version,required_passage_ids\nc@v1,Q?,answerable,v1,gold\n",
+        "case_id,question,answerability,source_version,required_passage_ids\n"
+        + "".join(f"{case_id},Q?,answerable,v1,gold\n" for case_id in case_ids),
         encoding="utf-8",
     )
     runs = []
-    for rank in (100, 101):
-        ranked = [f"other-{index}" for index in range(1, rank)] + ["gold"]
-        records = tmp_path / f"rank{rank}.jsonl"
-        records.write_text(json.dumps({"case_id": "c@v1", "retrieved_passage_ids": ranked}) + "\n", encoding="utf-8")
-        runs.append(tmp_path / f"rank{rank}.arrow")
+    for side, side_ranks in ranks.items():
+        records = tmp_path / f"{side}.jsonl"
+        lines = [
+            json.dumps({"case_id": case_id, "retrieved_passage_ids": [f"other-{i}" for i in range(1, rank)] + ["gold"]})
+            for case_id, rank in zip(case_ids, side_ranks, strict=True)
+        ]
+        records.write_text("\n".join(lines) + "\n", encoding="utf-8")
+        runs.append(tmp_path / f"{side}.arrow")
         assert cli("freeze", records, "--corpus", corpus, "--output", runs[-1]).exit_code == 0
+    return runs
+
+
+def test_a_reason_shows_digits_enough_to_see_the_change(cli: Cli, tmp_path: Path) -> None:
+    runs = _freeze_ranks(cli, tmp_path, {"baseline": [100], "candidate": [101]})
     for output_format, arrow in (("text", "->"), ("markdown", "-&gt;"), ("html", "-&gt;")):
         out = cli(*runs, "--format", output_format).stdout
         assert f"mrr 0.01 {arrow} 0.0099 (worse)" in out
         assert f"ndcg 0.1502 {arrow} 0.1499 (worse)" in out
+
+
+def test_the_p_value_of_a_zero_mean_change_is_one(cli: Cli, tmp_path: Path) -> None:
+    # mrr moves 1/2 -> 1/6 (by -1/3) on 10 cases, 1/6 -> 1/2 on 10 and stays on 20: the mean delta is exactly zero.
+    ranks = {"baseline": [2] * 10 + [6] * 10 + [1] * 20, "candidate": [6] * 10 + [2] * 10 + [1] * 20}
+    result = cli(*_freeze_ranks(cli, tmp_path, ranks), "--format", "json")
+    mrr = next(row for row in json.loads(result.stdout)["aggregates"] if row["signal"] == "mrr")
+    assert (mrr["n"], mrr["p_value"]) == (40, 1.0)
