@@ -139,3 +139,19 @@ def test_the_p_value_of_a_zero_mean_change_is_one(cli: Cli, tmp_path: Path) -> N
     result = cli(*_freeze_ranks(cli, tmp_path, ranks), "--format", "json")
     mrr = next(row for row in json.loads(result.stdout)["aggregates"] if row["signal"] == "mrr")
     assert (mrr["n"], mrr["p_value"]) == (40, 1.0)
+
+
+def _refuse_constant(name: str) -> None:
+    raise ValueError(f"{name} is not JSON")
+
+
+def test_the_json_of_a_degenerate_comparison_is_strict_json(cli: Cli, tmp_path: Path) -> None:
+    # One case, every delta zero, and signals that no case has a value of (the abstention flags, completeness).
+    output = tmp_path / "comparison.json"
+    runs = _freeze_ranks(cli, tmp_path, {"baseline": [3], "candidate": [3]})
+    assert cli(*runs, "--format", "json", "--output", output).exit_code == 0
+    payload = json.loads(output.read_text(encoding="utf-8"), parse_constant=_refuse_constant)
+    rows = {(row["scope"], row["signal"]): row for row in payload["aggregates"]}
+    assert (rows["paired", "mrr"]["delta"], rows["paired", "mrr"]["p_value"]) == (0.0, 1.0)
+    assert rows["paired", "answer_completeness"]["n"] == 0
+    assert payload["counts"]["unchanged"] == 1
