@@ -96,10 +96,13 @@ def test_import_scores_writes_a_scores_file(cli: Cli, tmp_path: Path, trust_file
     assert (values["hotel-cap@2026-01"], values["bike-lease@2026-01"], values[UNSCORED]) == (0.3, 0.5, None)
 
 
-def test_import_scores_refuses_a_bad_value_naming_row_and_column(cli: Cli, tmp_path: Path, trust_file: Path) -> None:
+@pytest.mark.parametrize("value", ["1.7", "inf", "-Infinity", "1e999"])
+def test_import_scores_refuses_a_bad_value_naming_row_and_column(
+    cli: Cli, tmp_path: Path, trust_file: Path, value: str
+) -> None:
     lines = trust_file.read_text(encoding="utf-8").splitlines()
     assert lines[3] == "meal-allowance-daily@2025-01,0.9"  # data row 3 (line 1 is the header)
-    lines[3] = "meal-allowance-daily@2025-01,1.7"
+    lines[3] = f"meal-allowance-daily@2025-01,{value}"
     trust_file.write_text("\n".join(lines) + "\n", encoding="utf-8")
     output = tmp_path / "out.arrow"
     result = cli(
@@ -114,9 +117,23 @@ def test_import_scores_refuses_a_bad_value_naming_row_and_column(cli: Cli, tmp_p
         output,
     )
     assert result.exit_code == 2
-    assert "row 3, column 'trust': got '1.7'; expected a number from 0 to 1" in result.stderr
+    assert f"row 3, column 'trust': got '{value}'; expected a number from 0 to 1" in result.stderr
     assert "Traceback" not in result.stderr
     assert result.stdout == ""
+    assert not output.exists()
+
+
+@pytest.mark.parametrize(("value", "shown"), [(float("nan"), "'NaN'"), (float("inf"), "'inf'")])
+def test_import_scores_refuses_a_native_number_that_is_not_finite(
+    cli: Cli, tmp_path: Path, value: float, shown: str
+) -> None:
+    scores = tmp_path / "trust.parquet"
+    pl.DataFrame({"case_id": CANDIDATE_IDS[:2], "trust": [0.5, value]}).write_parquet(scores)
+    output = tmp_path / "out.arrow"
+    args = ("import-scores", CANDIDATE, scores, "--evaluator", "hosted", "--map", "trust=trustworthiness")
+    result = cli(*args, "--output", output)
+    assert result.exit_code == 2
+    assert f"row 2, column 'trust': got {shown}; expected a number from 0 to 1" in result.stderr
     assert not output.exists()
 
 
