@@ -18,7 +18,7 @@ from rag_compare.aggregates import aggregate_signals, breakdown_signals
 from rag_compare.comparison import CASE_STATUSES, SIDES, ComparedRun, Comparison
 from rag_compare.configdiff import config_diff, config_warnings
 from rag_compare.corpus import Corpus, load_corpus
-from rag_compare.errors import CompareError
+from rag_compare.errors import CompareError, ScoresError
 from rag_compare.frames import row_index, spread_by_row
 from rag_compare.judge import Judge, LexicalJudge
 from rag_compare.passages import load_passages
@@ -59,7 +59,8 @@ def compare(
     A signal counts as changed when it moves by more than ``tolerance``. ``judge`` defaults to the
     offline ``LexicalJudge``. ``baseline_scores``/``candidate_scores`` (scores files of those runs,
     see ``score_run`` and ``import_scores``) replace its verdicts with theirs. Raises ``CompareError``
-    when a run lists a case twice or ``k`` is unusable, ``ScoresError`` for scores of another run.
+    when a run lists a case twice or ``k`` is unusable or ``tolerance`` is not a finite number of 0 or
+    more, ``ScoresError`` for scores of another run or a verdict that is not a finite number.
     """
     if k is not None and (isinstance(k, bool) or k < 1):
         raise CompareError(f"k must be a whole number of 1 or more, got {k!r}.")
@@ -131,6 +132,7 @@ def _side(
         records = _relabel(records, labels)
     run_k = _k_of(run, k)
     signals = case_signals(records, judge, k=run_k, passages=passages, scores=None if scores is None else scores.frame)
+    _check_finite(signals, judge, scores)
     frame = pl.concat(
         [signals.select("case_id"), records.select(*SIDE_COLUMNS, *CASE_LABELS), signals.drop("case_id")],
         how="horizontal",
@@ -144,6 +146,24 @@ def _check_unique(run: Run) -> None:
         raise CompareError(
             f"{run.path or run.name}: these case ids appear more than once: {_named(repeated.to_list())}. "
             "A run holds one record per case; freeze it again from records with unique case ids."
+        )
+
+
+def _check_finite(signals: pl.DataFrame, judge: Judge, scores: Scores | None) -> None:
+    """Refuse a verdict that is not a finite number (NaN, an infinity): a score lies in [0, 1]."""
+    for signal in (signal for signal in signals_in(signals.columns) if not signal.flag):
+        value = pl.col(signal.name).cast(pl.Float64)
+        bad = signals.filter(value.is_not_null() & ~value.is_finite())
+        if not bad.height:
+            continue
+        source = f"judge '{judge.name}'"
+        if scores is not None and signal.name in scores.frame.columns:
+            source = str(scores.path or "the scores")
+        case_id, first = bad.row(0)[0], bad.item(0, signal.name)
+        others = f" (and {bad.height - 1} more cases)" if bad.height > 1 else ""
+        raise ScoresError(
+            f"{source}: the {signal.name} of {case_id} is {first!r}, not a finite number{others}; "
+            "a score is a number from 0 to 1. Make the scores again."
         )
 
 

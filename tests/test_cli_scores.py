@@ -23,7 +23,7 @@ from click.testing import Result
 from rag_compare.cache import ReplyCache
 from rag_compare.imported import import_scores
 from rag_compare.runs import load_run
-from rag_compare.scores import load_scores
+from rag_compare.scores import load_scores, make_scores
 from tests.chat_server import ChatServer, Reply
 from tests.conftest import HANDMADE_RUNS
 
@@ -402,6 +402,25 @@ def test_compare_refuses_swapped_scores(cli: Cli, scored: tuple[Path, Path]) -> 
     assert f"{candidate_scores}: scored run 'candidate'" in result.stderr
     assert "not 'baseline'" in result.stderr
     assert "Pass the scores made from this run" in result.stderr
+    assert result.stdout == ""
+
+
+@pytest.mark.parametrize("value", [float("nan"), float("-inf")])
+def test_compare_refuses_scores_that_are_not_finite(cli: Cli, tmp_path: Path, value: float) -> None:
+    # Scores made through the library from a frame (a custom judge's verdicts, say) may hold NaN.
+    run = load_run(CANDIDATE)
+    ok = pl.col("status") == "ok"
+    frame = run.records.select(
+        "case_id",
+        trustworthiness=pl.when(ok).then(pl.when(pl.col("case_id") == UNSCORED).then(value).otherwise(0.5)),
+        judge_status=pl.when(ok).then(pl.lit("ok")).otherwise(pl.lit("not_judged")),
+        judge_error=pl.lit(None, pl.String),
+    )
+    scores = tmp_path / "odd.scores.arrow"
+    make_scores(run, frame, {"name": "custom", "fingerprint": "f", "config": {}}, output=scores)
+    result = cli(BASELINE, CANDIDATE, "--candidate-scores", scores, "--format", "json")
+    assert result.exit_code == 2
+    assert f"{scores}: the trustworthiness of {UNSCORED} is {value!r}, not a finite number" in result.stderr
     assert result.stdout == ""
 
 
