@@ -27,6 +27,7 @@ from rag_compare.cli_options import (
     PATH,
     Command,
     emit,
+    finite_float,
     format_option,
     read_config,
     wants_json,
@@ -221,7 +222,7 @@ def _statuses(ctx: click.Context, param: click.Parameter, value: str | None) -> 
 )
 @click.option(
     "--tolerance",
-    type=click.FloatRange(min=0),
+    type=finite_float(0),
     default=1e-9,
     show_default=True,
     help="How far a signal must move to count as changed.",

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import io
+import math
 import sys
 from collections.abc import Callable, Sequence
 from pathlib import Path
@@ -23,6 +24,7 @@ __all__ = [
     "Command",
     "cache_setting",
     "emit",
+    "finite_float",
     "format_option",
     "interrupted",
     "limit_options",
@@ -69,6 +71,24 @@ def _same_file(first: Path, second: Path) -> bool:
         return first.samefile(second)
     except OSError:  # one of them does not exist (yet)
         return first.resolve() == second.resolve()
+
+
+class _FiniteFloat(click.FloatRange):
+    """A number within a range that is neither NaN nor infinite."""
+
+    def convert(self, value: Any, param: click.Parameter | None, ctx: click.Context | None) -> Any:
+        number = click.FLOAT.convert(value, param, ctx)
+        if not math.isfinite(number):
+            self.fail(f"{value!r} is not a finite number.", param, ctx)
+        return super().convert(number, param, ctx)
+
+
+def finite_float(
+    min: float, max: float | None = None, *, min_open: bool = False, max_open: bool = False
+) -> click.FloatRange:
+    """The type of every float option: a finite number from ``min`` (up to ``max``); NaN and infinities
+    are refused with a message naming the option."""
+    return _FiniteFloat(min, max, min_open=min_open, max_open=max_open)
 
 
 def format_option(choices: Sequence[str], help: str) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
@@ -138,7 +158,7 @@ def limit_options(
         ),
         click.option(
             "--timeout",
-            type=click.FloatRange(min=0, min_open=True),
+            type=finite_float(0, min_open=True),
             default=timeout,
             show_default=True,
             help=f"Seconds one attempt at a {unit} may take.",

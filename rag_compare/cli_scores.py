@@ -16,6 +16,7 @@ from rag_compare.cli_options import (
     PATH,
     Command,
     cache_setting,
+    finite_float,
     interrupted,
     limit_options,
     model_option,
@@ -58,7 +59,9 @@ def _checks(ctx: click.Context, param: click.Parameter, value: str) -> tuple[str
     help=f"Comma-separated checks, or all: {', '.join(CHECKS)}.",
 )
 @limit_options(concurrency=8, timeout=60.0, max_retries=4, unit="request")
-@click.option("--temperature", type=float, default=0.0, show_default=True, help="Sampling temperature of the judge.")
+@click.option(
+    "--temperature", type=finite_float(0), default=0.0, show_default=True, help="Sampling temperature of the judge."
+)
 @click.option("--seed", type=int, help="Sampling seed, for endpoints that honour one.")
 @CACHE
 @click.option("--dry-run", is_flag=True, help="Print the requests and a token estimate; send nothing.")
@@ -205,7 +208,7 @@ def import_scores_command(
 @click.argument("run", type=PATH)
 @click.option("--scores", "scores_path", type=PATH, required=True, help="A scores file of RUN.")
 @click.option("--signal", required=True, help="The score the rule reads, e.g. grounded or trustworthiness.")
-@click.option("--threshold", type=click.FloatRange(0, 1), help="Replace an answer whose score is below this.")
+@click.option("--threshold", type=finite_float(0, 1), help="Replace an answer whose score is below this.")
 @click.option("--sweep", is_flag=True, help="Also try every threshold from 0 to 1 in steps of 0.05.")
 @click.option("--fallback-text", help="The text shown instead of a replaced answer.")
 @click.option("--truth", help="A true/false column of RUN's records saying the answer is good (e.g. a review).")

@@ -3,6 +3,9 @@
 A CSV holds only text, JSONL and Parquet hold native types; either way each contract column ends up
 with one Polars type. Cells that cannot be read become ``Problem``s naming row, column and value,
 all collected before anything is refused. Everything here works on whole columns.
+
+A number is finite: NaN and infinities (``nan``, ``inf``, ``1e999`` written in a CSV or JSONL cell as
+much as a native NaN in Parquet) are refused like any other cell that is not a number.
 """
 
 from __future__ import annotations
@@ -42,9 +45,9 @@ _EXPECTED: dict[Kind, str] = {
     "text": "text",
     "id": "text",
     "text_list": 'a list of ids: a JSON array such as ["a", "b"] or ids separated by ";"',
-    "float_list": "a list of numbers: a JSON array such as [0.9, 0.5] or numbers separated by ';'",
+    "float_list": "a list of finite numbers: a JSON array such as [0.9, 0.5] or numbers separated by ';'",
     "bool": "true or false",
-    "float": "a number",
+    "float": "a finite number",
     "int": "a whole number",
 }
 
@@ -146,9 +149,10 @@ def _convert_list(column: pl.Expr, dtype: pl.DataType, kind: Kind) -> tuple[pl.E
 
 
 def _without_gaps(lists: pl.Expr, kind: Kind) -> tuple[pl.Expr, pl.Expr]:
-    """Ids stripped of spaces; a mask of lists holding a null, or for ids a blank one."""
+    """Ids stripped of spaces; a mask of lists holding a null, for numbers one that is not finite, or for
+    ids a blank one."""
     if kind == "float_list":
-        return lists, lists.list.eval(pl.element().is_null()).list.any()
+        return lists, lists.list.eval(~pl.element().is_finite().fill_null(False)).list.any()
     stripped = lists.list.eval(pl.element().str.strip_chars())
     gaps = stripped.list.eval(pl.element().is_null() | (pl.element() == "")).list.any()
     return stripped, gaps
@@ -166,6 +170,7 @@ def _convert_bool(column: pl.Expr, dtype: pl.DataType) -> tuple[pl.Expr, pl.Expr
 def _convert_number(column: pl.Expr, kind: Kind) -> tuple[pl.Expr, pl.Expr]:
     text = column.cast(pl.String).str.strip_chars()
     number = text.cast(pl.Float64, strict=False)
+    number = pl.when(number.is_finite()).then(number)
     if kind == "int":
         whole_float = pl.when(number == number.round()).then(number.cast(pl.Int64, strict=False))
         number = pl.coalesce(text.cast(pl.Int64, strict=False), whole_float)

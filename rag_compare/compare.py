@@ -8,6 +8,7 @@ the tolerance (``improved``, ``regressed``, ``mixed``, ``unchanged``).
 
 from __future__ import annotations
 
+import math
 from pathlib import Path
 from typing import Any
 
@@ -17,7 +18,7 @@ from rag_compare.aggregates import aggregate_signals, breakdown_signals
 from rag_compare.comparison import CASE_STATUSES, SIDES, ComparedRun, Comparison
 from rag_compare.configdiff import config_diff, config_warnings
 from rag_compare.corpus import Corpus, load_corpus
-from rag_compare.errors import CompareError
+from rag_compare.errors import CompareError, ScoresError
 from rag_compare.frames import row_index, spread_by_row
 from rag_compare.judge import Judge, LexicalJudge
 from rag_compare.passages import load_passages
@@ -33,6 +34,8 @@ CASE_LABELS = ("question", "answerability", "source_version", "required_passage_
 SIDE_COLUMNS = ("status", "error", "retrieved_passage_ids", "context_passage_ids", "answer")
 _MAX_NAMED = 10
 _MAX_ERROR_CHARS = 200
+_REASON_DECIMALS = range(3, 16)
+"""Decimals a reason may round its two numbers to: the fewest of these at which they differ."""
 
 
 def compare(
@@ -56,12 +59,13 @@ def compare(
     A signal counts as changed when it moves by more than ``tolerance``. ``judge`` defaults to the
     offline ``LexicalJudge``. ``baseline_scores``/``candidate_scores`` (scores files of those runs,
     see ``score_run`` and ``import_scores``) replace its verdicts with theirs. Raises ``CompareError``
-    when a run lists a case twice or ``k`` is unusable, ``ScoresError`` for scores of another run.
+    when a run lists a case twice or ``k`` is unusable or ``tolerance`` is not a finite number of 0 or
+    more, ``ScoresError`` for scores of another run or a verdict that is not a finite number.
     """
     if k is not None and (isinstance(k, bool) or k < 1):
         raise CompareError(f"k must be a whole number of 1 or more, got {k!r}.")
-    if tolerance < 0:
-        raise CompareError(f"the tolerance must be 0 or more, got {tolerance!r}.")
+    if not math.isfinite(tolerance) or tolerance < 0:
+        raise CompareError(f"tolerance must be a finite number of 0 or more, got {tolerance!r}.")
     judge = LexicalJudge() if judge is None else judge
     labels = None
     if corpus is not None:
@@ -128,6 +132,7 @@ def _side(
         records = _relabel(records, labels)
     run_k = _k_of(run, k)
     signals = case_signals(records, judge, k=run_k, passages=passages, scores=None if scores is None else scores.frame)
+    _check_finite(signals, judge, scores)
     frame = pl.concat(
         [signals.select("case_id"), records.select(*SIDE_COLUMNS, *CASE_LABELS), signals.drop("case_id")],
         how="horizontal",
@@ -141,6 +146,24 @@ def _check_unique(run: Run) -> None:
         raise CompareError(
             f"{run.path or run.name}: these case ids appear more than once: {_named(repeated.to_list())}. "
             "A run holds one record per case; freeze it again from records with unique case ids."
+        )
+
+
+def _check_finite(signals: pl.DataFrame, judge: Judge, scores: Scores | None) -> None:
+    """Refuse a verdict that is not a finite number (NaN, an infinity): a score lies in [0, 1]."""
+    for signal in (signal for signal in signals_in(signals.columns) if not signal.flag):
+        value = pl.col(signal.name).cast(pl.Float64)
+        bad = signals.filter(value.is_not_null() & ~value.is_finite())
+        if not bad.height:
+            continue
+        source = f"judge '{judge.name}'"
+        if scores is not None and signal.name in scores.frame.columns:
+            source = str(scores.path or "the scores")
+        case_id, first = bad.row(0)[0], bad.item(0, signal.name)
+        others = f" (and {bad.height - 1} more cases)" if bad.height > 1 else ""
+        raise ScoresError(
+            f"{source}: the {signal.name} of {case_id} is {first!r}, not a finite number{others}; "
+            "a score is a number from 0 to 1. Make the scores again."
         )
 
 
@@ -332,8 +355,7 @@ def _with_reasons(cases: pl.DataFrame, signals: tuple[Signal, ...], tolerance: f
     for order, signal in enumerate(status_signals, start=2 * len(SIDES)):
         better, worse = _moved(signal, tolerance)
         direction = pl.when(better).then(pl.lit("better")).otherwise(pl.lit("worse"))
-        shown = (_shown(pl.col(f"{side}_{signal.name}"), signal) for side in SIDES)
-        reason = pl.format(f"{signal.name} {{}} -> {{}} ({{}})", *shown, direction)
+        reason = pl.format(f"{signal.name} {{}} -> {{}} ({{}})", *_shown(signal), direction)
         parts.append(_reason_rows(cases, order, better | worse, reason))
     by_row = pl.concat(parts).sort("row", "order").group_by("row", maintain_order=True).agg("reason")
     reasons = spread_by_row(cases.height, by_row, "reason")
@@ -351,11 +373,24 @@ def _reason_rows(cases: pl.DataFrame, order: int, where: pl.Expr, reason: pl.Exp
     )
 
 
-def _shown(value: pl.Expr, signal: Signal) -> pl.Expr:
-    """A value as a reason shows it: ``true``/``false``, or a number to 3 decimals without trailing zeros."""
+def _shown(signal: Signal) -> list[pl.Expr]:
+    """The two values of ``signal`` as a reason shows them: ``true``/``false``; or numbers rounded to the
+    fewest of ``_REASON_DECIMALS`` (3 at least) at which they differ, else in full, without trailing zeros
+    (a whole number has no decimals)."""
+    values = [pl.col(f"{side}_{signal.name}") for side in SIDES]
     if signal.flag:
-        return pl.when(value).then(pl.lit("true")).otherwise(pl.lit("false"))
-    return value.round(3).cast(pl.String).str.strip_suffix(".0")
+        return [pl.when(value).then(pl.lit("true")).otherwise(pl.lit("false")) for value in values]
+    numbers = [value.cast(pl.Float64) for value in values]
+    decimals = pl.coalesce(
+        pl.when(numbers[0].round(places) != numbers[1].round(places)).then(pl.lit(places))
+        for places in _REASON_DECIMALS
+    )
+    return [_rounded(number, decimals).cast(pl.String).str.strip_suffix(".0") for number in numbers]
+
+
+def _rounded(number: pl.Expr, decimals: pl.Expr) -> pl.Expr:
+    """``number`` rounded to ``decimals`` places where that is set, else as it is."""
+    return pl.coalesce(*(pl.when(decimals == places).then(number.round(places)) for places in _REASON_DECIMALS), number)
 
 
 def _named(ids: list[Any]) -> str:

@@ -19,6 +19,7 @@ import contextlib
 import email.utils
 import functools
 import json
+import math
 import random
 import sys
 from collections.abc import Awaitable, Callable, Coroutine, Iterable, Iterator, Mapping, Sequence
@@ -64,8 +65,12 @@ class Limits:
     backoff: float = 1.0
 
     def __post_init__(self) -> None:
-        if self.concurrency < 1 or self.timeout <= 0 or self.max_retries < 0 or self.backoff < 0:
-            raise ValueError(f"unusable limits {self}: concurrency >= 1, timeout > 0, retries and backoff >= 0")
+        finite = math.isfinite(self.timeout) and math.isfinite(self.backoff)
+        if not finite or self.concurrency < 1 or self.timeout <= 0 or self.max_retries < 0 or self.backoff < 0:
+            raise ValueError(
+                f"unusable limits {self}: concurrency >= 1, timeout > 0, retries and backoff >= 0, "
+                "timeout and backoff finite numbers"
+            )
 
     @classmethod
     def checked(cls, concurrency: int, timeout: float, max_retries: int, backoff: float = 1.0) -> Limits:
@@ -89,7 +94,14 @@ class Outcome:
 
 def chat_body(model: str, messages: Sequence[Mapping[str, str]], **settings: Any) -> dict[str, Any]:
     """A chat-completions request body: ``model``, ``messages``, then each of ``settings`` (temperature,
-    seed, max_tokens, response_format, ...) that is not ``None``."""
+    seed, max_tokens, response_format, ...) that is not ``None``. ``ConfigError`` for a float setting
+    that is not finite (JSON has no NaN or infinity)."""
+    unusable = {
+        name: value for name, value in settings.items() if isinstance(value, float) and not math.isfinite(value)
+    }
+    if unusable:
+        shown = ", ".join(f"{name}={value!r}" for name, value in unusable.items())
+        raise ConfigError(f"{shown}: a setting sent to the endpoint must be a finite number.")
     return {"model": model, "messages": list(messages)} | {
         name: value for name, value in settings.items() if value is not None
     }

@@ -8,6 +8,7 @@ from __future__ import annotations
 import html
 import io
 import json
+import math
 from abc import ABC, abstractmethod
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
@@ -61,8 +62,20 @@ class Report(ABC):
 
 
 def to_json(payload: Mapping[str, Any]) -> str:
-    """JSON with a stable layout: two-space indent, keys in the order given, UTF-8 kept."""
-    return json.dumps(payload, indent=2, ensure_ascii=False, default=str) + "\n"
+    """JSON with a stable layout: two-space indent, keys in the order given, UTF-8 kept. Always strict
+    JSON: a number that is not finite (NaN, an infinity) is written as null."""
+    return json.dumps(_finite(payload), indent=2, ensure_ascii=False, default=str, allow_nan=False) + "\n"
+
+
+def _finite(value: Any) -> Any:
+    """``value`` with every float that is not finite, at any depth of dicts, lists and tuples, as None."""
+    if isinstance(value, float):
+        return value if math.isfinite(value) else None
+    if isinstance(value, Mapping):
+        return {key: _finite(item) for key, item in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [_finite(item) for item in value]
+    return value
 
 
 def text_table(headers: Sequence[str], rows: Iterable[Sequence[object]], title: str | None = None) -> str:

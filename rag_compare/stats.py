@@ -25,8 +25,10 @@ _MIN_REPEATS = 32
 distinct value only when a value repeats this often (on average over the values, for the bootstrap)."""
 _CHUNK_CELLS = 1 << 22
 """Random numbers drawn per chunk of resamples (32 MiB as int64), which bounds memory whatever the input size."""
-_TIE_RTOL = 100 * float(np.finfo(np.float64).eps)
-"""scipy.stats.permutation_test's relative tolerance for a null statistic to count as equal to the observed one."""
+_TIE_RTOL = 1e-9
+"""How close to the observed statistic a null one counts as equal to it, relative to the scale of the statistics
+(the mean, or the sum, of |deltas|): rounding errors grow with that scale and with n, not with the observed value,
+which may be exactly 0. scipy.stats.permutation_test's tolerance, 100 eps x |observed|, is always within this one."""
 _HALF_LOG_2PI = 0.5 * math.log(2 * math.pi)
 
 Floats = NDArray[np.float64]
@@ -90,10 +92,11 @@ def permutation_p_value(deltas: NDArray[np.number[Any]], *, resamples: int = 100
     _check_resamples(resamples)
     if d.size == 0:
         return None
+    total = float(np.abs(d).sum())
     if d.size <= math.log2(resamples):  # 2**n <= resamples
-        return _two_sided_p(_all_sign_flip_means(d), float(np.mean(d)), adjustment=0)
+        return _two_sided_p(_all_sign_flip_means(d), float(np.mean(d)), tie=_TIE_RTOL * total / d.size, adjustment=0)
     null, observed = _sampled_sign_flip_sums(d, resamples, np.random.default_rng(seed))
-    return _two_sided_p(null, observed, adjustment=1)
+    return _two_sided_p(null, observed, tie=_TIE_RTOL * total, adjustment=1)
 
 
 def _all_sign_flip_means(d: Floats) -> Floats:
@@ -138,12 +141,12 @@ def _random_bits(rng: np.random.Generator, rows: range, n: int) -> Floats:
     return np.unpackbits(packed, axis=1, count=n).astype(np.float64)
 
 
-def _two_sided_p(null: Floats, observed: float, *, adjustment: int) -> float:
-    """scipy.stats.permutation_test's two-sided p: ties within _TIE_RTOL count on both sides."""
-    tolerance = _TIE_RTOL * abs(observed)
+def _two_sided_p(null: Floats, observed: float, *, tie: float, adjustment: int) -> float:
+    """scipy.stats.permutation_test's two-sided p: null statistics within ``tie`` of the observed one count on
+    both sides."""
     total = null.size + adjustment
-    less = (np.count_nonzero(null <= observed + tolerance) + adjustment) / total
-    greater = (np.count_nonzero(null >= observed - tolerance) + adjustment) / total
+    less = (np.count_nonzero(null <= observed + tie) + adjustment) / total
+    greater = (np.count_nonzero(null >= observed - tie) + adjustment) / total
     return min(1.0, 2 * min(less, greater))
 
 

@@ -76,6 +76,8 @@ def test_fail_on_an_unknown_status_is_a_usage_error(cli: Cli) -> None:
         (("missing.arrow", CANDIDATE), "missing.arrow"),
         ((BASELINE, CANDIDATE, "--k", "0"), "0 is not in the range x>=1"),
         ((BASELINE, CANDIDATE, "--tolerance", "-1"), "-1.0 is not in the range x>=0"),
+        ((BASELINE, CANDIDATE, "--tolerance", "nan", "--fail-on", "regressed"), "'nan' is not a finite number"),
+        ((BASELINE, CANDIDATE, "--tolerance", "inf", "--fail-on", "regressed"), "'inf' is not a finite number"),
         ((BASELINE, CANDIDATE, "--corpus", "nowhere.csv"), "nowhere.csv"),
         ((BASELINE, EXAMPLE_CORPUS), "handbook.csv"),
     ],
@@ -99,3 +101,57 @@ def test_an_unwritable_output_leaves_nothing_behind(cli: Cli, tmp_path: Path) ->
     assert result.exit_code == 2
     assert "is a folder" in result.stderr
     assert list(folder.iterdir()) == []
+
+
+def _freeze_ranks(cli: Cli, tmp_path: Path, ranks: dict[str, list[int]]) -> list[Path]:
+    """Runs of one-gold-passage cases, each case retrieving its gold passage at the rank given per side."""
+    case_ids = [f"c{index}@v1" for index in range(len(ranks["baseline"]))]
+    corpus = tmp_path / "corpus.csv"
+    corpus.write_text(
+        "case_id,question,answerability,source_version,required_passage_ids\n"
+        + "".join(f"{case_id},Q?,answerable,v1,gold\n" for case_id in case_ids),
+        encoding="utf-8",
+    )
+    runs = []
+    for side, side_ranks in ranks.items():
+        records = tmp_path / f"{side}.jsonl"
+        lines = [
+            json.dumps({"case_id": case_id, "retrieved_passage_ids": [f"other-{i}" for i in range(1, rank)] + ["gold"]})
+            for case_id, rank in zip(case_ids, side_ranks, strict=True)
+        ]
+        records.write_text("\n".join(lines) + "\n", encoding="utf-8")
+        runs.append(tmp_path / f"{side}.arrow")
+        assert cli("freeze", records, "--corpus", corpus, "--output", runs[-1]).exit_code == 0
+    return runs
+
+
+def test_a_reason_shows_digits_enough_to_see_the_change(cli: Cli, tmp_path: Path) -> None:
+    runs = _freeze_ranks(cli, tmp_path, {"baseline": [100], "candidate": [101]})
+    for output_format, arrow in (("text", "->"), ("markdown", "-&gt;"), ("html", "-&gt;")):
+        out = cli(*runs, "--format", output_format).stdout
+        assert f"mrr 0.01 {arrow} 0.0099 (worse)" in out
+        assert f"ndcg 0.1502 {arrow} 0.1499 (worse)" in out
+
+
+def test_the_p_value_of_a_zero_mean_change_is_one(cli: Cli, tmp_path: Path) -> None:
+    # mrr moves 1/2 -> 1/6 (by -1/3) on 10 cases, 1/6 -> 1/2 on 10 and stays on 20: the mean delta is exactly zero.
+    ranks = {"baseline": [2] * 10 + [6] * 10 + [1] * 20, "candidate": [6] * 10 + [2] * 10 + [1] * 20}
+    result = cli(*_freeze_ranks(cli, tmp_path, ranks), "--format", "json")
+    mrr = next(row for row in json.loads(result.stdout)["aggregates"] if row["signal"] == "mrr")
+    assert (mrr["n"], mrr["p_value"]) == (40, 1.0)
+
+
+def _refuse_constant(name: str) -> None:
+    raise ValueError(f"{name} is not JSON")
+
+
+def test_the_json_of_a_degenerate_comparison_is_strict_json(cli: Cli, tmp_path: Path) -> None:
+    # One case, every delta zero, and signals that no case has a value of (the abstention flags, completeness).
+    output = tmp_path / "comparison.json"
+    runs = _freeze_ranks(cli, tmp_path, {"baseline": [3], "candidate": [3]})
+    assert cli(*runs, "--format", "json", "--output", output).exit_code == 0
+    payload = json.loads(output.read_text(encoding="utf-8"), parse_constant=_refuse_constant)
+    rows = {(row["scope"], row["signal"]): row for row in payload["aggregates"]}
+    assert (rows["paired", "mrr"]["delta"], rows["paired", "mrr"]["p_value"]) == (0.0, 1.0)
+    assert rows["paired", "answer_completeness"]["n"] == 0
+    assert payload["counts"]["unchanged"] == 1

@@ -23,7 +23,7 @@ from click.testing import Result
 from rag_compare.cache import ReplyCache
 from rag_compare.imported import import_scores
 from rag_compare.runs import load_run
-from rag_compare.scores import load_scores
+from rag_compare.scores import load_scores, make_scores
 from tests.chat_server import ChatServer, Reply
 from tests.conftest import HANDMADE_RUNS
 
@@ -96,10 +96,13 @@ def test_import_scores_writes_a_scores_file(cli: Cli, tmp_path: Path, trust_file
     assert (values["hotel-cap@2026-01"], values["bike-lease@2026-01"], values[UNSCORED]) == (0.3, 0.5, None)
 
 
-def test_import_scores_refuses_a_bad_value_naming_row_and_column(cli: Cli, tmp_path: Path, trust_file: Path) -> None:
+@pytest.mark.parametrize("value", ["1.7", "inf", "-Infinity", "1e999"])
+def test_import_scores_refuses_a_bad_value_naming_row_and_column(
+    cli: Cli, tmp_path: Path, trust_file: Path, value: str
+) -> None:
     lines = trust_file.read_text(encoding="utf-8").splitlines()
     assert lines[3] == "meal-allowance-daily@2025-01,0.9"  # data row 3 (line 1 is the header)
-    lines[3] = "meal-allowance-daily@2025-01,1.7"
+    lines[3] = f"meal-allowance-daily@2025-01,{value}"
     trust_file.write_text("\n".join(lines) + "\n", encoding="utf-8")
     output = tmp_path / "out.arrow"
     result = cli(
@@ -114,9 +117,23 @@ def test_import_scores_refuses_a_bad_value_naming_row_and_column(cli: Cli, tmp_p
         output,
     )
     assert result.exit_code == 2
-    assert "row 3, column 'trust': got '1.7'; expected a number from 0 to 1" in result.stderr
+    assert f"row 3, column 'trust': got '{value}'; expected a number from 0 to 1" in result.stderr
     assert "Traceback" not in result.stderr
     assert result.stdout == ""
+    assert not output.exists()
+
+
+@pytest.mark.parametrize(("value", "shown"), [(float("nan"), "'NaN'"), (float("inf"), "'inf'")])
+def test_import_scores_refuses_a_native_number_that_is_not_finite(
+    cli: Cli, tmp_path: Path, value: float, shown: str
+) -> None:
+    scores = tmp_path / "trust.parquet"
+    pl.DataFrame({"case_id": CANDIDATE_IDS[:2], "trust": [0.5, value]}).write_parquet(scores)
+    output = tmp_path / "out.arrow"
+    args = ("import-scores", CANDIDATE, scores, "--evaluator", "hosted", "--map", "trust=trustworthiness")
+    result = cli(*args, "--output", output)
+    assert result.exit_code == 2
+    assert f"row 2, column 'trust': got {shown}; expected a number from 0 to 1" in result.stderr
     assert not output.exists()
 
 
@@ -385,6 +402,25 @@ def test_compare_refuses_swapped_scores(cli: Cli, scored: tuple[Path, Path]) -> 
     assert f"{candidate_scores}: scored run 'candidate'" in result.stderr
     assert "not 'baseline'" in result.stderr
     assert "Pass the scores made from this run" in result.stderr
+    assert result.stdout == ""
+
+
+@pytest.mark.parametrize("value", [float("nan"), float("-inf")])
+def test_compare_refuses_scores_that_are_not_finite(cli: Cli, tmp_path: Path, value: float) -> None:
+    # Scores made through the library from a frame (a custom judge's verdicts, say) may hold NaN.
+    run = load_run(CANDIDATE)
+    ok = pl.col("status") == "ok"
+    frame = run.records.select(
+        "case_id",
+        trustworthiness=pl.when(ok).then(pl.when(pl.col("case_id") == UNSCORED).then(value).otherwise(0.5)),
+        judge_status=pl.when(ok).then(pl.lit("ok")).otherwise(pl.lit("not_judged")),
+        judge_error=pl.lit(None, pl.String),
+    )
+    scores = tmp_path / "odd.scores.arrow"
+    make_scores(run, frame, {"name": "custom", "fingerprint": "f", "config": {}}, output=scores)
+    result = cli(BASELINE, CANDIDATE, "--candidate-scores", scores, "--format", "json")
+    assert result.exit_code == 2
+    assert f"{scores}: the trustworthiness of {UNSCORED} is {value!r}, not a finite number" in result.stderr
     assert result.stdout == ""
 
 

@@ -4,10 +4,13 @@ from __future__ import annotations
 
 import json
 import string
+from collections.abc import Callable
+from pathlib import Path
 from typing import Any
 
 import polars as pl
 import pytest
+from click.testing import Result
 from hypothesis import given
 from hypothesis import strategies as st
 
@@ -77,7 +80,37 @@ def test_float_list_with_non_number_is_a_problem(cell: str) -> None:
     values, problems, _ = _coerce(["[1.0]", cell], "float_list")
     assert values == [[1.0], None]
     assert [(p.row, p.column, p.value) for p in problems] == [(2, "c", repr(cell))]
-    assert "a list of numbers" in problems[0].expected
+    assert "a list of finite numbers" in problems[0].expected
+
+
+NON_FINITE_TEXT = ("nan", "NaN", "inf", "-Infinity", "1e999")
+
+
+@pytest.mark.parametrize("cell", NON_FINITE_TEXT)
+@pytest.mark.parametrize("kind", ["float", "int"])
+def test_a_number_that_is_not_finite_is_a_problem(cell: str, kind: Kind) -> None:
+    values, problems, _ = _coerce(["1", cell], kind)
+    assert values == [1, None]
+    assert [(p.row, p.column, p.value) for p in problems] == [(2, "c", repr(cell))]
+    assert problems[0].expected == ("a finite number" if kind == "float" else "a whole number")
+
+
+@pytest.mark.parametrize("value", [float("nan"), float("inf"), float("-inf")])
+def test_a_native_number_that_is_not_finite_is_a_problem(value: float) -> None:
+    values, problems, _ = _coerce([1.5, value], "float", pl.Float64)
+    assert values == [1.5, None]
+    assert [(p.row, p.value, p.expected) for p in problems] == [(2, repr(value), "a finite number")]
+    lists, list_problems, _ = _coerce([[1.5], [0.5, value]], "float_list", pl.List(pl.Float64))
+    assert lists == [[1.5], None]
+    assert [(p.row, p.value) for p in list_problems] == [(2, repr([0.5, value]))]
+    assert "a list of finite numbers" in list_problems[0].expected
+
+
+@pytest.mark.parametrize("cell", ["0.5; nan", "inf;1", "0.5;-inf"])
+def test_a_number_list_holding_a_non_finite_number_is_a_problem(cell: str) -> None:
+    values, problems, _ = _coerce([cell], "float_list")
+    assert values == [None]
+    assert [(p.row, p.value) for p in problems] == [(1, repr(cell))]
 
 
 def test_broken_json_list_is_a_problem_at_its_row_and_becomes_null() -> None:
@@ -127,7 +160,7 @@ def test_numbers_and_ints() -> None:
     floats, float_problems, float_dtype = _coerce(["12", "1.5", " -3e2 ", "abc", "", None], "float")
     assert float_dtype == pl.Float64
     assert floats == [12.0, 1.5, -300.0, None, None, None]
-    assert [(p.row, p.value, p.expected) for p in float_problems] == [(4, "'abc'", "a number")]
+    assert [(p.row, p.value, p.expected) for p in float_problems] == [(4, "'abc'", "a finite number")]
 
     ints, int_problems, int_dtype = _coerce(["12", "1.5", "abc", " 7 ", None], "int")
     assert int_dtype == pl.Int64
@@ -216,3 +249,73 @@ def test_id_lists_survive_both_encodings(ids: list[str]) -> None:
     values, problems, _ = _coerce(cells, "text_list")
     assert problems == []
     assert values == [ids, ids]
+
+
+def _records_file(tmp_path: Path, file_format: str, field: str, value: object) -> Path:
+    """Records for SMALL_CORPUS's hotel@v2 with ``field`` set to ``value``, written as ``file_format``."""
+    record: dict[str, object] = {"case_id": "hotel@v2", "retrieved_passage_ids": ["hotel-1", "x"], "latency_ms": 12.5}
+    record[field] = value
+    path = tmp_path / f"records.{file_format}"
+    if file_format == "jsonl":
+        path.write_text(json.dumps(record) + "\n", encoding="utf-8")
+    elif file_format == "csv":
+        cells = {
+            name: ";".join(map(str, cell)) if isinstance(cell, list) else str(cell) for name, cell in record.items()
+        }
+        path.write_text(",".join(cells) + "\n" + ",".join(cells.values()) + "\n", encoding="utf-8")
+    else:
+        pl.DataFrame([record]).write_parquet(path)
+    return path
+
+
+@pytest.mark.parametrize(
+    ("file_format", "field", "value", "shown"),
+    [
+        ("csv", "latency_ms", "inf", "'inf'"),
+        ("csv", "latency_ms", "1e999", "'1e999'"),
+        ("csv", "retrieved_scores", [0.5, "nan"], "'0.5;nan'"),
+        ("jsonl", "latency_ms", "NaN", "'NaN'"),  # JSON has no NaN: a JSON null is the empty value
+        ("jsonl", "retrieved_scores", [0.5, "Infinity"], "['0.5', 'Infinity']"),
+        ("parquet", "latency_ms", float("nan"), "nan"),
+        ("parquet", "latency_ms", float("-inf"), "-inf"),
+        ("parquet", "retrieved_scores", [0.5, float("inf")], "[0.5, inf]"),
+    ],
+)
+def test_freeze_refuses_a_record_number_that_is_not_finite(
+    cli: Callable[..., Result],
+    tmp_path: Path,
+    small_corpus: Path,
+    file_format: str,
+    field: str,
+    value: object,
+    shown: str,
+) -> None:
+    records = _records_file(tmp_path, file_format, field, value)
+    output = tmp_path / "run.arrow"
+    result = cli("freeze", records, "--corpus", small_corpus, "--output", output)
+    assert result.exit_code == 2
+    assert f"row 1, column '{field}': got {shown}; expected a " in result.stderr
+    assert "finite number" in result.stderr
+    assert not output.exists()
+
+
+@pytest.mark.parametrize(
+    ("file_format", "value"), [("csv", "-Infinity"), ("jsonl", "Infinity"), ("parquet", float("inf"))]
+)
+def test_freeze_refuses_a_token_count_that_is_not_finite(
+    cli: Callable[..., Result], tmp_path: Path, small_corpus: Path, file_format: str, value: object
+) -> None:
+    records = _records_file(tmp_path, file_format, "prompt_tokens", value)
+    result = cli("freeze", records, "--corpus", small_corpus, "--output", tmp_path / "run.arrow")
+    assert result.exit_code == 2
+    assert f"row 1, column 'prompt_tokens': got {value!r}; expected a whole number" in result.stderr
+
+
+def test_freeze_refuses_a_bare_nan_in_json_lines(
+    cli: Callable[..., Result], tmp_path: Path, small_corpus: Path
+) -> None:
+    records = tmp_path / "records.jsonl"
+    records.write_text('{"case_id": "hotel@v2", "latency_ms": NaN}\n', encoding="utf-8")
+    result = cli("freeze", records, "--corpus", small_corpus, "--output", tmp_path / "run.arrow")
+    assert result.exit_code == 2
+    assert "cannot be read as JSON lines" in result.stderr

@@ -243,3 +243,45 @@ def test_json_written_in_slices_is_the_same_document(runs: tuple[Run, Run], monk
     sliced = comparison.to_json()
     assert sliced == whole
     assert len(json.loads(sliced)["cases"]) == 13
+
+
+@pytest.mark.parametrize("tolerance", [float("nan"), float("inf"), -1.0])
+def test_refuses_a_tolerance_that_is_not_a_finite_number_of_zero_or_more(
+    runs: tuple[Run, Run], tolerance: float
+) -> None:
+    with pytest.raises(CompareError, match=rf"tolerance must be a finite number of 0 or more, got {tolerance!r}"):
+        compare(*runs, tolerance=tolerance)
+
+
+def _ranked_runs(baseline_rank: int, candidate_rank: int) -> tuple[Run, Run]:
+    """One answerable case whose single gold passage is retrieved at these ranks (each list ends with it)."""
+    corpus = load_corpus(
+        pl.DataFrame(
+            {
+                "case_id": ["c@v1"],
+                "question": ["Q?"],
+                "answerability": ["answerable"],
+                "source_version": ["v1"],
+                "required_passage_ids": [["gold"]],
+            }
+        )
+    )
+
+    def run(rank: int) -> Run:
+        ranked = [f"other-{index}" for index in range(1, rank)] + ["gold"]
+        records = pl.DataFrame({"case_id": ["c@v1"], "retrieved_passage_ids": [ranked], "answer": ["gold says so."]})
+        return freeze_run(records, corpus, {"name": f"rank {rank}"})
+
+    return run(baseline_rank), run(candidate_rank)
+
+
+def test_a_reason_shows_digits_enough_to_tell_the_two_values_apart() -> None:
+    comparison = compare(*_ranked_runs(100, 101))
+    assert comparison.cases.get_column("reasons").to_list() == [
+        ["mrr 0.01 -> 0.0099 (worse)", "ndcg 0.1502 -> 0.1499 (worse)"]
+    ]
+
+
+def test_a_reason_keeps_three_decimals_and_whole_numbers_where_they_differ() -> None:
+    comparison = compare(*_ranked_runs(1, 3))
+    assert comparison.cases.get_column("reasons").to_list() == [["mrr 1 -> 0.333 (worse)", "ndcg 1 -> 0.5 (worse)"]]

@@ -12,7 +12,8 @@ import openai
 import pytest
 
 from rag_compare.cache import ReplyCache
-from rag_compare.dispatch import MAX_WAIT, Limits, retry_after, send_all
+from rag_compare.dispatch import MAX_WAIT, Limits, chat_body, retry_after, send_all
+from rag_compare.errors import ConfigError
 from tests.chat_server import ChatServer, Reply
 
 BODY = {"model": "m", "messages": [{"role": "user", "content": "hello"}]}
@@ -72,3 +73,18 @@ def test_unusable_limits_are_refused() -> None:
     for limits in ({"concurrency": 0}, {"timeout": 0}, {"max_retries": -1}, {"backoff": -1}):
         with pytest.raises(ValueError, match="unusable limits"):
             Limits(**limits)
+
+
+@pytest.mark.parametrize("name", ["timeout", "backoff"])
+@pytest.mark.parametrize("value", [float("nan"), float("inf")])
+def test_limits_that_are_not_finite_are_refused_naming_the_parameter(name: str, value: float) -> None:
+    settings = {"concurrency": 1, "timeout": 1.0, "max_retries": 0, "backoff": 1.0, name: value}
+    with pytest.raises(ConfigError, match=f"{name}={value!r}.*finite"):
+        Limits.checked(**settings)
+
+
+@pytest.mark.parametrize("value", [float("nan"), float("-inf")])
+def test_a_chat_body_refuses_a_setting_that_is_not_finite(value: float) -> None:
+    with pytest.raises(ConfigError, match=f"temperature={value!r}: a setting sent to the endpoint must be a finite"):
+        chat_body("m", [], temperature=value, seed=1)
+    assert chat_body("m", [], temperature=0.5, seed=None) == {"model": "m", "messages": [], "temperature": 0.5}

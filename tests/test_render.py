@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from collections.abc import Callable
 from pathlib import Path
 
@@ -9,7 +10,7 @@ import pytest
 
 from rag_compare.audit import audit_corpora
 from rag_compare.corpus import load_corpus
-from rag_compare.render import counts_line, text_table
+from rag_compare.render import counts_line, text_table, to_json
 from tests.conftest import EXAMPLE_CORPUS
 
 Write = Callable[[str, str | bytes], Path]
@@ -40,3 +41,18 @@ def test_text_table_and_counts_line() -> None:
     assert "[red]b[/red]" in table
     assert counts_line({"ok": 3, "failed": 0}) == "ok 3 · failed 0"
     assert counts_line({}) == "none"
+
+
+def _refuse_constant(name: str) -> None:
+    raise ValueError(f"{name} is not JSON")
+
+
+def test_to_json_writes_a_number_that_is_not_finite_as_null() -> None:
+    payload = {"p": float("nan"), "rows": [{"low": float("-inf"), "high": 0.5}], "nested": ({"x": float("inf")},)}
+    text = to_json(payload)
+    assert json.loads(text, parse_constant=_refuse_constant) == {
+        "p": None,
+        "rows": [{"low": None, "high": 0.5}],
+        "nested": [{"x": None}],
+    }
+    assert payload["p"] != payload["p"]  # the caller's payload is left as it was

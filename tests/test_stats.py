@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import math
+from fractions import Fraction
 
 import numpy as np
 import pytest
@@ -252,6 +253,70 @@ def test_exact_permutation_p_value_is_symmetric_in_sign() -> None:
     assert p is not None
     assert p < 0.5
     assert p == permutation_p_value(-deltas)
+
+
+def _exact_sign_flip_p(deltas: list[Fraction]) -> Fraction:
+    """The two-sided sign-flip p of the sum in exact arithmetic, over all 2**n sign vectors."""
+    observed = sum(deltas, Fraction(0))
+    null = [
+        sum((delta if signs >> index & 1 else -delta for index, delta in enumerate(deltas)), Fraction(0))
+        for signs in range(2 ** len(deltas))
+    ]
+    less = Fraction(sum(value <= observed for value in null), len(null))
+    greater = Fraction(sum(value >= observed for value in null), len(null))
+    return min(Fraction(1), 2 * min(less, greater))
+
+
+_THIRDS = [Fraction(1, 3)] * 10 + [Fraction(-1, 3)] * 10 + [Fraction(0)] * 20  # the null sums carry rounding
+_ZERO_MEAN = [
+    _THIRDS,
+    [Fraction(1, 10), Fraction(2, 10), Fraction(-3, 10)] * 20,  # 0.1 + 0.2 - 0.3 is 5.6e-17 in floats
+    [Fraction(1, 7)] * 40 + [Fraction(-1, 7)] * 40,  # one |delta| repeated often enough to be drawn as a binomial
+]
+
+
+@pytest.mark.parametrize("min_repeats", [GROUPED, PER_DELTA])
+@pytest.mark.parametrize("exact", _ZERO_MEAN)
+def test_permutation_p_value_is_one_when_the_mean_delta_is_zero(
+    monkeypatch: pytest.MonkeyPatch, min_repeats: int, exact: list[Fraction]
+) -> None:
+    # A null sum equal to the observed one counts on both sides, so p = 2 min(less, greater) is 1 whatever the draws.
+    monkeypatch.setattr(stats, "_MIN_REPEATS", min_repeats)
+    deltas = np.array([float(value) for value in exact])
+    assert permutation_p_value(deltas) == 1.0
+
+
+def test_permutation_p_value_of_a_zero_mean_is_scipys() -> None:
+    # scipy computes each null mean exactly zero here and counts it as a tie. (On 0.1 + 0.2 - 0.3 it does not: its
+    # tolerance, relative to the observed mean, is then 100 eps x 5.6e-17.)
+    deltas = np.array([float(value) for value in _THIRDS])
+    assert _scipy_permutation_p(deltas, np.zeros_like(deltas), resamples=10_000) == 1.0
+    assert permutation_p_value(deltas) == 1.0
+
+
+@pytest.mark.parametrize(
+    "exact",
+    [
+        [Fraction(1, 10), Fraction(2, 10), Fraction(-3, 10)] * 3,
+        [Fraction(1, 3), Fraction(-1, 3), Fraction(1, 3), Fraction(-1, 3), Fraction(0), Fraction(1, 6)],
+        [Fraction(1, 3)] * 4 + [Fraction(-1, 3)] * 3 + [Fraction(-1, 6), Fraction(-1, 6)],  # mean zero, near ties
+        [Fraction(1, 10)] * 5 + [Fraction(-1, 10)] * 5 + [Fraction(1, 1000)],  # a mean near zero
+        [Fraction(7, 10), Fraction(-1, 10), Fraction(-2, 10), Fraction(-4, 10), Fraction(1, 1000)],
+    ],
+)
+def test_exact_permutation_p_value_equals_exact_arithmetic_near_a_zero_mean(exact: list[Fraction]) -> None:
+    deltas = np.array([float(value) for value in exact])
+    assert permutation_p_value(deltas) == pytest.approx(float(_exact_sign_flip_p(exact)), abs=1e-12)
+
+
+def test_permutation_p_value_near_a_zero_mean_matches_scipy_monte_carlo() -> None:
+    # A mean of 0.001 against |deltas| of 1/3: p is close to 1 but below it, and no tolerance may swallow the shift.
+    deltas = np.array([1 / 3] * 30 + [-1 / 3] * 30 + [0.001 * 60 / 7] * 7)
+    resamples = 20_000
+    p = permutation_p_value(deltas, resamples=resamples)
+    expected = _scipy_permutation_p(deltas, np.zeros_like(deltas), resamples, seed=8)
+    assert expected < 1.0
+    assert p == pytest.approx(expected, abs=5 * math.sqrt(2 * expected * (2 - expected) / resamples))
 
 
 # --- mcnemar_exact_p --------------------------------------------------------------------------------------------
