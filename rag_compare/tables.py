@@ -172,12 +172,22 @@ def _locate_jsonl_error(path: Path, text: str, what: str) -> str:
         if not line.strip():
             continue
         try:
-            value = json.loads(line)
+            value = json.loads(line, parse_constant=_refuse_constant)
         except json.JSONDecodeError as error:
             return f"{path}: line {number} is not valid JSON ({error.msg}). Each line must be one JSON object."
+        except _NonFiniteNumber as error:
+            return f"{path}: line {number} holds {error}, which JSON does not allow. Write null for a missing number."
         if not isinstance(value, dict):
             return f"{path}: line {number} is not a JSON object. Each line must be one {what} object."
     return f"{path}: cannot be read as JSON lines. Each line must be one JSON object."
+
+
+class _NonFiniteNumber(ValueError):
+    """A JSON line holds ``NaN``, ``Infinity`` or ``-Infinity``."""
+
+
+def _refuse_constant(name: str) -> None:
+    raise _NonFiniteNumber(name)
 
 
 def _read_parquet(path: Path, what: str) -> pl.DataFrame:

@@ -272,6 +272,8 @@ def _records_file(tmp_path: Path, file_format: str, field: str, value: object) -
     ("file_format", "field", "value", "shown"),
     [
         ("csv", "latency_ms", "inf", "'inf'"),
+        ("csv", "latency_ms", "nan", "'nan'"),
+        ("csv", "latency_ms", "NaN", "'NaN'"),
         ("csv", "latency_ms", "1e999", "'1e999'"),
         ("csv", "retrieved_scores", [0.5, "nan"], "'0.5;nan'"),
         ("jsonl", "latency_ms", "NaN", "'NaN'"),  # JSON has no NaN: a JSON null is the empty value
@@ -318,4 +320,4 @@ def test_freeze_refuses_a_bare_nan_in_json_lines(
     records.write_text('{"case_id": "hotel@v2", "latency_ms": NaN}\n', encoding="utf-8")
     result = cli("freeze", records, "--corpus", small_corpus, "--output", tmp_path / "run.arrow")
     assert result.exit_code == 2
-    assert "cannot be read as JSON lines" in result.stderr
+    assert "line 1 holds NaN, which JSON does not allow" in result.stderr
