@@ -148,7 +148,7 @@ def emit(writer: Callable[[TextIO], object], output: Path | None) -> None:
         return
     from rag_compare.runfile import atomic_output
 
-    with atomic_output(output, replace=True) as raw:
+    with atomic_output(output, replace=True, what="report") as raw:
         stream = io.TextIOWrapper(raw, encoding="utf-8", newline="")
         writer(stream)
         stream.flush()

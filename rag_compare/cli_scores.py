@@ -237,7 +237,7 @@ def fallback(
     if threshold is None and not sweep:
         raise click.UsageError("give --threshold T, or --sweep to try thresholds from 0 to 1.")
     if output is not None:
-        ensure_absent(output)
+        ensure_absent(output, "fallback table")
     loaded, scores = load_run(run), load_scores(scores_path)
     scores.check_scored(loaded)
     thresholds = ([] if threshold is None else [threshold]) + (list(SWEEP_THRESHOLDS) if sweep else [])
