@@ -18,6 +18,7 @@ from rag_compare.cli_options import (
     limit_options,
     model_option,
     read_config,
+    say,
     wants_json,
 )
 from rag_compare.render import counts_line
@@ -127,13 +128,13 @@ def capture_command(
         click.echo(run.to_json(), nl=False)
         return
     statuses = counts_line(run.to_dict()["status_counts"])
-    click.echo(
+    say(
         f"captured {run.records.height} cases of '{run.name}' to {output} ({statuses}; "
         f"fingerprint {run.fingerprint[:12]})"
     )
     left_out = run.config["capture"].get("unreviewed_left_out", [])
     if left_out:
-        click.echo(
+        say(
             f"left out {len(left_out)} unreviewed synthetic case(s): {', '.join(left_out)}. Review them and "
             "`rag-compare admit`, or pass --include-unreviewed.",
             err=True,
