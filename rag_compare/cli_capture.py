@@ -21,6 +21,7 @@ from rag_compare.cli_options import (
     say,
     wants_json,
 )
+from rag_compare.pipeline import MAX_K
 from rag_compare.render import counts_line
 
 __all__ = ["capture_command"]
@@ -29,7 +30,7 @@ __all__ = ["capture_command"]
 @click.command("capture")
 @click.argument("corpus", type=PATH)
 @click.option("--passages", type=PATH, required=True, help="The knowledge base the retriever searches.")
-@click.option("--top-k", type=click.IntRange(min=1), required=True, help="Passages retrieved per case.")
+@click.option("--top-k", type=click.IntRange(min=1, max=MAX_K), required=True, help="Passages retrieved per case.")
 @click.option(
     "--retriever",
     type=click.Choice(["bm25"]),

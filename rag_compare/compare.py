@@ -21,6 +21,7 @@ from rag_compare.errors import CompareError
 from rag_compare.frames import row_index, spread_by_row
 from rag_compare.judge import Judge, LexicalJudge
 from rag_compare.passages import load_passages
+from rag_compare.pipeline import K_EXPECTED, is_k
 from rag_compare.runs import Run, load_run
 from rag_compare.schemas import LABEL_COLUMNS
 from rag_compare.scores import Scores, evaluator_label, evaluator_summary, load_scores
@@ -58,8 +59,8 @@ def compare(
     see ``score_run`` and ``import_scores``) replace its verdicts with theirs. Raises ``CompareError``
     when a run lists a case twice or ``k`` is unusable, ``ScoresError`` for scores of another run.
     """
-    if k is not None and (isinstance(k, bool) or k < 1):
-        raise CompareError(f"k must be a whole number of 1 or more, got {k!r}.")
+    if k is not None and not is_k(k):
+        raise CompareError(f"k must be {K_EXPECTED}, got {k!r}.")
     if tolerance < 0:
         raise CompareError(f"the tolerance must be 0 or more, got {tolerance!r}.")
     judge = LexicalJudge() if judge is None else judge
@@ -148,12 +149,12 @@ def _k_of(run: Run, k: int | None) -> int | None:
     """``k`` when given, else the run's ``top_k``, else ``None`` (each list's own length)."""
     if k is not None:
         return k
-    top_k = run.config.get("top_k")
+    top_k: object = run.config.get("top_k")
     if top_k is None:
         return None
-    if isinstance(top_k, bool) or not isinstance(top_k, int) or top_k < 1:
+    if not is_k(top_k):
         raise CompareError(
-            f"run '{run.name}': its config's top_k is {top_k!r}, not a whole number of 1 or more. "
+            f"run '{run.name}': its config's top_k is {top_k!r}, not {K_EXPECTED}. "
             "Pass --k to choose the cut-off for both runs."
         )
     return top_k

@@ -18,6 +18,7 @@ from rag_compare.config import RESERVED_KEYS, check_no_secrets, flatten
 from rag_compare.corpus import Corpus, load_corpus, refuse_unreviewed
 from rag_compare.errors import ConfigError, RunFileError
 from rag_compare.frames import count_by
+from rag_compare.pipeline import K_EXPECTED, is_k
 from rag_compare.records import join_labels
 from rag_compare.render import Report, counts_line, text_table
 from rag_compare.runfile import ensure_absent, freeze_frame, read_frozen
@@ -101,6 +102,12 @@ def freeze_run(
     if reserved:
         raise ConfigError(
             f"the config sets {', '.join(reserved)}, which rag-compare records itself when freezing. Remove them."
+        )
+    top_k = user_config.get("top_k")
+    if top_k is not None and not is_k(top_k):
+        raise ConfigError(
+            f"the config's top_k is {top_k!r}, not {K_EXPECTED}: a comparison could not cut the ranked lists "
+            "at it. Set top_k to the number of passages retrieved per case, or leave it out."
         )
     check_no_secrets(user_config, environ)
     if output is not None:
