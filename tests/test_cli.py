@@ -381,3 +381,15 @@ def test_a_full_disk_names_the_run_path(
     assert result.exit_code == 2
     assert f"error: {output}: cannot be written (No space left on device)" in result.stderr
     assert list(output.parent.iterdir()) == []
+
+
+def test_freeze_refuses_a_config_value_it_cannot_store(
+    cli: Cli, tmp_path: Path, small_records: Path, small_corpus: Path, write: Write
+) -> None:
+    output = tmp_path / "run.arrow"
+    config = write("config.toml", "released = 2026-01-31\n[window]\nstarts = 07:30:00\n")
+    result = cli("freeze", small_records, "--corpus", small_corpus, "--config", config, "--output", output)
+    assert result.exit_code == 2
+    assert "Object of type date is not JSON serializable" in result.stderr
+    assert "quoted text" in result.stderr
+    assert not output.exists()
