@@ -267,8 +267,13 @@ def test_ctrl_c_exits_130_with_one_line(cli: Cli, monkeypatch: pytest.MonkeyPatc
     assert "Aborted" not in result.output
 
 
-def test_sigterm_mid_write_exits_143_and_leaves_no_partial_file(tmp_path: Path) -> None:
-    """The real entry point, killed while a report is half-written: the hidden temp file goes too."""
+@pytest.mark.parametrize(
+    ("signal_number", "code", "said"),
+    [(signal.SIGTERM, 143, ""), (signal.SIGINT, 130, "interrupted: no output was left half-written.")],
+    ids=["sigterm", "ctrl-c"],
+)
+def test_a_signal_mid_write_leaves_no_partial_file(tmp_path: Path, signal_number: int, code: int, said: str) -> None:
+    """The real entry point, stopped while a report is half-written: the hidden temp file goes too."""
     output = tmp_path / "report.html"
     slow_writer = (
         "import sys, time\n"
@@ -289,10 +294,10 @@ def test_sigterm_mid_write_exits_143_and_leaves_no_partial_file(tmp_path: Path) 
         assert process.poll() is None, process.communicate()
         assert time.monotonic() < deadline, "the report was never started"
         time.sleep(0.05)
-    process.send_signal(signal.SIGTERM)
+    process.send_signal(signal_number)
     _, stderr = process.communicate(timeout=30)
-    assert process.returncode == 143
-    assert "Traceback" not in stderr
+    assert process.returncode == code
+    assert stderr.strip() == said
     assert list(tmp_path.iterdir()) == []
 
 
