@@ -20,12 +20,14 @@ from typing import Any
 
 from rag_compare.dispatch import chat_body, complete, describe, refusals, refused_error, retryable
 from rag_compare.endpoint import endpoint_name, open_client
-from rag_compare.errors import ConfigError
+from rag_compare.errors import ConfigError, RagCompareError
 from rag_compare.pipeline import Case, CaseFailure, Context, Generation
 
 __all__ = ["DEFAULT_PROMPT", "OpenAIGenerator"]
 
 DEFAULT_PROMPT = Path(__file__).parent / "prompts" / "generator" / "answer.j2"
+_TAGS = {"Include": "include", "Import": "import", "FromImport": "import", "Extends": "extends"}
+"""The tags that would read another template, by node class name."""
 _SAMPLE = {
     "question": "q",
     "context": "c",
@@ -126,17 +128,32 @@ class OpenAIGenerator:
 
 
 def _compile(path: Path, text: str) -> Any:
-    """The sandboxed template, refused now if it does not render for a sample case."""
+    """The sandboxed template, refused now if it reads another template or does not render for a sample case.
+
+    A prompt template is one self-contained file: the environment has no loader, and ``include``,
+    ``import`` and ``extends`` are refused by name. ``range()`` is bounded by the sandbox (100,000 items).
+    """
     import jinja2
+    from jinja2 import nodes
     from jinja2.sandbox import ImmutableSandboxedEnvironment
 
     environment = ImmutableSandboxedEnvironment(undefined=jinja2.StrictUndefined, keep_trailing_newline=True)
     try:
-        template = environment.from_string(text)
+        tree = environment.parse(text)
+        for node in tree.find_all((nodes.Include, nodes.Import, nodes.FromImport, nodes.Extends)):
+            tag = _TAGS[type(node).__name__]
+            raise ConfigError(
+                f"{path}: the prompt template uses {{% {tag} %}} (line {node.lineno}), but a prompt template is "
+                "one self-contained file: paste in the text it would read."
+            )
+        template = environment.from_string(tree)
         template.render(**_SAMPLE)
-    except jinja2.TemplateError as error:
+    except RagCompareError:
+        raise
+    except Exception as error:  # a template is code from the user: any error it makes is theirs to fix
         raise ConfigError(
-            f"{path}: the prompt template does not render ({error}). It may use {', '.join(_SAMPLE)}."
+            f"{path}: the prompt template does not render ({type(error).__name__}: {str(error).rstrip('.')}). "
+            f"It may use {', '.join(_SAMPLE)}."
         ) from None
     return template
 

@@ -7,12 +7,16 @@
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
+import signal
 import sys
+import traceback
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Any
+from types import FrameType
+from typing import Any, NoReturn
 
 import click
 
@@ -29,24 +33,50 @@ from rag_compare.cli_options import (
     emit,
     finite_float,
     format_option,
+    interrupted,
     read_config,
+    say,
     wants_json,
 )
 from rag_compare.cli_scores import fallback, import_scores_command, score
 from rag_compare.errors import ContractError, RagCompareError
-from rag_compare.render import DEFAULT_MAX_CASES, FORMATS, REPORT_FORMATS
+from rag_compare.render import DEFAULT_MAX_CASES, FORMATS, REPORT_FORMATS, terminal_safe
 
 __all__ = ["main"]
 
 EXIT_FOUND, EXIT_BAD_INPUT = 1, 2
 EXIT_BROKEN_PIPE = 128 + 13  # what a shell reports for a command ended by SIGPIPE
+EXIT_TERMINATED = 128 + 15  # ... and by SIGTERM
 
 
 _GROUP_FLAGS = frozenset({"--debug", "--version", "-h", "--help"})
 
 
 class _Cli(click.Group):
-    """A group that turns library errors into messages and exit code 2, and runs ``compare`` by default."""
+    """A group that turns library errors into messages and exit code 2, and runs ``compare`` by default.
+
+    Called (``main()``: the console script and ``python -m rag_compare``), it is the process's entry
+    point; tests invoke ``main.main(...)`` in-process instead.
+    """
+
+    def __call__(self, *args: Any, **kwargs: Any) -> NoReturn:
+        """Run the command line as the process, and end the process with the command's exit code.
+
+        SIGTERM ends a command like an error does (exit 143): ``finally`` blocks run, so no temporary
+        file is left. Once the command is done and stdout and stderr are flushed, the process ends at
+        once (``os._exit``): the native thread pools of Arrow and Polars are not torn down, as that
+        teardown can abort an exiting process ("terminate called without an active exception", 134).
+        """
+        signal.signal(signal.SIGTERM, _terminate)
+        try:
+            self.main(*args, **kwargs)
+            code = 0
+        except SystemExit as exit:
+            code = _exit_code(exit.code)
+        except Exception:  # a bug, or an error shown with --debug
+            traceback.print_exc()
+            code = 1
+        os._exit(_flushed(code))
 
     command_class = Command
 
@@ -69,22 +99,56 @@ class _Cli(click.Group):
                 click.echo(json.dumps(_contract_payload(error), indent=2, ensure_ascii=False))
             _fail(str(error))
         except BrokenPipeError:
-            # The reader of stdout left (``| head``): stop quietly, as a command cut off by SIGPIPE does.
-            os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
-            sys.exit(EXIT_BROKEN_PIPE)
+            _broken_pipe()
+        except KeyboardInterrupt:
+            interrupted()
         except OSError as error:
             if ctx.meta.get("rag_compare.debug"):
                 raise
-            _fail(f"{error.filename or 'a file'}: {error.strerror or error}. Check the path and permissions.")
+            _fail(f"{error.filename or 'the output'}: {error.strerror or error}. Check the path and permissions.")
+
+
+def _terminate(signum: int, frame: FrameType | None) -> NoReturn:
+    sys.exit(EXIT_TERMINATED)
+
+
+def _exit_code(code: object) -> int:
+    """The process exit code of ``SystemExit(code)``, as Python itself would exit with it."""
+    if code is None:
+        return 0
+    if isinstance(code, int):
+        return code
+    print(code, file=sys.stderr)
+    return 1
+
+
+def _flushed(code: int) -> int:
+    """Flush stdout and stderr; ``code``, or ``EXIT_BROKEN_PIPE`` when stdout's reader has left."""
+    try:
+        sys.stdout.flush()
+    except BrokenPipeError:
+        code = code or EXIT_BROKEN_PIPE
+    except OSError as error:
+        print(f"error: the output cannot be written ({error.strerror or error}).", file=sys.stderr)
+        code = code or EXIT_BAD_INPUT
+    with contextlib.suppress(OSError):
+        sys.stderr.flush()
+    return code
+
+
+def _broken_pipe() -> NoReturn:
+    """The reader of stdout left (``| head``): stop quietly, as a command cut off by SIGPIPE does."""
+    os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+    sys.exit(EXIT_BROKEN_PIPE)
 
 
 def _looks_like_path(word: str) -> bool:
     return "/" in word or "." in word or Path(word).exists()
 
 
-def _fail(message: str) -> None:
+def _fail(message: str) -> NoReturn:
     click.secho("error: ", fg="red", bold=True, err=True, nl=False)
-    click.echo(message, err=True)
+    click.echo(terminal_safe(message), err=True)
     sys.exit(EXIT_BAD_INPUT)
 
 
@@ -173,7 +237,7 @@ def freeze(
     if output_format == "json":
         click.echo(run.to_json(), nl=False)
     else:
-        click.echo(f"froze {run.records.height} cases of '{run.name}' to {output} (fingerprint {run.fingerprint[:12]})")
+        say(f"froze {run.records.height} cases of '{run.name}' to {output} (fingerprint {run.fingerprint[:12]})")
 
 
 @main.command()
@@ -292,7 +356,7 @@ def compare_command(
     limit = max_cases or None
     emit(lambda stream: comparison.write(stream, output_format, all_cases=all_cases, max_cases=limit), output)
     if output is not None:
-        click.echo(f"wrote the {output_format} comparison to {output}: {comparison.counts_text(', ')}")
+        say(f"wrote the {output_format} comparison to {output}: {comparison.counts_text(', ')}")
     if any(comparison.counts[status] for status in fail_on):
         sys.exit(EXIT_FOUND)
 

@@ -19,8 +19,10 @@ from rag_compare.cli_options import (
     limit_options,
     model_option,
     read_config,
+    say,
     wants_json,
 )
+from rag_compare.pipeline import MAX_K
 from rag_compare.render import counts_line
 
 __all__ = ["capture_command"]
@@ -29,7 +31,7 @@ __all__ = ["capture_command"]
 @click.command("capture", cls=Command)
 @click.argument("corpus", type=PATH)
 @click.option("--passages", type=PATH, required=True, help="The knowledge base the retriever searches.")
-@click.option("--top-k", type=click.IntRange(min=1), required=True, help="Passages retrieved per case.")
+@click.option("--top-k", type=click.IntRange(min=1, max=MAX_K), required=True, help="Passages retrieved per case.")
 @click.option(
     "--retriever",
     type=click.Choice(["bm25"]),
@@ -128,13 +130,13 @@ def capture_command(
         click.echo(run.to_json(), nl=False)
         return
     statuses = counts_line(run.to_dict()["status_counts"])
-    click.echo(
+    say(
         f"captured {run.records.height} cases of '{run.name}' to {output} ({statuses}; "
         f"fingerprint {run.fingerprint[:12]})"
     )
     left_out = run.config["capture"].get("unreviewed_left_out", [])
     if left_out:
-        click.echo(
+        say(
             f"left out {len(left_out)} unreviewed synthetic case(s): {', '.join(left_out)}. Review them and "
             "`rag-compare admit`, or pass --include-unreviewed.",
             err=True,

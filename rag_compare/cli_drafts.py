@@ -17,6 +17,7 @@ from rag_compare.cli_options import (
     interrupted,
     limit_options,
     model_option,
+    say,
     wants_json,
 )
 from rag_compare.render import to_json
@@ -93,15 +94,15 @@ def draft_cases_command(
         click.echo(to_json({"path": str(output), **drafts.to_dict()}), nl=False)
         return
     click.echo(drafts.render("text"), nl=False)
-    click.echo(f"wrote {output}")
+    say(f"wrote {output}")
     if drafts.failures:
         count = len(drafts.failures)
-        click.echo(
+        say(
             f"warning: {count} {'passage' if count == 1 else 'passages'} could not be drafted (listed above). "
             "Run again with a new --output to retry them: the other replies are cached.",
             err=True,
         )
-    click.echo(
+    say(
         "next: review every draft (edit the question or note, delete the rows you would not accept as gold), "
         f"then mark the good ones: rag-compare admit {output} --ids ID[,ID...]"
     )
@@ -155,5 +156,5 @@ def admit_command(drafts: Path, ids: tuple[str, ...], output: Path | None, outpu
         click.echo(to_json(payload), nl=False)
         return
     noted = f" ({len(already)} already reviewed)" if already else ""
-    click.echo(f"admitted {len(ids)} cases as reviewed{noted}; wrote {written}")
-    click.echo(f"{left} of {frame.height} cases still await review (reviewed=false)")
+    say(f"admitted {len(ids)} cases as reviewed{noted}; wrote {written}")
+    say(f"{left} of {frame.height} cases still await review (reviewed=false)")

@@ -11,7 +11,7 @@ from typing import Any, NoReturn, TextIO
 
 import click
 
-from rag_compare.render import FORMATS
+from rag_compare.render import FORMATS, terminal_safe
 
 __all__ = [
     "ASSIGNMENTS",
@@ -30,6 +30,7 @@ __all__ = [
     "limit_options",
     "model_option",
     "read_config",
+    "say",
     "wants_json",
 ]
 
@@ -188,10 +189,16 @@ def read_config(config_file: Path | None, assignments: Sequence[str]) -> dict[st
 EXIT_INTERRUPTED = 128 + 2  # what a shell reports for a command ended by SIGINT
 
 
-def interrupted(kept: str) -> NoReturn:
-    """Say what an interrupted command ``kept`` and how to resume, and exit 130."""
-    click.echo(f"\ninterrupted: {kept}; run the same command again to resume.", err=True)
+def interrupted(kept: str | None = None) -> NoReturn:
+    """Say in one line that the command was interrupted (and what it ``kept``, to resume), and exit 130."""
+    said = f"{kept}; run the same command again to resume" if kept else "no output was left half-written"
+    click.echo(f"\ninterrupted: {said}.", err=True)
     sys.exit(EXIT_INTERRUPTED)
+
+
+def say(text: str, *, err: bool = False) -> None:
+    """Print a line for a person at a terminal (control characters from data escaped)."""
+    click.echo(terminal_safe(text), err=err)
 
 
 def wants_json(output_format: str) -> None:
@@ -206,7 +213,7 @@ def emit(writer: Callable[[TextIO], object], output: Path | None) -> None:
         return
     from rag_compare.runfile import atomic_output
 
-    with atomic_output(output, replace=True) as raw:
+    with atomic_output(output, replace=True, what="report") as raw:
         stream = io.TextIOWrapper(raw, encoding="utf-8", newline="")
         writer(stream)
         stream.flush()

@@ -20,6 +20,7 @@ from rag_compare.cli_options import (
     interrupted,
     limit_options,
     model_option,
+    say,
     wants_json,
 )
 from rag_compare.render import counts_line
@@ -133,12 +134,10 @@ def score(
     counts = {status: count for status, count in scores.counts.items() if count}
     usage = scores.to_dict()["usage"]
     sent = f", {usage['requests']:,} requests sent" if "requests" in usage else ""
-    click.echo(f"scored {scores.frame.height} cases of '{loaded.name}' ({counts_line(counts, ', ')}){sent}")
-    click.echo(
-        f"wrote {output} (evaluator {judge.name} {judge.fingerprint[:12]}, fingerprint {scores.fingerprint[:12]})"
-    )
+    say(f"scored {scores.frame.height} cases of '{loaded.name}' ({counts_line(counts, ', ')}){sent}")
+    say(f"wrote {output} (evaluator {judge.name} {judge.fingerprint[:12]}, fingerprint {scores.fingerprint[:12]})")
     if scores.counts["judge_failed"]:
-        click.echo(
+        say(
             f"warning: {scores.counts['judge_failed']} cases could not be judged (judge_failed; see judge_error). "
             "Run again with a new --output to retry only those: the other replies are cached.",
             err=True,
@@ -200,8 +199,8 @@ def import_scores_command(
         click.echo(scores.to_json(), nl=False)
         return
     counts = {status: count for status, count in scores.counts.items() if count}
-    click.echo(f"imported {', '.join(scores.signals)} for {scores.frame.height} cases ({counts_line(counts, ', ')})")
-    click.echo(f"wrote {output} (evaluator {evaluator} {scores.evaluator['fingerprint'][:12]})")
+    say(f"imported {', '.join(scores.signals)} for {scores.frame.height} cases ({counts_line(counts, ', ')})")
+    say(f"wrote {output} (evaluator {evaluator} {scores.evaluator['fingerprint'][:12]})")
 
 
 @click.command(cls=Command)
@@ -241,7 +240,7 @@ def fallback(
     if threshold is None and not sweep:
         raise click.UsageError("give --threshold T, or --sweep to try thresholds from 0 to 1.")
     if output is not None:
-        ensure_absent(output)
+        ensure_absent(output, "fallback table")
     loaded, scores = load_run(run), load_scores(scores_path)
     scores.check_scored(loaded)
     thresholds = ([] if threshold is None else [threshold]) + (list(SWEEP_THRESHOLDS) if sweep else [])

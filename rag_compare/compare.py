@@ -22,6 +22,7 @@ from rag_compare.errors import CompareError, ScoresError
 from rag_compare.frames import row_index, spread_by_row
 from rag_compare.judge import Judge, LexicalJudge
 from rag_compare.passages import load_passages
+from rag_compare.pipeline import K_EXPECTED, is_k
 from rag_compare.runs import Run, load_run
 from rag_compare.schemas import LABEL_COLUMNS
 from rag_compare.scores import Scores, evaluator_label, evaluator_summary, load_scores
@@ -62,8 +63,8 @@ def compare(
     when a run lists a case twice or ``k`` is unusable or ``tolerance`` is not a finite number of 0 or
     more, ``ScoresError`` for scores of another run or a verdict that is not a finite number.
     """
-    if k is not None and (isinstance(k, bool) or k < 1):
-        raise CompareError(f"k must be a whole number of 1 or more, got {k!r}.")
+    if k is not None and not is_k(k):
+        raise CompareError(f"k must be {K_EXPECTED}, got {k!r}.")
     if not math.isfinite(tolerance) or tolerance < 0:
         raise CompareError(f"tolerance must be a finite number of 0 or more, got {tolerance!r}.")
     judge = LexicalJudge() if judge is None else judge
@@ -171,12 +172,12 @@ def _k_of(run: Run, k: int | None) -> int | None:
     """``k`` when given, else the run's ``top_k``, else ``None`` (each list's own length)."""
     if k is not None:
         return k
-    top_k = run.config.get("top_k")
+    top_k: object = run.config.get("top_k")
     if top_k is None:
         return None
-    if isinstance(top_k, bool) or not isinstance(top_k, int) or top_k < 1:
+    if not is_k(top_k):
         raise CompareError(
-            f"run '{run.name}': its config's top_k is {top_k!r}, not a whole number of 1 or more. "
+            f"run '{run.name}': its config's top_k is {top_k!r}, not {K_EXPECTED}. "
             "Pass --k to choose the cut-off for both runs."
         )
     return top_k

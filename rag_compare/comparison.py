@@ -24,6 +24,7 @@ from rag_compare.render import (
     config_text,
     counts_line,
     k_text,
+    terminal_safe,
     text_table,
     to_json,
 )
@@ -202,7 +203,7 @@ class Comparison(Report):
         if max_cases is not None and max_cases < 1:
             raise ValueError(f"max_cases must be 1 or more, or None for every case; got {max_cases!r}")
         if format == "text":
-            stream.write(self._text())
+            stream.write(terminal_safe(self._text()))
         elif format == "json":
             self.write_json(stream)
         else:

@@ -115,7 +115,7 @@ class FallbackSimulation(Report):
         kind = TABLE_SUFFIXES.get(path.suffix.lower())
         if kind is None:
             raise ScoresError(f"{path}: unknown file type '{path.suffix}'. Use one of: {', '.join(TABLE_SUFFIXES)}.")
-        with atomic_output(path, replace=False) as stream:
+        with atomic_output(path, what="fallback table") as stream:
             if kind == "csv":
                 self.cases.write_csv(stream)
             elif kind == "parquet":

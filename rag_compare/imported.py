@@ -42,7 +42,7 @@ def import_scores(
     settings (model, version...); both make its fingerprint. Written to ``output`` when given.
     """
     if output is not None:
-        ensure_absent(Path(output))
+        ensure_absent(Path(output), "scores file")
     if not evaluator.strip():
         raise ScoresError("name the evaluator the scores come from: --evaluator NAME.")
     if not mapping:

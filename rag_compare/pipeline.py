@@ -19,9 +19,11 @@ from __future__ import annotations
 
 from collections.abc import Awaitable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Protocol, TypeAlias
+from typing import Any, Protocol, TypeAlias, TypeGuard
 
 __all__ = [
+    "K_EXPECTED",
+    "MAX_K",
     "Case",
     "CaseFailure",
     "Context",
@@ -31,7 +33,18 @@ __all__ = [
     "Passage",
     "Retriever",
     "callable_name",
+    "is_k",
 ]
+
+MAX_K = 1_000_000
+"""The largest ``top_k`` a retriever is asked for and ``k`` a comparison cuts ranked lists at: far beyond
+any list worth reading, well within what the frame engine can index."""
+K_EXPECTED = f"a whole number from 1 to {MAX_K:,}"
+
+
+def is_k(value: object) -> TypeGuard[int]:
+    """Whether ``value`` is a usable ``top_k`` or ``k``: ``K_EXPECTED``."""
+    return isinstance(value, int) and not isinstance(value, bool) and 1 <= value <= MAX_K
 
 
 @dataclass(frozen=True)

@@ -1,6 +1,7 @@
 """Shared rendering helpers: stable JSON, and plain-text tables for a terminal.
 
-Values from data are never read as markup: every cell is a ``rich.text.Text``.
+Values from data are never read as markup: every cell is a ``rich.text.Text``. Text for a terminal
+never carries a control character from data (``terminal_safe``).
 """
 
 from __future__ import annotations
@@ -9,6 +10,7 @@ import html
 import io
 import json
 import math
+import re
 from abc import ABC, abstractmethod
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
@@ -23,6 +25,7 @@ __all__ = [
     "config_text",
     "counts_line",
     "k_text",
+    "terminal_safe",
     "text_table",
     "to_json",
 ]
@@ -34,6 +37,9 @@ REPORT_FORMATS = ("markdown", "html")
 TEXT_WIDTH = 100
 DEFAULT_MAX_CASES = 1_000
 """Cases a Markdown or HTML report lists per status by default: a report stays readable at any scale."""
+_UNSAFE = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f\u061c\u200e\u200f\u2028-\u202e\u2066-\u2069]")
+"""What a terminal would obey rather than show: C0 and C1 controls (ESC starts an escape sequence) but
+the newline and tab, DEL, and the bidirectional marks, embeddings, overrides and isolates."""
 AGGREGATE_HEADERS = ("signal", "baseline", "candidate", "delta", "95% CI", "p", "p (Holm)", "n")
 
 
@@ -55,7 +61,7 @@ class Report(ABC):
         """The result as ``text`` (for a terminal) or ``json``."""
         if format not in FORMATS:
             raise ValueError(f"unknown format {format!r}; use one of {', '.join(FORMATS)}")
-        return self.to_json() if format == "json" else self._text()
+        return self.to_json() if format == "json" else terminal_safe(self._text())
 
     def _repr_html_(self) -> str:
         return f"<pre>{html.escape(self._text())}</pre>"
@@ -78,15 +84,26 @@ def _finite(value: Any) -> Any:
     return value
 
 
+def terminal_safe(text: str) -> str:
+    """``text`` with every control character a terminal would obey shown as its escape instead:
+    ``\\x1b`` for ESC, ``\\u202e`` for a right-to-left override (newlines and tabs are kept)."""
+    return _UNSAFE.sub(_escaped, text)
+
+
+def _escaped(match: re.Match[str]) -> str:
+    code = ord(match.group())
+    return f"\\x{code:02x}" if code < 0x100 else f"\\u{code:04x}"
+
+
 def text_table(headers: Sequence[str], rows: Iterable[Sequence[object]], title: str | None = None) -> str:
-    """A plain-text table (no colour, fixed width) as a string."""
+    """A plain-text table (no colour, fixed width, control characters escaped) as a string."""
     from rich.console import Console
     from rich.table import Table
     from rich.text import Text
 
     table = Table(*headers, title=title, title_justify="left", box=None, pad_edge=False, show_edge=False)
     for row in rows:
-        table.add_row(*(Text("" if cell is None else str(cell)) for cell in row))
+        table.add_row(*(Text("" if cell is None else terminal_safe(str(cell))) for cell in row))
     buffer = io.StringIO()
     Console(file=buffer, width=TEXT_WIDTH, color_system=None, highlight=False, soft_wrap=False).print(table)
     return "\n".join(line.rstrip() for line in buffer.getvalue().splitlines()) + "\n"

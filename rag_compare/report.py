@@ -208,7 +208,8 @@ def _case_views(
         *answer_signals,
     ]
     order = cases.lazy().select(row_index(), "case_id", "status").filter(pl.col("status") == status).sort("case_id")
-    rows = (order if limit is None else order.head(limit)).select("row").collect().get_column("row")
+    listed = order if limit is None or limit >= cases.height else order.head(limit)
+    rows = listed.select("row").collect().get_column("row")
     selected = cases.select(
         "case_id",
         "reasons",

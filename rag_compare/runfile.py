@@ -9,14 +9,16 @@ written atomically and never replace an existing file.
 from __future__ import annotations
 
 import contextlib
+import errno
 import hashlib
+import io
 import os
 import re
 import secrets
 import tempfile
 from collections.abc import Iterator, Mapping
 from pathlib import Path
-from typing import BinaryIO
+from typing import Any, BinaryIO, cast
 
 import polars as pl
 
@@ -90,32 +92,35 @@ def read_frozen(path: Path) -> tuple[pl.DataFrame, dict[str, str], str]:
 
 
 def freeze_frame(
-    frame: pl.DataFrame, metadata: Mapping[str, str], output: str | Path | None
+    frame: pl.DataFrame, metadata: Mapping[str, str], output: str | Path | None, what: str = "frozen run"
 ) -> tuple[str, Path | None]:
     """Serialise ``frame`` with ``metadata``; write it to ``output`` when given (atomically, never
-    replacing a file). The fingerprint, and the path written."""
+    replacing a file; ``what`` names it in messages). The fingerprint, and the path written."""
     data, fingerprint = serialize(frame, metadata)
     if output is None:
         return fingerprint, None
-    write_atomically(Path(output), data)
+    write_atomically(Path(output), data, what=what)
     return fingerprint, Path(output)
 
 
-def write_atomically(path: Path, data: bytes, *, replace: bool = False) -> None:
+def write_atomically(path: Path, data: bytes, *, replace: bool = False, what: str = "frozen run") -> None:
     """Write ``data`` to ``path`` atomically: readers see the old file or the whole new one.
 
-    Without ``replace`` an existing ``path`` is refused (run files are never replaced).
+    Without ``replace`` an existing ``path`` is refused (run files are never replaced); ``what`` names
+    what is written, for the messages.
     """
-    with atomic_output(path, replace=replace) as stream:
+    with atomic_output(path, replace=replace, what=what) as stream:
         stream.write(data)
 
 
 @contextlib.contextmanager
-def atomic_output(path: Path, *, replace: bool = False) -> Iterator[BinaryIO]:
+def atomic_output(path: Path, *, replace: bool = False, what: str = "new file") -> Iterator[BinaryIO]:
     """A binary stream whose bytes become ``path`` only once the block ends without an error.
 
-    Without ``replace`` an existing ``path`` is refused; with it, a folder or an Arrow file (a frozen run or
-    scores file) is refused still. On an error nothing is left behind.
+    Without ``replace`` an existing ``path`` is refused (``what`` names what is written, ``"report"``,
+    ``"fallback table"``, ..., in that message); with it, a folder or an Arrow file (a frozen run or scores
+    file) is refused still. On an error nothing is left behind, and a failed write, flush, fsync or close
+    (a full disk) raises ``RunFileError`` naming ``path``, whatever error the writer of the block made of it.
     """
     if replace and path.is_dir():
         raise RunFileError(f"{path}: is a folder. Give the path of a file to write.")
@@ -125,7 +130,7 @@ def atomic_output(path: Path, *, replace: bool = False) -> Iterator[BinaryIO]:
             "Give the path of a new file to write."
         )
     if not replace:
-        ensure_absent(path)
+        ensure_absent(path, what)
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
         handle, temporary = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".partial", dir=path.parent)
@@ -133,16 +138,21 @@ def atomic_output(path: Path, *, replace: bool = False) -> Iterator[BinaryIO]:
         raise _unwritable(path, error) from None
     try:
         os.fchmod(handle, 0o666 & ~_current_umask())
-        with os.fdopen(handle, "wb") as stream:
-            yield stream
-            stream.flush()
-            os.fsync(stream.fileno())
+        with os.fdopen(handle, "wb") as target, _Recorded(target) as stream:
+            try:
+                yield cast(BinaryIO, stream)  # a binary file to every writer, save fileno
+                stream.flush()
+                os.fsync(target.fileno())
+            except Exception:
+                if stream.error is None:
+                    raise
+                raise _unwritable(path, stream.error) from None
         if replace:
             os.replace(temporary, path)
         else:
             os.link(temporary, path)
     except FileExistsError:
-        raise _exists(path) from None
+        raise _exists(path, what) from None
     except OSError as error:
         raise _unwritable(path, error) from None
     finally:
@@ -158,8 +168,47 @@ def _is_arrow_file(path: Path) -> bool:
         return False
 
 
+class _Recorded(io.BufferedIOBase):
+    """A write-only binary stream over ``target`` that keeps the first OS error of a write or flush.
+
+    Writers above it (Polars, Arrow, a text wrapper) may turn that error into one of their own, or
+    into one without its errno; the kept one says what really failed. It has no ``fileno``, so every
+    writer goes through ``write``.
+    """
+
+    def __init__(self, target: BinaryIO) -> None:
+        super().__init__()
+        self._target = target
+        self.error: OSError | None = None
+
+    def writable(self) -> bool:
+        return True
+
+    def write(self, data: Any) -> int:
+        try:
+            return self._target.write(data)
+        except OSError as error:
+            self.error = self.error or error
+            raise
+
+    def flush(self) -> None:
+        if self._target.closed:
+            return
+        try:
+            self._target.flush()
+        except OSError as error:
+            self.error = self.error or error
+            raise
+
+
 def _unwritable(path: Path, error: OSError) -> RunFileError:
-    return RunFileError(f"{path}: cannot be written ({error.strerror}). Check the folder and its permissions.")
+    reason = error.strerror or (os.strerror(error.errno) if error.errno else str(error))
+    hint = (
+        "Free some space on that disk, or write somewhere else."
+        if error.errno in {errno.ENOSPC, errno.EDQUOT, errno.EFBIG}
+        else "Check the folder and its permissions."
+    )
+    return RunFileError(f"{path}: cannot be written ({reason}). {hint}")
 
 
 def _current_umask() -> int:
@@ -168,16 +217,19 @@ def _current_umask() -> int:
     return mask
 
 
-def ensure_absent(path: Path) -> None:
-    """Refuse early, before any work, when ``path`` exists."""
+def ensure_absent(path: Path, what: str = "frozen run") -> None:
+    """Refuse early, before any work, when ``path`` exists; ``what`` names what would be written there."""
     if path.is_dir():
-        raise RunExistsError(f"{path}: is a folder. Give the path of a new run file, e.g. {path / 'run.arrow'}.")
+        raise RunExistsError(f"{path}: is a folder. Give the path of a new file for the {what}.")
     if path.exists():
-        raise _exists(path)
+        raise _exists(path, what)
 
 
-def _exists(path: Path) -> RunExistsError:
-    return RunExistsError(f"{path}: already exists; frozen runs are never overwritten. Choose a new --output.")
+def _exists(path: Path, what: str) -> RunExistsError:
+    return RunExistsError(
+        f"{path}: already exists and is never overwritten by the {what}. Choose a new output path, "
+        "or move the file away first."
+    )
 
 
 def _positions(data: bytes | bytearray, marker: str) -> list[int]:

@@ -18,6 +18,7 @@ from rag_compare.config import RESERVED_KEYS, check_no_secrets, flatten
 from rag_compare.corpus import Corpus, load_corpus, refuse_unreviewed
 from rag_compare.errors import ConfigError, RunFileError
 from rag_compare.frames import count_by
+from rag_compare.pipeline import K_EXPECTED, is_k
 from rag_compare.records import join_labels
 from rag_compare.render import Report, counts_line, text_table
 from rag_compare.runfile import ensure_absent, freeze_frame, read_frozen
@@ -102,6 +103,12 @@ def freeze_run(
         raise ConfigError(
             f"the config sets {', '.join(reserved)}, which rag-compare records itself when freezing. Remove them."
         )
+    top_k = user_config.get("top_k")
+    if top_k is not None and not is_k(top_k):
+        raise ConfigError(
+            f"the config's top_k is {top_k!r}, not {K_EXPECTED}: a comparison could not cut the ranked lists "
+            "at it. Set top_k to the number of passages retrieved per case, or leave it out."
+        )
     check_no_secrets(user_config, environ)
     if output is not None:
         ensure_absent(Path(output))
@@ -117,10 +124,14 @@ def freeze_run(
         "corpus": {"path": loaded.source, "fingerprint": loaded.fingerprint, "cases": loaded.frame.height},
         "records": {"path": "<frame>" if isinstance(records, pl.DataFrame) else str(records)},
     }
-    metadata = {
-        FORMAT_KEY: FORMAT_VERSION,
-        CONFIG_KEY: json.dumps(full_config, ensure_ascii=False, sort_keys=True),
-    }
+    try:
+        stored = json.dumps(full_config, ensure_ascii=False, sort_keys=True)
+    except TypeError as error:  # a TOML date or time, or an object a Python caller passed
+        raise ConfigError(
+            f"the config holds a value a run config cannot store ({error}). Use text, numbers, true/false, "
+            'lists and tables; write a date or time as quoted text, e.g. "2026-01-31".'
+        ) from None
+    metadata = {FORMAT_KEY: FORMAT_VERSION, CONFIG_KEY: stored}
     fingerprint, path = freeze_frame(frame, metadata, output)
     return Run(records=frame, config=MappingProxyType(full_config), fingerprint=fingerprint, path=path)
 

@@ -138,7 +138,7 @@ def score_run(run: Run, judge: Judge, *, output: str | Path | None = None) -> Sc
     LLM judge does) keeps its own, failures included.
     """
     if output is not None:
-        ensure_absent(Path(output))
+        ensure_absent(Path(output), "scores file")
     verdicts = judge.judge(run.records)
     if "judge_status" not in verdicts.columns:
         verdicts = verdicts.with_columns(judge_status=pl.lit("ok"), judge_error=pl.lit(None, pl.String))
@@ -170,7 +170,7 @@ def make_scores(
         "rag_compare_version": __version__,
     }
     metadata = {FORMAT_KEY: SCORES_FORMAT, SCORES_KEY: json.dumps(described, ensure_ascii=False, sort_keys=True)}
-    fingerprint, path = freeze_frame(frame, metadata, output)
+    fingerprint, path = freeze_frame(frame, metadata, output, "scores file")
     return Scores(frame, MappingProxyType(dict(evaluator)), MappingProxyType(scored), created_at, fingerprint, path)
 
 

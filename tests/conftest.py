@@ -2,9 +2,12 @@
 
 from __future__ import annotations
 
+import errno
+import os
 import textwrap
 from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 import polars as pl
 import pytest
@@ -81,6 +84,32 @@ def cli(monkeypatch: pytest.MonkeyPatch) -> Callable[..., Result]:
         return result
 
     return _run
+
+
+@pytest.fixture
+def full_disk(monkeypatch: pytest.MonkeyPatch) -> Callable[[str], None]:
+    """Fill the disk: from then on each file opened for writing writes to /dev/full (``"write"``: every write
+    fails with ENOSPC, Python's and native writers' alike), or its fsync fails so (``"fsync"``)."""
+
+    def refuse(*args: object) -> None:
+        raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC))
+
+    def fill(where: str) -> None:
+        if where == "fsync":
+            monkeypatch.setattr(os, "fsync", refuse)
+            return
+        opened = os.fdopen
+
+        def fdopen(fd: int, mode: str = "r", *args: Any, **kwargs: Any) -> Any:
+            if "w" in mode:
+                full = os.open("/dev/full", os.O_WRONLY)
+                os.dup2(full, fd)
+                os.close(full)
+            return opened(fd, mode, *args, **kwargs)
+
+        monkeypatch.setattr(os, "fdopen", fdopen)
+
+    return fill
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:

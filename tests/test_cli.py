@@ -5,8 +5,10 @@ from __future__ import annotations
 import csv
 import json
 import shutil
+import signal
 import subprocess
 import sys
+import time
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -500,3 +502,183 @@ def test_validate_and_freeze_take_any_input_safely(
         assert run.get_column(column).to_list() == [_as_written(row[column]) for row in corpus_cells], column
     for column in ("answer", "context", "error", "note"):
         assert run.get_column(column).to_list() == [_as_written(row[column]) for row in record_cells], column
+
+
+def _console_script() -> str:
+    executable = shutil.which("rag-compare", path=str(Path(sys.executable).parent))
+    assert executable is not None, "the rag-compare console script is not installed next to this Python"
+    return executable
+
+
+def test_console_script_exit_code_is_the_same_every_time(write: Write) -> None:
+    """A quick error exit after a CSV read never aborts in the threads' teardown (exit 134)."""
+    header_only = write("hdr.csv", "case_id,question,answerability,source_version,required_passage_ids\n")
+    codes = [
+        subprocess.run([_console_script(), "validate", str(header_only)], capture_output=True, check=False).returncode
+        for _ in range(20)
+    ]
+    assert codes == [2] * 20
+
+
+def test_console_script_flushes_stdout_and_keeps_the_exit_code(tmp_path: Path) -> None:
+    run = subprocess.run(
+        [_console_script(), "show", str(HANDMADE_RUNS / "candidate.arrow"), "--format", "json"],
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    assert run.returncode == 0
+    assert json.loads(run.stdout)["name"] == "candidate"
+    cut = subprocess.run(  # the reader of stdout left early: the shell's SIGPIPE code, no traceback
+        f"{_console_script()} show {HANDMADE_RUNS / 'candidate.arrow'} --format json | head -c 1",
+        shell=True,
+        capture_output=True,
+        text=True,
+        check=False,
+        executable="/bin/bash",
+    )
+    assert "Traceback" not in cut.stderr
+
+
+def test_ctrl_c_exits_130_with_one_line(cli: Cli, monkeypatch: pytest.MonkeyPatch) -> None:
+    def interrupt(*args: object, **kwargs: object) -> None:
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr("rag_compare.corpus.load_corpus", interrupt)
+    result = cli("validate", EXAMPLE_CORPUS)
+    assert result.exit_code == 130
+    assert result.stderr.strip() == "interrupted: no output was left half-written."
+    assert "Aborted" not in result.output
+
+
+@pytest.mark.parametrize(
+    ("signal_number", "code", "said"),
+    [(signal.SIGTERM, 143, ""), (signal.SIGINT, 130, "interrupted: no output was left half-written.")],
+    ids=["sigterm", "ctrl-c"],
+)
+def test_a_signal_mid_write_leaves_no_partial_file(tmp_path: Path, signal_number: int, code: int, said: str) -> None:
+    """The real entry point, stopped while a report is half-written: the hidden temp file goes too."""
+    output = tmp_path / "report.html"
+    slow_writer = (
+        "import sys, time\n"
+        "from rag_compare.comparison import Comparison\n"
+        "def write(self, stream, *args, **kwargs):\n"
+        "    stream.write('<html>' * 1000)\n"
+        "    stream.flush()\n"
+        "    time.sleep(60)\n"
+        "Comparison.write = write\n"
+        "from rag_compare.cli import main\n"
+        "main(sys.argv[1:])\n"
+    )
+    command = [sys.executable, "-c", slow_writer, str(HANDMADE_RUNS / "baseline.arrow")]
+    command += [str(HANDMADE_RUNS / "candidate.arrow"), "--format", "html", "--output", str(output)]
+    process = subprocess.Popen(command, stderr=subprocess.PIPE, text=True)
+    deadline = time.monotonic() + 60
+    while not list(tmp_path.glob(".report.html.*.partial")):
+        assert process.poll() is None, process.communicate()
+        assert time.monotonic() < deadline, "the report was never started"
+        time.sleep(0.05)
+    process.send_signal(signal_number)
+    _, stderr = process.communicate(timeout=30)
+    assert process.returncode == code
+    assert stderr.strip() == said
+    assert list(tmp_path.iterdir()) == []
+
+
+CONTROL = "\x1b[31m\u202e\x07"
+"""An ANSI colour escape, a right-to-left override and a bell: text that would take over a terminal."""
+SHOWN = "\\x1b[31m\\u202e\\x07"
+
+
+def test_terminal_output_escapes_control_characters(cli: Cli, tmp_path: Path, write: Write) -> None:
+    corpus = write(
+        "corpus.csv",
+        "case_id,question,answerability,source_version,required_passage_ids\n"
+        f"a{CONTROL}@v1,Q{CONTROL}?,answerable,v1,p1\nb@v1,Q?,answerable,v1,p1\n",
+    )
+    runs = {}
+    for side, status in (("baseline", "ok"), ("candidate", "failed")):
+        records = write(
+            f"{side}.jsonl",
+            json.dumps({"case_id": f"a{CONTROL}@v1", "status": status, "error": f"HTTP {CONTROL}",
+                        "retrieved_passage_ids": ["p1"], "answer": f"p1 {CONTROL}"}) + "\n"
+            + json.dumps({"case_id": "b@v1", "retrieved_passage_ids": ["p1"]}) + "\n",
+        )  # fmt: skip
+        runs[side] = tmp_path / f"{side}.arrow"
+        frozen = cli("freeze", records, "--corpus", corpus, "--set", f"name={side}{CONTROL}", "--output", runs[side])
+        assert frozen.exit_code == 0, frozen.output
+        assert SHOWN in frozen.stdout
+    shown = cli("show", runs["baseline"])
+    compared = cli(runs["baseline"], runs["candidate"])
+    validated = cli("validate", corpus)
+    refused = cli("validate", tmp_path / f"none{CONTROL}.csv")
+    assert refused.exit_code == 2
+    for result in (shown, compared, validated, refused):
+        assert not {"\x1b", "\u202e", "\x07"} & set(result.output), result.output
+        assert SHOWN in result.output or result is validated
+    assert f"a{SHOWN}@v1\n" in compared.stdout  # its case id, listed as failed_in_candidate
+    assert f"candidate failed: HTTP {SHOWN}\n" in compared.stdout
+    as_json = cli(runs["baseline"], runs["candidate"], "--format", "json")
+    assert json.loads(as_json.stdout)["cases"][0]["case_id"] == f"a{CONTROL}@v1"  # data for programs is kept as is
+
+
+def test_a_cut_off_beyond_what_can_be_indexed_is_refused(
+    cli: Cli, tmp_path: Path, small_records: Path, small_corpus: Path
+) -> None:
+    runs = HANDMADE_RUNS / "baseline.arrow", HANDMADE_RUNS / "candidate.arrow"
+    huge = cli(*runs, "--k", 2**32)
+    assert huge.exit_code == 2
+    assert "k must be a whole number from 1 to 1,000,000" in huge.stderr
+    assert cli(*runs, "--k", 1_000_000).exit_code == 0
+    output = tmp_path / "run.arrow"
+    frozen = cli("freeze", small_records, "--corpus", small_corpus, "--set", f"top_k={2**32}", "--output", output)
+    assert frozen.exit_code == 2
+    assert "top_k" in frozen.stderr
+    assert "1,000,000" in frozen.stderr
+    assert not output.exists()
+
+
+def test_report_with_a_huge_case_limit_lists_every_case(cli: Cli, tmp_path: Path) -> None:
+    runs = HANDMADE_RUNS / "baseline.arrow", HANDMADE_RUNS / "candidate.arrow"
+    for output_format in ("markdown", "html"):
+        result = cli(*runs, "--format", output_format, "--max-cases", 10**12)
+        assert result.exit_code == 0
+        assert result.stdout == cli(*runs, "--format", output_format, "--max-cases", 0).stdout
+
+
+@pytest.mark.parametrize("where", ["write", "fsync"])
+@pytest.mark.parametrize("output_format", ["text", "html"])
+def test_a_full_disk_names_the_report_path(
+    cli: Cli, tmp_path: Path, full_disk: Callable[[str], None], where: str, output_format: str
+) -> None:
+    output = tmp_path / "report.out"
+    full_disk(where)
+    runs = HANDMADE_RUNS / "baseline.arrow", HANDMADE_RUNS / "candidate.arrow"
+    result = cli(*runs, "--format", output_format, "--output", output)
+    assert result.exit_code == 2
+    assert f"error: {output}: cannot be written (No space left on device)" in result.stderr
+    assert list(tmp_path.iterdir()) == []
+
+
+@pytest.mark.parametrize("where", ["write", "fsync"])
+def test_a_full_disk_names_the_run_path(
+    cli: Cli, tmp_path: Path, small_records: Path, small_corpus: Path, full_disk: Callable[[str], None], where: str
+) -> None:
+    output = tmp_path / "out" / "run.arrow"
+    full_disk(where)
+    result = cli("freeze", small_records, "--corpus", small_corpus, "--output", output)
+    assert result.exit_code == 2
+    assert f"error: {output}: cannot be written (No space left on device)" in result.stderr
+    assert list(output.parent.iterdir()) == []
+
+
+def test_freeze_refuses_a_config_value_it_cannot_store(
+    cli: Cli, tmp_path: Path, small_records: Path, small_corpus: Path, write: Write
+) -> None:
+    output = tmp_path / "run.arrow"
+    config = write("config.toml", "released = 2026-01-31\n[window]\nstarts = 07:30:00\n")
+    result = cli("freeze", small_records, "--corpus", small_corpus, "--config", config, "--output", output)
+    assert result.exit_code == 2
+    assert "Object of type date is not JSON serializable" in result.stderr
+    assert "quoted text" in result.stderr
+    assert not output.exists()

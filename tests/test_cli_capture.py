@@ -12,6 +12,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 import polars as pl
+import pytest
 from click.testing import Result
 
 from rag_compare import load_run
@@ -137,3 +138,41 @@ def test_ctrl_c_exits_130_and_says_how_to_resume(tmp_path: Path) -> None:
     assert "Traceback" not in stderr
     assert not output.exists()
     assert len(_checkpointed(output)) >= 4
+
+
+def test_a_top_k_beyond_what_can_be_indexed_is_refused(cli: Callable[..., Result], tmp_path: Path) -> None:
+    output = tmp_path / "run.arrow"
+    result = cli("capture", EXAMPLE_CORPUS, "--passages", PASSAGES, "--top-k", 2**32, "--output", output)
+    assert result.exit_code == 2
+    assert "1<=x<=1000000" in result.stderr
+    assert not output.exists()
+
+
+@pytest.mark.parametrize(
+    ("template", "message"),
+    [
+        ('{% include "other.j2" %}{{ question }}', "uses {% include %}"),
+        ('{% import "macros.j2" as m %}{{ question }}', "uses {% import %}"),
+        ('{% from "macros.j2" import m %}{{ question }}', "uses {% import %}"),
+        ('{% extends "base.j2" %}', "uses {% extends %}"),
+        ("{{ range(10**9) | length }} {{ question }}", "Range too big"),
+        ("{{ question.__class__ }}", "does not render"),
+        ("{{ 1 / 0 }}", "division by zero"),
+        ("{{ question ", "does not render"),
+    ],
+    ids=["include", "import", "from-import", "extends", "huge-range", "unsafe-attribute", "zero-division", "syntax"],
+)
+def test_a_prompt_template_that_cannot_render_exits_2_naming_it(
+    cli: Callable[..., Result], tmp_path: Path, template: str, message: str
+) -> None:
+    (tmp_path / "other.j2").write_text("{{ context }}", encoding="utf-8")  # what an include would read
+    prompt = tmp_path / "prompt.j2"
+    prompt.write_text(template, encoding="utf-8")
+    output = tmp_path / "run.arrow"
+    result = cli("capture", EXAMPLE_CORPUS, "--passages", PASSAGES, "--top-k", 3, "--generator", "openai",
+                 "--model", "m", "--base-url", "http://127.0.0.1:9/v1", "--prompt-template", prompt,
+                 "--output", output)  # fmt: skip
+    assert result.exit_code == 2, result.output
+    assert f"error: {prompt}: the prompt template" in result.stderr
+    assert message in result.stderr
+    assert not output.exists()

@@ -239,6 +239,32 @@ def test_fallback_usage_errors(cli: Cli, trust_scores: Path, options: tuple[str,
     assert message in result.stderr
 
 
+def test_fallback_over_an_existing_file_says_what_it_would_write(cli: Cli, tmp_path: Path, trust_scores: Path) -> None:
+    output = tmp_path / "cases.csv"
+    output.write_text("case_id\nkept\n", encoding="utf-8")
+    result = cli("fallback", CANDIDATE, "--scores", trust_scores, "--signal", "trustworthiness", "--threshold", "0.5",
+                 "--output", output)  # fmt: skip
+    assert result.exit_code == 2
+    assert f"{output}: already exists and is never overwritten by the fallback table" in result.stderr
+    assert "frozen run" not in result.stderr
+    assert output.read_text(encoding="utf-8") == "case_id\nkept\n"
+
+
+@pytest.mark.parametrize("where", ["write", "fsync"])
+@pytest.mark.parametrize("suffix", ["csv", "parquet", "jsonl"])
+def test_fallback_on_a_full_disk_names_the_path(
+    cli: Cli, tmp_path: Path, trust_scores: Path, full_disk: Callable[[str], None], suffix: str, where: str
+) -> None:
+    output = tmp_path / "out" / f"cases.{suffix}"
+    output.parent.mkdir()
+    full_disk(where)
+    result = cli("fallback", CANDIDATE, "--scores", trust_scores, "--signal", "trustworthiness", "--threshold", "0.5",
+                 "--output", output)  # fmt: skip
+    assert result.exit_code == 2
+    assert f"error: {output}: cannot be written (No space left on device)" in result.stderr
+    assert list(output.parent.iterdir()) == []
+
+
 # -- score ------------------------------------------------------------------------------------------------------------
 
 

@@ -12,6 +12,7 @@ from hypothesis import strategies as st
 
 from rag_compare import CompareError, Run, compare, freeze_run, load_corpus
 from rag_compare.comparison import CASE_STATUSES, SCHEMA_VERSION
+from rag_compare.pipeline import MAX_K
 from rag_compare.signals import SIGNALS
 
 FIXTURE = Path(__file__).parent / "fixtures" / "compare"
@@ -151,8 +152,9 @@ def test_refuses_a_run_with_a_case_twice(runs: tuple[Run, Run]) -> None:
 
 
 def test_refuses_an_unusable_k(runs: tuple[Run, Run]) -> None:
-    with pytest.raises(CompareError, match="k must be a whole number of 1 or more"):
-        compare(*runs, k=0)
+    for k in (0, MAX_K + 1):
+        with pytest.raises(CompareError, match="k must be a whole number from 1 to 1,000,000"):
+            compare(*runs, k=k)
     odd = Run(records=runs[0].records, config={"top_k": "three", "name": "odd"}, fingerprint="f")
     with pytest.raises(CompareError, match=r"top_k is 'three'.*Pass --k"):
         compare(odd, runs[1])

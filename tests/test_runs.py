@@ -13,6 +13,7 @@ from hypothesis import strategies as st
 
 from rag_compare.corpus import load_corpus
 from rag_compare.errors import ConfigError, ContractError, RunExistsError, RunFileError, SecretInConfigError
+from rag_compare.pipeline import MAX_K
 from rag_compare.runfile import serialize, write_atomically
 from rag_compare.runs import CONFIG_KEY, FORMAT_KEY, freeze_run, load_run
 from tests.conftest import EXAMPLE_CORPUS, HANDMADE_RUNS, ROOT, SMALL_CORPUS
@@ -136,7 +137,14 @@ _record = st.fixed_dictionaries(
 @settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(
     records=st.lists(_record, min_size=1, max_size=4),
-    config=st.dictionaries(st.sampled_from(["top_k", "model", "note"]), st.one_of(st.integers(), st.text(max_size=10))),
+    config=st.fixed_dictionaries(
+        {},
+        optional={
+            "top_k": st.integers(min_value=1, max_value=MAX_K),  # any other top_k is refused
+            "model": st.one_of(st.integers(), st.text(max_size=10)),
+            "note": st.one_of(st.integers(), st.text(max_size=10)),
+        },
+    ),
 )
 def test_freeze_load_round_trip_property(
     tmp_path_factory: pytest.TempPathFactory, records: list[dict[str, object]], config: dict[str, object]
