@@ -31,6 +31,7 @@ from rag_compare.cli_options import (
     wants_json,
 )
 from rag_compare.cli_scores import fallback, import_scores_command, score
+from rag_compare.credentials import redact
 from rag_compare.errors import ContractError, RagCompareError
 from rag_compare.render import DEFAULT_MAX_CASES, FORMATS, REPORT_FORMATS
 
@@ -62,7 +63,7 @@ class _Cli(click.Group):
             if ctx.meta.get("rag_compare.debug"):
                 raise
             if isinstance(error, ContractError) and ctx.meta.get("rag_compare.json"):
-                click.echo(json.dumps(_contract_payload(error), indent=2, ensure_ascii=False))
+                click.echo(redact(json.dumps(_contract_payload(error), indent=2, ensure_ascii=False)))
             _fail(str(error))
         except BrokenPipeError:
             # The reader of stdout left (``| head``): stop quietly, as a command cut off by SIGPIPE does.
@@ -80,7 +81,7 @@ def _looks_like_path(word: str) -> bool:
 
 def _fail(message: str) -> None:
     click.secho("error: ", fg="red", bold=True, err=True, nl=False)
-    click.echo(message, err=True)
+    click.echo(redact(message), err=True)
     sys.exit(EXIT_BAD_INPUT)
 
 

@@ -14,7 +14,7 @@ from typing import Any
 import polars as pl
 
 from rag_compare._version import __version__
-from rag_compare.config import RESERVED_KEYS, check_no_secrets, flatten
+from rag_compare.config import RESERVED_KEYS, check_config, flatten
 from rag_compare.corpus import Corpus, load_corpus, refuse_unreviewed
 from rag_compare.errors import ConfigError, RunFileError
 from rag_compare.frames import count_by
@@ -102,7 +102,7 @@ def freeze_run(
         raise ConfigError(
             f"the config sets {', '.join(reserved)}, which rag-compare records itself when freezing. Remove them."
         )
-    check_no_secrets(user_config, environ)
+    check_config(user_config, environ)
     if output is not None:
         ensure_absent(Path(output))
     loaded = corpus if isinstance(corpus, Corpus) else load_corpus(corpus)

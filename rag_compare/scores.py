@@ -17,6 +17,7 @@ fingerprint, path), so scores are never used with another run's records.
 from __future__ import annotations
 
 import json
+import os
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
@@ -27,6 +28,8 @@ from typing import Any
 import polars as pl
 
 from rag_compare._version import __version__
+from rag_compare.config import check_config
+from rag_compare.credentials import credential_cells, credential_values
 from rag_compare.errors import ScoresError
 from rag_compare.frames import count_by
 from rag_compare.judge import Judge
@@ -159,8 +162,13 @@ def make_scores(
     run: Run, frame: pl.DataFrame, evaluator: Mapping[str, Any], *, output: str | Path | None = None
 ) -> Scores:
     """Freeze ``frame`` (``case_id``, ``judge_status``, ``judge_error`` and signals, one row per record
-    of ``run``) as the scores of ``run`` by ``evaluator`` (``name``, ``fingerprint``, ``config``)."""
+    of ``run``) as the scores of ``run`` by ``evaluator`` (``name``, ``fingerprint``, ``config``).
+
+    Neither may hold a credential (see ``credentials``; also the values of credential-like variables of
+    ``os.environ``), nor the config a number that is not finite."""
     _check_frame(frame, run)
+    check_config(evaluator)
+    _refuse_credentials(frame, run)
     scored = {"name": run.name, "fingerprint": run.fingerprint, "path": None if run.path is None else str(run.path)}
     created_at = datetime.now(tz=UTC).isoformat(timespec="seconds")
     described = {
@@ -206,6 +214,16 @@ def _check_frame(frame: pl.DataFrame, run: Run) -> None:
     unknown = frame.join(run.records.select("case_id"), on="case_id", how="anti").get_column("case_id")
     if unknown.len():
         raise ScoresError(f"scores name case ids that run '{run.name}' lacks: {', '.join(unknown.head(10))}.")
+
+
+def _refuse_credentials(frame: pl.DataFrame, run: Run) -> None:
+    cells = credential_cells(frame, credential_values(os.environ))
+    if cells:
+        listed = "".join(f"  - row {row}, column '{column}': {what}\n" for row, column, what in cells[:10])
+        raise ScoresError(
+            f"scores of run '{run.name}' hold credentials, which are never written to a scores file:\n{listed}"
+            "Remove them from what the evaluator returns (an explanation quoting a key, an error echoing it)."
+        )
 
 
 def _check_columns(frame: pl.DataFrame, source: str) -> None:
