@@ -98,7 +98,11 @@ def sorted_problems(problems: Iterable[Problem]) -> list[Problem]:
 
 
 class RagCompareError(Exception):
-    """Root of every error a user can cause; the message names the problem and the fix."""
+    """Root of every error a user can cause; the message names the problem and the fix, and never shows a
+    credential (see ``credentials.redact``)."""
+
+    def __init__(self, *args: object) -> None:
+        super().__init__(*(redact(arg) if isinstance(arg, str) else arg for arg in args))
 
 
 class InputFileError(RagCompareError):

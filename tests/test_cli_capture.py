@@ -169,3 +169,15 @@ def test_a_capture_refuses_a_corpus_case_holding_a_key_before_it_starts(cli: Cal
     assert OPENAI_KEY not in result.output
     assert not output.exists()
     assert not checkpoint_path(output).exists()
+
+
+def test_a_failed_request_echoing_the_key_is_recorded_redacted(cli: Callable[..., Result], tmp_path: Path) -> None:
+    output = tmp_path / "run.arrow"
+    echo = Reply(status=400, body=json.dumps({"error": {"message": f"bad request with key {OPENAI_KEY}"}}))
+    with ChatServer(lambda request, attempt: echo) as server:
+        result = cli("capture", EXAMPLE_CORPUS, "--passages", PASSAGES, "--top-k", 2, "--generator", "openai",
+                     "--model", "m", "--base-url", server.base_url, "--output", output)  # fmt: skip
+    assert result.exit_code == 0, result.output
+    errors = load_run(output).records.get_column("error")
+    assert errors.str.contains("bad request with key sk-…(redacted)", literal=True).all()
+    assert OPENAI_KEY.encode() not in output.read_bytes()

@@ -17,7 +17,7 @@ from rag_compare.credentials import (
     looks_like_credential_value,
     redact,
 )
-from rag_compare.errors import show_value
+from rag_compare.errors import ConfigError, show_value
 from rag_compare.tables import ROW
 from tests.credential_shapes import KEY_SHAPES, OPENAI_KEY, ORDINARY_TEXTS
 
@@ -190,3 +190,8 @@ def test_no_error_message_prints_a_credential_of_the_environment(cli: Cli, tmp_p
     assert result.exit_code == 2
     assert secret not in result.output
     assert "(redacted)" in result.output
+
+
+def test_library_errors_never_hold_a_credential() -> None:
+    error = ConfigError(f"the retriever returned {OPENAI_KEY}")
+    assert str(error) == "the retriever returned sk-…(redacted)"
