@@ -142,6 +142,8 @@ def score_run(run: Run, judge: Judge, *, output: str | Path | None = None) -> Sc
     """
     if output is not None:
         ensure_absent(Path(output))
+    evaluator = {"name": judge.name, "fingerprint": judge.fingerprint, "config": dict(judge.config)}
+    check_config(evaluator)  # before any request: the settings must be storable
     verdicts = judge.judge(run.records)
     if "judge_status" not in verdicts.columns:
         verdicts = verdicts.with_columns(judge_status=pl.lit("ok"), judge_error=pl.lit(None, pl.String))
@@ -154,7 +156,6 @@ def score_run(run: Run, judge: Judge, *, output: str | Path | None = None) -> Sc
         ),
         judge_status=pl.when(pl.lit(answered)).then(pl.col("judge_status")).otherwise(pl.lit("not_judged")),
     )
-    evaluator = {"name": judge.name, "fingerprint": judge.fingerprint, "config": dict(judge.config)}
     return make_scores(run, frame, evaluator, output=output)
 
 
