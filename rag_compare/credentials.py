@@ -46,19 +46,30 @@ _SECRET_WORDS = frozenset(
 )
 _SECRET_PAIRS = frozenset({("api", "key"), ("access", "key"), ("private", "key"), ("signing", "key")})
 _MIN_SECRET_LENGTH = 8
+_TOKEN = "A-Za-z0-9._~+/=-"
+
+
+def _with_digit(chars: str, length: int) -> str:
+    """A run of at least ``length`` of ``chars`` of which one is a digit (a random token holds one; a
+    word does not), as a regex without look-ahead, which Polars' engine lacks."""
+    runs = (f"[{chars}]{{{before}}}[0-9][{chars}]{{{length - 1 - before},}}" for before in range(length - 1))
+    return f"(?:{'|'.join(runs)}|[{chars}]{{{length - 1},}}[0-9][{chars}]*)"
+
+
 _SHAPES = (
-    r"(?i:\bbearer)\s+[A-Za-z0-9._~+/-]{8,}",  # a bearer token, with or without its header
-    r"(?i:\bauthorization)[\"']?\s*[:=]\s*[\"']?(?:[A-Za-z]+\s+)?[A-Za-z0-9._~+/=-]{8,}",  # any other scheme
-    r"\bsk-(?:(?:proj|svcacct|admin|ant)-)?[a-z_-]*[A-Z0-9][A-Za-z0-9_-]{19,}",  # OpenAI, Anthropic
+    rf"(?i:\bbearer)\s+{_with_digit(_TOKEN, 8)}",  # a bearer token, with or without its header
+    rf"(?i:\bauthorization)[\"']?\s*[:=]\s*[\"']?(?:[A-Za-z]+\s+)?{_with_digit(_TOKEN, 8)}",  # any scheme
+    rf"\bsk-(?:(?:proj|svcacct|admin|ant)-)?{_with_digit('A-Za-z0-9_-', 20)}",  # OpenAI, Anthropic
     r"\bhf_[A-Za-z0-9]{30,}",  # Hugging Face
     r"\b(?:gh[pousr]_[A-Za-z0-9]{36,}|github_pat_[A-Za-z0-9_]{40,})",  # GitHub
-    r"\bxox[abposr]-[A-Za-z0-9-]{10,}",  # Slack
+    rf"\bxox[abposr]-{_with_digit('A-Za-z0-9-', 10)}",  # Slack
     r"\b(?:AKIA|ASIA)[0-9A-Z]{16}\b",  # AWS access key id
     r"-----BEGIN [A-Z ]*PRIVATE KEY-----",
 )
 CREDENTIAL_PATTERN = "|".join(_SHAPES)
-"""What a credential looks like in any text, for Python's ``re`` and Polars alike. Key shapes need a long
-random tail (``sk-learn`` or ``task-...`` are words), and a prefix starts a word."""
+"""What a credential looks like in any text, for Python's ``re`` and Polars alike. A prefix starts a word
+and is followed by a long random tail with a digit in it, so ``sk-learn``, ``task-...`` or "the bearer
+instruments" are words, not keys."""
 SHAPED = "a credential (an API key or an authorization header)"
 """What a text matching ``CREDENTIAL_PATTERN`` holds, in messages."""
 _CREDENTIAL = re.compile(CREDENTIAL_PATTERN)

@@ -11,7 +11,7 @@ KEY_SHAPES = {
     "github": "ghp_0123456789abcdefghijABCDEFGHIJklmnop",
     "slack": "xoxb-123456789012-1234567890123-AbCdEfGhIjKlMnOpQrStUvWx",
     "aws": "AKIAIOSFODNN7EXAMPLE",
-    "bearer": "Bearer abcdefghijklmnop",
+    "bearer": "Bearer eyJhbGciOiJIUzI1NiJ9.e30.ZRrHA1JJJW8opsbCGfG_HACGpVUMN_a9IV7pAx_Zmeo",
     "authorization": "Authorization: Basic dXNlcjpwYXNzd29yZA==",
     "private-key": "-----BEGIN RSA PRIVATE KEY-----",
 }
@@ -25,6 +25,9 @@ ORDINARY_TEXTS = [
     "AKIAIOSFODNN7EXAMPL",
     "MAKIAIOSFODNN7EXAMPLE0",
     "the bearer of news abcdefghijk",
+    "Bearer instruments and bearer bonds are paper",
+    "Authorization: required for everything",
+    "sk-abcdefghijklmnopqrstuvwxyz-without-digits",
     "authorization is required",
     "a key of 150 euros",
 ]

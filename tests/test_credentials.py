@@ -94,9 +94,10 @@ def test_credential_values_of_empty_environment() -> None:
 @pytest.mark.parametrize(
     ("value", "expected"),
     [
-        ("Bearer abcdefghijk", True),
+        ("Bearer abcdefghijk", False),  # a word, not a token: no digit
+        ("Bearer abc123defgh", True),
         ("  bearer 12345678", True),
-        ("Authorization: Bearer abcdefghijk", True),
+        ("Authorization: Bearer abc123defgh", True),
         ("BEARER xyz12345678", True),
         ("Bearer short", False),
         ("Bearer", False),
@@ -131,7 +132,7 @@ def test_credential_cells_searches_every_kind_of_column() -> None:
             "answer": ["fine", f"use {OPENAI_KEY}", None],
             "ids": [["a", "b"], None, ["c", "hunter2-hunter2"]],
             "meta": [{"k": "v"}, {"k": 'x"hunter2-hunter2'}, None],
-            "spans": [[{"headers": {"auth": "Bearer abcdefghijklmnop"}}], [], None],
+            "spans": [[{"headers": {"auth": KEY_SHAPES["bearer"]}}], [], None],
             "n": [1, 2, 3],
         }
     )
@@ -160,12 +161,17 @@ def test_credential_cells_names_a_column_named_like_a_secret() -> None:
     ("text", "expected"),
     [
         (f"key {OPENAI_KEY} here", "key sk-…(redacted) here"),
-        ("hunter2-hunter2 and Bearer abcdefghijklmnop", "…(redacted) and Bea…(redacted)"),
+        (f"hunter2-hunter2 and {KEY_SHAPES['bearer']}", "…(redacted) and Bea…(redacted)"),
         ("nothing secret", "nothing secret"),
     ],
 )
 def test_redact_replaces_every_credential(text: str, expected: str) -> None:
     assert redact(text, {"DB_PASSWORD": "hunter2-hunter2"}) == expected
+
+
+@pytest.mark.parametrize("shape", KEY_SHAPES.values(), ids=KEY_SHAPES.keys())
+def test_redact_removes_the_whole_credential(shape: str) -> None:
+    assert redact(f"<{shape}> end", {}) == f"<{shape[:3]}…(redacted)> end"
 
 
 def test_show_value_redacts_a_credential() -> None:
