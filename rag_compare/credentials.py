@@ -20,7 +20,6 @@ if TYPE_CHECKING:
 
 __all__ = [
     "CREDENTIAL_PATTERN",
-    "SHAPED",
     "credential_cells",
     "credential_in",
     "credential_values",
@@ -70,11 +69,11 @@ CREDENTIAL_PATTERN = "|".join(_SHAPES)
 """What a credential looks like in any text, for Python's ``re`` and Polars alike. A prefix starts a word
 and is followed by a long random tail with a digit in it, so ``sk-learn``, ``task-...`` or "the bearer
 instruments" are words, not keys."""
-SHAPED = "a credential (an API key or an authorization header)"
+_SHAPED = "a credential (an API key or an authorization header)"
 """What a text matching ``CREDENTIAL_PATTERN`` holds, in messages."""
 _CREDENTIAL = re.compile(CREDENTIAL_PATTERN)
 _SHOWN_PREFIX = 3
-REDACTED = "…(redacted)"
+_REDACTED = "…(redacted)"
 
 
 def _words(key: str) -> list[str]:
@@ -107,19 +106,19 @@ def credential_values(environ: Mapping[str, str]) -> dict[str, str]:
 
 
 def credential_in(text: str, secrets: Mapping[str, str]) -> str | None:
-    """What credential ``text`` holds (``the value of NAME`` or ``SHAPED``), or None."""
+    """What credential ``text`` holds (``the value of NAME`` or ``_SHAPED``), or None."""
     leaked = sorted(name for name, secret in secrets.items() if secret in text)
     if leaked:
         return f"the value of {', '.join(leaked)}"
-    return SHAPED if looks_like_credential_value(text) else None
+    return _SHAPED if looks_like_credential_value(text) else None
 
 
 def redact(text: str, secrets: Mapping[str, str] | None = None) -> str:
     """``text`` with every credential replaced: a key shape keeps its first 3 characters (``sk-…(redacted)``),
     the value of a variable of ``secrets`` (default: the credential variables of ``os.environ``) nothing."""
     for secret in (credential_values(os.environ) if secrets is None else secrets).values():
-        text = text.replace(secret, REDACTED)
-    return _CREDENTIAL.sub(lambda match: match.group(0)[:_SHOWN_PREFIX] + REDACTED, text)
+        text = text.replace(secret, _REDACTED)
+    return _CREDENTIAL.sub(lambda match: match.group(0)[:_SHOWN_PREFIX] + _REDACTED, text)
 
 
 def credential_cells(
@@ -169,7 +168,7 @@ def _finding(text: pl.Expr, secrets: Mapping[str, str]) -> pl.Expr:
     escaped as in JSON), else null."""
     import polars as pl
 
-    finding: pl.Expr = pl.when(text.str.contains(CREDENTIAL_PATTERN)).then(pl.lit(SHAPED))
+    finding: pl.Expr = pl.when(text.str.contains(CREDENTIAL_PATTERN)).then(pl.lit(_SHAPED))
     for name, secret in sorted(secrets.items(), reverse=True):
         escaped = json.dumps(secret, ensure_ascii=False)[1:-1]
         holds = text.str.contains(secret, literal=True) | text.str.contains(escaped, literal=True)
