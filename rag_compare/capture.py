@@ -128,7 +128,7 @@ def capture(
     if left_out:
         run_config["capture"]["unreviewed_left_out"] = left_out
     secrets = credential_values(os.environ)
-    _refuse_credentials(loaded.frame.filter(~pl.col("case_id").is_in(left_out)), secrets, "corpus column")
+    _refuse_credentials(loaded.frame.filter(~pl.col("case_id").is_in(left_out)), secrets, "corpus column '{}'")
     checkpoint = None
     if output is not None:
         ensure_absent(Path(output))
@@ -136,13 +136,16 @@ def capture(
         checkpoint = Checkpoint.open(checkpoint_path(Path(output)), settings)
     try:
         done = {} if checkpoint is None else dict(checkpoint.records)
+        if checkpoint is not None and done:
+            where = f"column '{{}}' in {checkpoint.path} (an earlier capture wrote it there: delete that file)"
+            _refuse_credentials(pl.DataFrame(list(done.values()), schema=CAPTURE_COLUMNS), secrets, where)
         cases = _cases(loaded.frame.filter(~pl.col("case_id").is_in([*done, *left_out])))
         runner = _Runner(retriever, builder, generator, top_k, limits)
         label = f"capturing {len(cases)} cases" if progress else None
         with progress_bar(label, len(cases)) as advance:
 
             def finished(record: dict[str, Any]) -> None:
-                _refuse_credentials(pl.DataFrame([record], schema=CAPTURE_COLUMNS), secrets, "column")
+                _refuse_credentials(pl.DataFrame([record], schema=CAPTURE_COLUMNS), secrets, "column '{}'")
                 done[record["case_id"]] = record
                 if checkpoint is not None:
                     checkpoint.append(record)
@@ -160,14 +163,15 @@ def capture(
     return run
 
 
-def _refuse_credentials(frame: pl.DataFrame, secrets: Mapping[str, str], what: str) -> None:
-    """Stop the capture at the first case of ``frame`` (corpus rows or records) holding a credential."""
+def _refuse_credentials(frame: pl.DataFrame, secrets: Mapping[str, str], where: str) -> None:
+    """Stop the capture at the first case of ``frame`` (corpus rows or records) holding a credential;
+    ``where`` names its column (``{}``) in the message."""
     cells = credential_cells(frame, secrets)
     if cells:
         row, column, found = cells[0]
         case = "a case" if row is None else f"case {show_value(frame.get_column('case_id')[row - 1])}"
         raise CaptureError(
-            f"{case}: {what} '{column}' holds {found}, which never enters a checkpoint or a run; nothing "
+            f"{case}: {where.format(column)} holds {found}, which never enters a checkpoint or a run; nothing "
             "was frozen. Remove it (a pipeline part returning a key, a corpus cell quoting one) and run again."
         )
 

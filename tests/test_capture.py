@@ -247,6 +247,21 @@ def test_an_interrupted_capture_resumes_from_its_checkpoint_without_redoing_or_l
     assert not checkpoint_path(output).exists()
 
 
+def test_a_checkpoint_holding_a_credential_is_refused_on_resume(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    output = tmp_path / "run.arrow"
+    with pytest.raises(EndpointError):
+        capture(CORPUS, Retrieve(), StopAfter(1), top_k=1, output=output, concurrency=1)
+    monkeypatch.setenv("DB_PASSWORD", "answer a@v1")  # now a secret, written by the capture before
+    retrieve = Retrieve()
+    with pytest.raises(CaptureError, match=r"case 'a@v1': column 'answer' in .*checkpoint\.jsonl") as excinfo:
+        capture(CORPUS, retrieve, StopAfter(100), top_k=1, output=output)
+    assert "answer a@v1" not in str(excinfo.value)
+    assert retrieve.calls == []
+    assert not output.exists()
+
+
 def test_a_line_cut_off_by_a_killed_process_is_dropped_and_its_case_captured_again(tmp_path: Path) -> None:
     output = tmp_path / "run.arrow"
     with pytest.raises(EndpointError):
