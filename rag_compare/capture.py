@@ -380,6 +380,6 @@ def _generation(generated: object) -> Generation:
 
 def _shape_error(part: str, expected: str, got: object) -> ConfigError:
     return ConfigError(
-        f"the {part} returned {type(got).__name__} {show_value(str(got)[:80])}; a {part} returns {expected} "
+        f"the {part} returned {type(got).__name__} {show_value(str(got))}; a {part} returns {expected} "
         "(see rag_compare.pipeline)."
     )

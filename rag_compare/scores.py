@@ -30,7 +30,7 @@ import polars as pl
 from rag_compare._version import __version__
 from rag_compare.config import check_config
 from rag_compare.credentials import credential_cells, credential_values
-from rag_compare.errors import ScoresError
+from rag_compare.errors import ScoresError, show_value
 from rag_compare.frames import count_by
 from rag_compare.judge import Judge
 from rag_compare.render import Report, counts_line, text_table
@@ -220,7 +220,11 @@ def _check_frame(frame: pl.DataFrame, run: Run) -> None:
 def _refuse_credentials(frame: pl.DataFrame, run: Run) -> None:
     cells = credential_cells(frame, credential_values(os.environ))
     if cells:
-        listed = "".join(f"  - row {row}, column '{column}': {what}\n" for row, column, what in cells[:10])
+        ids = frame.get_column("case_id")
+        cases = ["" if row is None else f"case {show_value(ids[row - 1])}, " for row, _, _ in cells[:10]]
+        listed = "".join(
+            f"  - {case}column '{column}': {what}\n" for case, (_, column, what) in zip(cases, cells, strict=False)
+        )
         raise ScoresError(
             f"scores of run '{run.name}' hold credentials, which are never written to a scores file:\n{listed}"
             "Remove them from what the evaluator returns (an explanation quoting a key, an error echoing it)."

@@ -172,7 +172,7 @@ def test_scores_holding_a_credential_are_refused(tmp_path: Path) -> None:
         }
     )
     output = tmp_path / "scores.arrow"
-    with pytest.raises(ScoresError, match=f"row {len(ids)}, column 'judge_error'") as excinfo:
+    with pytest.raises(ScoresError, match=f"case '{ids[-1]}', column 'judge_error'") as excinfo:
         make_scores(run, frame, EVALUATOR, output=output)
     assert OPENAI_KEY not in str(excinfo.value)
     assert not output.exists()
