@@ -65,6 +65,8 @@ class _Cli(click.Group):
             if isinstance(error, ContractError) and ctx.meta.get("rag_compare.json"):
                 click.echo(redact(json.dumps(_contract_payload(error), indent=2, ensure_ascii=False)))
             _fail(str(error))
+        except click.UsageError as error:  # it quotes the value given, which may be a key
+            raise click.UsageError(redact(error.format_message()), error.ctx) from None
         except BrokenPipeError:
             # The reader of stdout left (``| head``): stop quietly, as a command cut off by SIGPIPE does.
             os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())

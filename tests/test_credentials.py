@@ -201,3 +201,10 @@ def test_no_error_message_prints_a_credential_of_the_environment(cli: Cli, tmp_p
 def test_library_errors_never_hold_a_credential() -> None:
     error = ConfigError(f"the retriever returned {OPENAI_KEY}")
     assert str(error) == "the retriever returned sk-…(redacted)"
+
+
+def test_a_usage_error_never_prints_a_credential(cli: Cli, tmp_path: Path) -> None:
+    result = cli("capture", tmp_path / "c.csv", "--passages", tmp_path / "p.csv", "--top-k", OPENAI_KEY)
+    assert result.exit_code == 2
+    assert "--top-k" in result.output
+    assert OPENAI_KEY not in result.output
