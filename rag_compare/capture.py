@@ -31,7 +31,7 @@ import polars as pl
 from rag_compare.checkpoint import Checkpoint, checkpoint_path
 from rag_compare.config import RESERVED_KEYS, check_config
 from rag_compare.corpus import Corpus, load_corpus
-from rag_compare.credentials import credential_cells, credential_values, redact
+from rag_compare.credentials import credential_cells, credential_in, credential_values, redact
 from rag_compare.dispatch import (
     Limits,
     backoff_wait,
@@ -145,7 +145,7 @@ def capture(
         with progress_bar(label, len(cases)) as advance:
 
             def finished(record: dict[str, Any]) -> None:
-                _refuse_credentials(pl.DataFrame([record], schema=CAPTURE_COLUMNS), secrets, "column '{}'")
+                _refuse_record_credentials(record, secrets)
                 done[record["case_id"]] = record
                 if checkpoint is not None:
                     checkpoint.append(record)
@@ -169,11 +169,24 @@ def _refuse_credentials(frame: pl.DataFrame, secrets: Mapping[str, str], where: 
     cells = credential_cells(frame, secrets)
     if cells:
         row, column, found = cells[0]
-        case = "a case" if row is None else f"case {show_value(frame.get_column('case_id')[row - 1])}"
-        raise CaptureError(
-            f"{case}: {where.format(column)} holds {found}, which never enters a checkpoint or a run; nothing "
-            "was frozen. Remove it (a pipeline part returning a key, a corpus cell quoting one) and run again."
-        )
+        case_id = None if row is None else frame.get_column("case_id")[row - 1]
+        raise _credential_error(case_id, where.format(column), found)
+
+
+def _refuse_record_credentials(record: Mapping[str, Any], secrets: Mapping[str, str]) -> None:
+    """Stop the capture if a finished case's record holds a credential in any text, list items included."""
+    for column, value in record.items():
+        for text in value if isinstance(value, list) else [value]:
+            if isinstance(text, str) and (found := credential_in(text, secrets)) is not None:
+                raise _credential_error(record["case_id"], f"column '{column}'", found)
+
+
+def _credential_error(case_id: str | None, where: str, found: str) -> CaptureError:
+    case = "a case" if case_id is None else f"case {show_value(case_id)}"
+    return CaptureError(
+        f"{case}: {where} holds {found}, which never enters a checkpoint or a run; nothing was frozen. "
+        "Remove it (a pipeline part returning a key, a corpus cell quoting one) and run again."
+    )
 
 
 def _run_config(

@@ -55,23 +55,27 @@ def _with_digit(chars: str, length: int) -> str:
     return f"(?:{'|'.join(runs)}|[{chars}]{{{length - 1},}}[0-9][{chars}]*)"
 
 
-_SHAPES = (
-    rf"(?i:\bbearer)\s+{_with_digit(_TOKEN, 8)}",  # a bearer token, with or without its header
-    rf"(?i:\bauthorization)[\"']?\s*[:=]\s*[\"']?(?:[A-Za-z]+\s+)?{_with_digit(_TOKEN, 8)}",  # any scheme
-    rf"\bsk-(?:(?:proj|svcacct|admin|ant)-)?{_with_digit('A-Za-z0-9_-', 20)}",  # OpenAI, Anthropic
-    r"\bhf_[A-Za-z0-9]{30,}",  # Hugging Face
-    r"\b(?:gh[pousr]_[A-Za-z0-9]{36,}|github_pat_[A-Za-z0-9_]{40,})",  # GitHub
-    rf"\bxox[abposr]-{_with_digit('A-Za-z0-9-', 10)}",  # Slack
-    r"\b(?:AKIA|ASIA)[0-9A-Z]{16}\b",  # AWS access key id
-    r"-----BEGIN [A-Z ]*PRIVATE KEY-----",
+_SHAPES = (  # (a text every match holds, in lower case; the shape)
+    (("bearer",), rf"(?i:\bbearer)\s+{_with_digit(_TOKEN, 8)}"),  # a bearer token, with or without its header
+    (("authorization",), rf"(?i:\bauthorization)[\"']?\s*[:=]\s*[\"']?(?:[A-Za-z]+\s+)?{_with_digit(_TOKEN, 8)}"),
+    (("sk-",), rf"\bsk-(?:(?:proj|svcacct|admin|ant)-)?{_with_digit('A-Za-z0-9_-', 20)}"),  # OpenAI, Anthropic
+    (("hf_",), r"\bhf_[A-Za-z0-9]{30,}"),  # Hugging Face
+    (
+        ("ghp_", "gho_", "ghu_", "ghs_", "ghr_", "github_pat_"),
+        r"\b(?:gh[pousr]_[A-Za-z0-9]{36,}|github_pat_[A-Za-z0-9_]{40,})",
+    ),
+    (("xox",), rf"\bxox[abposr]-{_with_digit('A-Za-z0-9-', 10)}"),  # Slack
+    (("akia", "asia"), r"\b(?:AKIA|ASIA)[0-9A-Z]{16}\b"),  # AWS access key id
+    (("-----begin",), r"-----BEGIN [A-Z ]*PRIVATE KEY-----"),
 )
-CREDENTIAL_PATTERN = "|".join(_SHAPES)
+CREDENTIAL_PATTERN = "|".join(shape for _, shape in _SHAPES)
 """What a credential looks like in any text, for Python's ``re`` and Polars alike. A prefix starts a word
 and is followed by a long random tail with a digit in it, so ``sk-learn``, ``task-...`` or "the bearer
 instruments" are words, not keys."""
 _SHAPED = "a credential (an API key or an authorization header)"
 """What a text matching ``CREDENTIAL_PATTERN`` holds, in messages."""
 _CREDENTIAL = re.compile(CREDENTIAL_PATTERN)
+_ANCHORS = tuple(anchor for anchors, _ in _SHAPES for anchor in anchors)
 _SHOWN_PREFIX = 3
 _REDACTED = "…(redacted)"
 
@@ -93,7 +97,8 @@ def is_credential_key(key: str) -> bool:
 
 def looks_like_credential_value(value: str) -> bool:
     """True for a text matching ``CREDENTIAL_PATTERN`` (``Bearer abc...``, ``sk-proj-...``, ``AKIA...``)."""
-    return bool(_CREDENTIAL.search(value))
+    lowered = value.lower()  # a plain search first: the pattern is slow in Python's engine
+    return any(anchor in lowered for anchor in _ANCHORS) and bool(_CREDENTIAL.search(value))
 
 
 def credential_values(environ: Mapping[str, str]) -> dict[str, str]:
