@@ -18,6 +18,7 @@ import asyncio
 import contextlib
 import inspect
 import json
+import os
 import time
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
@@ -28,8 +29,9 @@ from typing import Any, TypeVar
 import polars as pl
 
 from rag_compare.checkpoint import Checkpoint, checkpoint_path
-from rag_compare.config import RESERVED_KEYS, check_no_secrets
+from rag_compare.config import RESERVED_KEYS, check_config
 from rag_compare.corpus import Corpus, load_corpus
+from rag_compare.credentials import credential_cells, credential_in, credential_values, redact
 from rag_compare.dispatch import (
     Limits,
     backoff_wait,
@@ -41,7 +43,7 @@ from rag_compare.dispatch import (
     run_concurrently,
     run_sync,
 )
-from rag_compare.errors import ConfigError, RagCompareError
+from rag_compare.errors import CaptureError, ConfigError, RagCompareError, show_value
 from rag_compare.judge import settings_digest
 from rag_compare.pipeline import (
     Case,
@@ -108,6 +110,10 @@ def capture(
     Unreviewed synthetic cases are not gold: they are left out (listed in the config under
     ``capture.unreviewed_left_out``) unless ``include_unreviewed``. With ``progress`` a bar with an
     ETA is drawn on a terminal.
+
+    A credential (see ``credentials``) never reaches the checkpoint: a case whose corpus text holds one
+    is refused before anything runs, and a record that holds one (an answer, context, retrieved id...)
+    stops the capture with a ``CaptureError`` before it is written; error texts are kept redacted.
     """
     from rag_compare.context import BudgetContextBuilder
 
@@ -121,6 +127,8 @@ def capture(
     run_config = _run_config(config or {}, top_k, limits, retriever, builder, generator)
     if left_out:
         run_config["capture"]["unreviewed_left_out"] = left_out
+    secrets = credential_values(os.environ)
+    _refuse_credentials(loaded.frame.filter(~pl.col("case_id").is_in(left_out)), secrets, "corpus column '{}'")
     checkpoint = None
     if output is not None:
         ensure_absent(Path(output))
@@ -128,12 +136,16 @@ def capture(
         checkpoint = Checkpoint.open(checkpoint_path(Path(output)), settings)
     try:
         done = {} if checkpoint is None else dict(checkpoint.records)
+        if checkpoint is not None and done:
+            where = f"column '{{}}' in {checkpoint.path} (an earlier capture wrote it there: delete that file)"
+            _refuse_credentials(pl.DataFrame(list(done.values()), schema=CAPTURE_COLUMNS), secrets, where)
         cases = _cases(loaded.frame.filter(~pl.col("case_id").is_in([*done, *left_out])))
         runner = _Runner(retriever, builder, generator, top_k, limits)
         label = f"capturing {len(cases)} cases" if progress else None
         with progress_bar(label, len(cases)) as advance:
 
             def finished(record: dict[str, Any]) -> None:
+                _refuse_record_credentials(record, secrets)
                 done[record["case_id"]] = record
                 if checkpoint is not None:
                     checkpoint.append(record)
@@ -149,6 +161,32 @@ def capture(
     if checkpoint is not None:
         checkpoint.remove()
     return run
+
+
+def _refuse_credentials(frame: pl.DataFrame, secrets: Mapping[str, str], where: str) -> None:
+    """Stop the capture at the first case of ``frame`` (corpus rows or records) holding a credential;
+    ``where`` names its column (``{}``) in the message."""
+    cells = credential_cells(frame, secrets)
+    if cells:
+        row, column, found = cells[0]
+        case_id = None if row is None else frame.get_column("case_id")[row - 1]
+        raise _credential_error(case_id, where.format(column), found)
+
+
+def _refuse_record_credentials(record: Mapping[str, Any], secrets: Mapping[str, str]) -> None:
+    """Stop the capture if a finished case's record holds a credential in any text, list items included."""
+    for column, value in record.items():
+        for text in value if isinstance(value, list) else [value]:
+            if isinstance(text, str) and (found := credential_in(text, secrets)) is not None:
+                raise _credential_error(record["case_id"], f"column '{column}'", found)
+
+
+def _credential_error(case_id: str | None, where: str, found: str) -> CaptureError:
+    case = "a case" if case_id is None else f"case {show_value(case_id)}"
+    return CaptureError(
+        f"{case}: {where} holds {found}, which never enters a checkpoint or a run; nothing was frozen. "
+        "Remove it (a pipeline part returning a key, a corpus cell quoting one) and run again."
+    )
 
 
 def _run_config(
@@ -177,7 +215,7 @@ def _run_config(
         "generator": generator_config,
         "capture": {"timeout": limits.timeout, "max_retries": limits.max_retries},
     }
-    check_no_secrets(run_config)
+    check_config(run_config)
     return {key: value for key, value in run_config.items() if value is not None}
 
 
@@ -250,6 +288,8 @@ class _Runner:
             except Exception as error:
                 record |= {"status": "failed", "error": _describe(error)}
                 wait = retry_after(error)
+            if record["error"] is not None:
+                record["error"] = redact(record["error"])
             record["latency_ms"] = round((time.perf_counter() - started) * 1000, 1)
             if final or record["status"] == "ok":
                 return record
@@ -353,6 +393,6 @@ def _generation(generated: object) -> Generation:
 
 def _shape_error(part: str, expected: str, got: object) -> ConfigError:
     return ConfigError(
-        f"the {part} returned {type(got).__name__} {str(got)[:80]!r}; a {part} returns {expected} "
+        f"the {part} returned {type(got).__name__} {show_value(str(got))}; a {part} returns {expected} "
         "(see rag_compare.pipeline)."
     )

@@ -19,7 +19,7 @@ from pathlib import Path
 from typing import Any
 
 from rag_compare.dispatch import chat_body, complete, describe, refusals, refused_error, retryable
-from rag_compare.endpoint import endpoint_name, open_client
+from rag_compare.endpoint import check_key_transport, endpoint_name, open_client
 from rag_compare.errors import ConfigError, RagCompareError
 from rag_compare.pipeline import Case, CaseFailure, Context, Generation
 
@@ -64,6 +64,8 @@ class OpenAIGenerator:
     def __post_init__(self) -> None:
         if not self.model.strip():
             raise ConfigError("the generator needs a model: pass --model (the name the endpoint serves).")
+        if self.client is None:
+            check_key_transport(self.base_url, self.api_key)
         path = Path(self.prompt_template)
         try:
             text = path.read_text(encoding="utf-8")

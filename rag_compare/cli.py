@@ -39,6 +39,7 @@ from rag_compare.cli_options import (
     wants_json,
 )
 from rag_compare.cli_scores import fallback, import_scores_command, score
+from rag_compare.credentials import redact
 from rag_compare.errors import ContractError, RagCompareError
 from rag_compare.render import DEFAULT_MAX_CASES, FORMATS, REPORT_FORMATS, terminal_safe
 
@@ -96,8 +97,10 @@ class _Cli(click.Group):
             if ctx.meta.get("rag_compare.debug"):
                 raise
             if isinstance(error, ContractError) and ctx.meta.get("rag_compare.json"):
-                click.echo(json.dumps(_contract_payload(error), indent=2, ensure_ascii=False))
+                click.echo(redact(json.dumps(_contract_payload(error), indent=2, ensure_ascii=False)))
             _fail(str(error))
+        except click.UsageError as error:  # it quotes the value given, which may be a key
+            raise click.UsageError(redact(error.format_message()), error.ctx) from None
         except BrokenPipeError:
             _broken_pipe()
         except KeyboardInterrupt:
@@ -148,7 +151,7 @@ def _looks_like_path(word: str) -> bool:
 
 def _fail(message: str) -> NoReturn:
     click.secho("error: ", fg="red", bold=True, err=True, nl=False)
-    click.echo(terminal_safe(message), err=True)
+    click.echo(terminal_safe(redact(message)), err=True)
     sys.exit(EXIT_BAD_INPUT)
 
 

@@ -186,12 +186,11 @@ def import_scores_command(
     --set declares the evaluator's settings (e.g. --set model=trust-v2); they and the name make its
     fingerprint. Score signals must lie in [0, 1]. Cases of RUN that FILE lacks are judge_failed.
     """
-    from rag_compare.config import apply_assignments, check_no_secrets
+    from rag_compare.config import apply_assignments
     from rag_compare.imported import import_scores
 
     wants_json(output_format)
     config = apply_assignments({}, assignments)
-    check_no_secrets(config)
     scores = import_scores(
         run, file, evaluator=evaluator, mapping=mapping, id_column=id_column, config=config, output=output
     )

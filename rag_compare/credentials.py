@@ -1,20 +1,32 @@
-"""Recognising credentials so they never enter a run file or a report.
+"""Recognising credentials so they never enter a run file, a scores file, a checkpoint or a message.
 
 A config key is a credential when its name says so (``api_key``, ``client_secret``, ``password``,
-``auth``, ``access_token``, ``bearer``...), not when it counts tokens (``max_tokens``). A value is a
-credential when it is the value of such an environment variable (``OPENAI_API_KEY``...) or looks
-like a bearer header.
+``auth``, ``access_token``, ``bearer``...), not when it counts tokens (``max_tokens``). A text holds a
+credential when it contains the value of such an environment variable (``OPENAI_API_KEY``...), or
+matches ``CREDENTIAL_PATTERN``: an authorization header, or a key in the shape a provider issues it.
 """
 
 from __future__ import annotations
 
 import itertools
+import json
+import os
 import re
 from collections.abc import Mapping
+from typing import TYPE_CHECKING
 
-import polars as pl
+if TYPE_CHECKING:
+    import polars as pl
 
-__all__ = ["credential_values", "is_credential_key", "looks_like_credential_value", "rows_containing"]
+__all__ = [
+    "CREDENTIAL_PATTERN",
+    "credential_cells",
+    "credential_in",
+    "credential_values",
+    "is_credential_key",
+    "looks_like_credential_value",
+    "redact",
+]
 
 _SECRET_WORDS = frozenset(
     {
@@ -33,7 +45,39 @@ _SECRET_WORDS = frozenset(
 )
 _SECRET_PAIRS = frozenset({("api", "key"), ("access", "key"), ("private", "key"), ("signing", "key")})
 _MIN_SECRET_LENGTH = 8
-_BEARER_VALUE = re.compile(r"\bbearer\s+\S{8,}", re.IGNORECASE)
+_TOKEN = "A-Za-z0-9._~+/=-"
+
+
+def _with_digit(chars: str, length: int) -> str:
+    """A run of at least ``length`` of ``chars`` of which one is a digit (a random token holds one; a
+    word does not), as a regex without look-ahead, which Polars' engine lacks."""
+    runs = (f"[{chars}]{{{before}}}[0-9][{chars}]{{{length - 1 - before},}}" for before in range(length - 1))
+    return f"(?:{'|'.join(runs)}|[{chars}]{{{length - 1},}}[0-9][{chars}]*)"
+
+
+_SHAPES = (  # (a text every match holds, in lower case; the shape)
+    (("bearer",), rf"(?i:\bbearer)\s+{_with_digit(_TOKEN, 8)}"),  # a bearer token, with or without its header
+    (("authorization",), rf"(?i:\bauthorization)[\"']?\s*[:=]\s*[\"']?(?:[A-Za-z]+\s+)?{_with_digit(_TOKEN, 8)}"),
+    (("sk-",), rf"\bsk-(?:(?:proj|svcacct|admin|ant)-)?{_with_digit('A-Za-z0-9_-', 20)}"),  # OpenAI, Anthropic
+    (("hf_",), r"\bhf_[A-Za-z0-9]{30,}"),  # Hugging Face
+    (
+        ("ghp_", "gho_", "ghu_", "ghs_", "ghr_", "github_pat_"),
+        r"\b(?:gh[pousr]_[A-Za-z0-9]{36,}|github_pat_[A-Za-z0-9_]{40,})",
+    ),
+    (("xox",), rf"\bxox[abposr]-{_with_digit('A-Za-z0-9-', 10)}"),  # Slack
+    (("akia", "asia"), r"\b(?:AKIA|ASIA)[0-9A-Z]{16}\b"),  # AWS access key id
+    (("-----begin",), r"-----BEGIN [A-Z ]*PRIVATE KEY-----"),
+)
+CREDENTIAL_PATTERN = "|".join(shape for _, shape in _SHAPES)
+"""What a credential looks like in any text, for Python's ``re`` and Polars alike. A prefix starts a word
+and is followed by a long random tail with a digit in it, so ``sk-learn``, ``task-...`` or "the bearer
+instruments" are words, not keys."""
+_SHAPED = "a credential (an API key or an authorization header)"
+"""What a text matching ``CREDENTIAL_PATTERN`` holds, in messages."""
+_CREDENTIAL = re.compile(CREDENTIAL_PATTERN)
+_ANCHORS = tuple(anchor for anchors, _ in _SHAPES for anchor in anchors)
+_SHOWN_PREFIX = 3
+_REDACTED = "…(redacted)"
 
 
 def _words(key: str) -> list[str]:
@@ -52,8 +96,9 @@ def is_credential_key(key: str) -> bool:
 
 
 def looks_like_credential_value(value: str) -> bool:
-    """True for a value holding a bearer credential (``Bearer abc...``, ``Authorization: Bearer ...``)."""
-    return bool(_BEARER_VALUE.search(value))
+    """True for a text matching ``CREDENTIAL_PATTERN`` (``Bearer abc...``, ``sk-proj-...``, ``AKIA...``)."""
+    lowered = value.lower()  # a plain search first: the pattern is slow in Python's engine
+    return any(anchor in lowered for anchor in _ANCHORS) and bool(_CREDENTIAL.search(value))
 
 
 def credential_values(environ: Mapping[str, str]) -> dict[str, str]:
@@ -65,7 +110,72 @@ def credential_values(environ: Mapping[str, str]) -> dict[str, str]:
     }
 
 
-def rows_containing(frame: pl.DataFrame, column: str, secret: str, row_column: str) -> list[int]:
-    """Row numbers whose text in ``column`` contains ``secret`` (searched as a literal)."""
-    found = pl.col(column).cast(pl.String).str.contains(secret, literal=True).fill_null(False)
-    return [int(row) for row in frame.filter(found).get_column(row_column).to_list()]
+def credential_in(text: str, secrets: Mapping[str, str]) -> str | None:
+    """What credential ``text`` holds (``the value of NAME`` or ``_SHAPED``), or None."""
+    leaked = sorted(name for name, secret in secrets.items() if secret in text)
+    if leaked:
+        return f"the value of {', '.join(leaked)}"
+    return _SHAPED if looks_like_credential_value(text) else None
+
+
+def redact(text: str, secrets: Mapping[str, str] | None = None) -> str:
+    """``text`` with every credential replaced: a key shape keeps its first 3 characters (``sk-…(redacted)``),
+    the value of a variable of ``secrets`` (default: the credential variables of ``os.environ``) nothing."""
+    for secret in (credential_values(os.environ) if secrets is None else secrets).values():
+        text = text.replace(secret, _REDACTED)
+    return _CREDENTIAL.sub(lambda match: match.group(0)[:_SHOWN_PREFIX] + _REDACTED, text)
+
+
+def credential_cells(
+    frame: pl.DataFrame, secrets: Mapping[str, str], row_column: str | None = None
+) -> list[tuple[int | None, str, str]]:
+    """``(row, column, what)`` for every cell of ``frame`` holding a credential (see ``credential_in``).
+
+    Text, list and struct columns are searched, nested values as their JSON text; ``row`` is the value
+    of ``row_column``, else the position from 1. A column whose name holds a credential is one entry
+    with row None, its name redacted.
+    """
+    import polars as pl
+
+    rows = pl.col(row_column) if row_column is not None else pl.int_range(1, pl.len() + 1)
+    cells: list[tuple[int | None, str, str]] = [
+        (None, redact(column, secrets), what)
+        for column in frame.columns
+        if (what := credential_in(column, secrets)) is not None
+    ]
+    texts = {
+        column: text
+        for column, dtype in frame.schema.items()
+        if column != row_column and (text := _as_text(column, dtype)) is not None
+    }
+    if not texts:
+        return cells
+    found = frame.select(rows.alias("row"), *(_finding(text, secrets).alias(column) for column, text in texts.items()))
+    hits = found.unpivot(index="row", variable_name="column", value_name="what").drop_nulls("what")
+    return cells + [(int(row), column, what) for row, column, what in hits.iter_rows()]
+
+
+def _as_text(column: str, dtype: pl.DataType) -> pl.Expr | None:
+    """``column`` as text to search: itself, a category's label, a nested value's JSON; None for numbers."""
+    import polars as pl
+
+    if dtype == pl.String:
+        return pl.col(column)
+    if isinstance(dtype, pl.Categorical | pl.Enum):
+        return pl.col(column).cast(pl.String)
+    if dtype.is_nested():
+        return pl.struct(pl.col(column).alias("v")).struct.json_encode()
+    return None
+
+
+def _finding(text: pl.Expr, secrets: Mapping[str, str]) -> pl.Expr:
+    """What credential ``text`` holds, as ``credential_in`` says it (a variable's value is also found
+    escaped as in JSON), else null."""
+    import polars as pl
+
+    finding: pl.Expr = pl.when(text.str.contains(CREDENTIAL_PATTERN)).then(pl.lit(_SHAPED))
+    for name, secret in sorted(secrets.items(), reverse=True):
+        escaped = json.dumps(secret, ensure_ascii=False)[1:-1]
+        holds = text.str.contains(secret, literal=True) | text.str.contains(escaped, literal=True)
+        finding = pl.when(holds).then(pl.lit(f"the value of {name}")).otherwise(finding)
+    return finding

@@ -29,6 +29,7 @@ from datetime import UTC, datetime
 from typing import Any, TypeVar
 
 from rag_compare.cache import ReplyCache, request_key
+from rag_compare.credentials import redact
 from rag_compare.errors import ConfigError, EndpointError, RagCompareError
 
 __all__ = [
@@ -311,6 +312,7 @@ def describe(error: BaseException) -> str:
 
 
 def _short(text: str, limit: int = 300) -> str:
+    text = redact(text)  # an endpoint may echo the key it was sent
     return text if len(text) <= limit else text[: limit - 3] + "..."
 
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import ipaddress
 import os
 from collections.abc import Callable
 from typing import Any
@@ -9,16 +10,21 @@ from urllib.parse import urlsplit, urlunsplit
 
 from rag_compare.errors import ConfigError
 
-__all__ = ["client_factory", "endpoint_name", "open_client"]
+__all__ = ["INSECURE_KEY_ENV", "check_key_transport", "client_factory", "endpoint_name", "open_client"]
+
+INSECURE_KEY_ENV = "RAG_COMPARE_ALLOW_INSECURE_KEY"
+"""Set to ``1`` to send an API key over plain ``http://`` to a host that is not this machine."""
 
 
 def open_client(base_url: str | None = None, api_key: str | None = None) -> Any:
     """An ``openai.AsyncOpenAI`` for ``base_url`` (default ``OPENAI_BASE_URL``) with ``api_key`` (default
-    ``OPENAI_API_KEY``); an endpoint given by URL needs no key. Retries are left to the caller."""
+    ``OPENAI_API_KEY``); an endpoint given by URL needs no key. Retries are left to the caller.
+
+    A key is never sent in the clear (see ``check_key_transport``).
+    """
     import openai
 
-    base_url = base_url or os.environ.get("OPENAI_BASE_URL") or None
-    api_key = api_key or os.environ.get("OPENAI_API_KEY")
+    base_url, api_key = check_key_transport(base_url, api_key)
     if not api_key:
         if base_url is None:
             raise ConfigError("no API key: set OPENAI_API_KEY, or give --base-url for an endpoint that needs none.")
@@ -26,10 +32,40 @@ def open_client(base_url: str | None = None, api_key: str | None = None) -> Any:
     return openai.AsyncOpenAI(base_url=base_url, api_key=api_key, max_retries=0)
 
 
+def check_key_transport(base_url: str | None = None, api_key: str | None = None) -> tuple[str | None, str | None]:
+    """The endpoint and key a client would use (defaults ``OPENAI_BASE_URL``, ``OPENAI_API_KEY``), refused
+    with a ``ConfigError`` when a key would go over plain ``http://`` to a host that is not loopback
+    (``localhost``, 127.0.0.0/8, ``::1``) and ``INSECURE_KEY_ENV`` is not ``1``."""
+    base_url = base_url or os.environ.get("OPENAI_BASE_URL") or None
+    api_key = api_key or os.environ.get("OPENAI_API_KEY") or None
+    if api_key and base_url is not None and _in_the_clear(base_url) and os.environ.get(INSECURE_KEY_ENV) != "1":
+        raise ConfigError(
+            f"{endpoint_name(base_url=base_url)}: plain http to another machine would send OPENAI_API_KEY "
+            f"unencrypted. Use an https URL, or set {INSECURE_KEY_ENV}=1 to send it anyway."
+        )
+    return base_url, api_key
+
+
+def _in_the_clear(url: str) -> bool:
+    """Whether ``url`` is plain http to a host that is not this machine."""
+    parts = urlsplit(url.strip())
+    if parts.scheme.lower() != "http":
+        return False
+    host = (parts.hostname or "").rstrip(".")
+    if host == "localhost":
+        return False
+    try:
+        return not ipaddress.ip_address(host).is_loopback
+    except ValueError:
+        return True
+
+
 def client_factory(client: Any = None, base_url: str | None = None, api_key: str | None = None) -> Callable[[], Any]:
-    """What makes the client when a request has to be sent: ``client`` as it is, else ``open_client``."""
+    """What makes the client when a request has to be sent: ``client`` as it is, else ``open_client``
+    (whose endpoint and key are checked now, before anything starts)."""
     if client is not None:
         return lambda: client
+    check_key_transport(base_url, api_key)
     return lambda: open_client(base_url, api_key)
 
 

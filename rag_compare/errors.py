@@ -24,6 +24,8 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from rag_compare.credentials import redact
+
 __all__ = [
     "CaptureError",
     "CompareError",
@@ -73,10 +75,10 @@ class Problem:
 
 
 def show_value(value: object) -> str:
-    """A short, quoted rendering of an offending value for a message."""
+    """A short, quoted rendering of an offending value for a message, any credential in it redacted."""
     if value is None:
         return "an empty cell"
-    text = repr(value)
+    text = repr(redact(value)) if isinstance(value, str) else redact(repr(value))
     if len(text) > _MAX_VALUE_CHARS:
         text = text[: _MAX_VALUE_CHARS - 3] + "..."
     return text
@@ -96,7 +98,11 @@ def sorted_problems(problems: Iterable[Problem]) -> list[Problem]:
 
 
 class RagCompareError(Exception):
-    """Root of every error a user can cause; the message names the problem and the fix."""
+    """Root of every error a user can cause; the message names the problem and the fix, and never shows a
+    credential (see ``credentials.redact``)."""
+
+    def __init__(self, *args: object) -> None:
+        super().__init__(*(redact(arg) if isinstance(arg, str) else arg for arg in args))
 
 
 class InputFileError(RagCompareError):

@@ -10,7 +10,7 @@ import polars as pl
 
 from rag_compare.columns import coerce_columns
 from rag_compare.corpus import Corpus
-from rag_compare.credentials import credential_values, rows_containing
+from rag_compare.credentials import credential_cells, credential_values
 from rag_compare.errors import ContractError, Problem, show_value
 from rag_compare.frames import lookalike_key
 from rag_compare.schemas import RECORD_COLUMNS, RecordsSchema, contract_problems
@@ -19,6 +19,7 @@ from rag_compare.tables import ROW, read_source
 __all__ = ["RECORD_NAMES", "join_labels"]
 
 RECORD_NAMES = tuple(spec.name for spec in RECORD_COLUMNS)
+_FROM_CORPUS = " (from the corpus)"
 
 
 def join_labels(
@@ -29,8 +30,9 @@ def join_labels(
     """Validate ``records`` against the contract and ``corpus``; return them with the case labels.
 
     Columns: the record contract columns, the corpus columns, then the records' own metadata.
-    Every problem is collected first and raised at once as a ``ContractError``; credentials from
-    ``environ`` (default ``os.environ``) found in any text column are problems too.
+    Every problem is collected first and raised at once as a ``ContractError``; a credential (see
+    ``credentials``; the values of the credential variables of ``environ``, default ``os.environ``) in
+    any column of the records, or of the corpus columns joined to them, is a problem too.
     """
     source, raw = read_source(records, "run records")
     frame, problems = coerce_columns(raw, RECORD_COLUMNS)
@@ -47,15 +49,13 @@ def join_labels(
         if name in corpus.frame.columns
     ]
     problems += _unknown_case_problems(frame, corpus)
-    problems += _credential_problems(frame, credential_values(os.environ if environ is None else environ))
+    joined = frame.join(corpus.frame, on="case_id", how="left", suffix=_FROM_CORPUS)
+    secrets = credential_values(os.environ if environ is None else environ)
+    problems += _credential_problems(joined, frame.columns, secrets)
     problems = contract_problems(frame, RecordsSchema, ROW, already=problems)
     if problems:
         raise ContractError(source, "run records file", problems)
-    return (
-        frame.select(*RECORD_NAMES, *metadata)
-        .join(corpus.frame, on="case_id", how="left")
-        .select(*RECORD_NAMES, *corpus.frame.drop("case_id").columns, *metadata)
-    )
+    return joined.select(*RECORD_NAMES, *corpus.frame.drop("case_id").columns, *metadata)
 
 
 def _unknown_case_problems(frame: pl.DataFrame, corpus: Corpus) -> list[Problem]:
@@ -83,15 +83,13 @@ def _unknown_case_problems(frame: pl.DataFrame, corpus: Corpus) -> list[Problem]
     ]
 
 
-def _credential_problems(frame: pl.DataFrame, secrets: Mapping[str, str]) -> list[Problem]:
-    text_columns = [name for name, dtype in frame.schema.items() if dtype == pl.String]
+def _credential_problems(joined: pl.DataFrame, record_columns: list[str], secrets: Mapping[str, str]) -> list[Problem]:
+    """A problem per cell of the records joined with their labels that holds a credential."""
     return [
         Problem(
             row=row,
-            column=column,
-            expected=f"no credential (this cell holds the value of {name}); remove it before freezing",
+            column=column if column in record_columns or column.endswith(_FROM_CORPUS) else column + _FROM_CORPUS,
+            expected=f"no credential, but this cell holds {what}; remove it before freezing",
         )
-        for name, secret in secrets.items()
-        for column in text_columns
-        for row in rows_containing(frame, column, secret, ROW)
+        for row, column, what in credential_cells(joined, secrets, ROW)
     ]

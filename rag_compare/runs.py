@@ -14,7 +14,7 @@ from typing import Any
 import polars as pl
 
 from rag_compare._version import __version__
-from rag_compare.config import RESERVED_KEYS, check_no_secrets, flatten
+from rag_compare.config import RESERVED_KEYS, check_config, flatten
 from rag_compare.corpus import Corpus, load_corpus, refuse_unreviewed
 from rag_compare.errors import ConfigError, RunFileError
 from rag_compare.frames import count_by
@@ -109,7 +109,7 @@ def freeze_run(
             f"the config's top_k is {top_k!r}, not {K_EXPECTED}: a comparison could not cut the ranked lists "
             "at it. Set top_k to the number of passages retrieved per case, or leave it out."
         )
-    check_no_secrets(user_config, environ)
+    check_config(user_config, environ)
     if output is not None:
         ensure_absent(Path(output))
     loaded = corpus if isinstance(corpus, Corpus) else load_corpus(corpus)

@@ -17,6 +17,7 @@ fingerprint, path), so scores are never used with another run's records.
 from __future__ import annotations
 
 import json
+import os
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
@@ -27,7 +28,9 @@ from typing import Any
 import polars as pl
 
 from rag_compare._version import __version__
-from rag_compare.errors import ScoresError
+from rag_compare.config import check_config
+from rag_compare.credentials import credential_cells, credential_values
+from rag_compare.errors import ScoresError, show_value
 from rag_compare.frames import count_by
 from rag_compare.judge import Judge
 from rag_compare.render import Report, counts_line, text_table
@@ -139,6 +142,8 @@ def score_run(run: Run, judge: Judge, *, output: str | Path | None = None) -> Sc
     """
     if output is not None:
         ensure_absent(Path(output), "scores file")
+    evaluator = {"name": judge.name, "fingerprint": judge.fingerprint, "config": dict(judge.config)}
+    check_config(evaluator)  # before any request: the settings must be storable
     verdicts = judge.judge(run.records)
     if "judge_status" not in verdicts.columns:
         verdicts = verdicts.with_columns(judge_status=pl.lit("ok"), judge_error=pl.lit(None, pl.String))
@@ -151,7 +156,6 @@ def score_run(run: Run, judge: Judge, *, output: str | Path | None = None) -> Sc
         ),
         judge_status=pl.when(pl.lit(answered)).then(pl.col("judge_status")).otherwise(pl.lit("not_judged")),
     )
-    evaluator = {"name": judge.name, "fingerprint": judge.fingerprint, "config": dict(judge.config)}
     return make_scores(run, frame, evaluator, output=output)
 
 
@@ -159,8 +163,13 @@ def make_scores(
     run: Run, frame: pl.DataFrame, evaluator: Mapping[str, Any], *, output: str | Path | None = None
 ) -> Scores:
     """Freeze ``frame`` (``case_id``, ``judge_status``, ``judge_error`` and signals, one row per record
-    of ``run``) as the scores of ``run`` by ``evaluator`` (``name``, ``fingerprint``, ``config``)."""
+    of ``run``) as the scores of ``run`` by ``evaluator`` (``name``, ``fingerprint``, ``config``).
+
+    Neither may hold a credential (see ``credentials``; also the values of credential-like variables of
+    ``os.environ``), nor the config a number that is not finite."""
     _check_frame(frame, run)
+    check_config(evaluator)
+    _refuse_credentials(frame, run)
     scored = {"name": run.name, "fingerprint": run.fingerprint, "path": None if run.path is None else str(run.path)}
     created_at = datetime.now(tz=UTC).isoformat(timespec="seconds")
     described = {
@@ -206,6 +215,20 @@ def _check_frame(frame: pl.DataFrame, run: Run) -> None:
     unknown = frame.join(run.records.select("case_id"), on="case_id", how="anti").get_column("case_id")
     if unknown.len():
         raise ScoresError(f"scores name case ids that run '{run.name}' lacks: {', '.join(unknown.head(10))}.")
+
+
+def _refuse_credentials(frame: pl.DataFrame, run: Run) -> None:
+    cells = credential_cells(frame, credential_values(os.environ))
+    if cells:
+        ids = frame.get_column("case_id")
+        cases = ["" if row is None else f"case {show_value(ids[row - 1])}, " for row, _, _ in cells[:10]]
+        listed = "".join(
+            f"  - {case}column '{column}': {what}\n" for case, (_, column, what) in zip(cases, cells, strict=False)
+        )
+        raise ScoresError(
+            f"scores of run '{run.name}' hold credentials, which are never written to a scores file:\n{listed}"
+            "Remove them from what the evaluator returns (an explanation quoting a key, an error echoing it)."
+        )
 
 
 def _check_columns(frame: pl.DataFrame, source: str) -> None:

@@ -19,6 +19,7 @@ from rag_compare.checkpoint import checkpoint_path
 from rag_compare.context import BudgetContextBuilder
 from rag_compare.errors import CaptureError, ConfigError, EndpointError, RunExistsError, SecretInConfigError
 from rag_compare.pipeline import Case, CaseFailure, Context, Generation, Passage
+from tests.credential_shapes import OPENAI_KEY
 
 # Four cases of version v1; "syn@v1" is an unreviewed synthetic draft. Each case's question names the passages
 # the fake retriever returns for it, so the expected records can be written down.
@@ -245,6 +246,41 @@ def test_an_interrupted_capture_resumes_from_its_checkpoint_without_redoing_or_l
     assert sorted(ids) == sorted(corpus.get_column("case_id").to_list())  # each exactly once
     assert set(run.records.get_column("status")) == {"ok"}
     assert not checkpoint_path(output).exists()
+
+
+def test_a_checkpoint_holding_a_credential_is_refused_on_resume(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    output = tmp_path / "run.arrow"
+    with pytest.raises(EndpointError):
+        capture(CORPUS, Retrieve(), StopAfter(1), top_k=1, output=output, concurrency=1)
+    monkeypatch.setenv("DB_PASSWORD", "answer a@v1")  # now a secret, written by the capture before
+    retrieve = Retrieve()
+    with pytest.raises(CaptureError, match=r"case 'a@v1': column 'answer' in .*checkpoint\.jsonl") as excinfo:
+        capture(CORPUS, retrieve, StopAfter(100), top_k=1, output=output)
+    assert "answer a@v1" not in str(excinfo.value)
+    assert retrieve.calls == []
+    assert not output.exists()
+
+
+@pytest.mark.parametrize(
+    ("passage", "column"),
+    [
+        pytest.param({"passage_id": OPENAI_KEY}, "retrieved_passage_ids", id="list-item"),
+        pytest.param(
+            {"passage_id": "p1", "source": {"auth": f"Bearer {OPENAI_KEY[8:]}"}}, "retrieved_metadata", id="metadata"
+        ),
+    ],
+)
+def test_a_record_holding_a_credential_stops_the_capture_before_its_checkpoint(
+    tmp_path: Path, passage: dict[str, Any], column: str
+) -> None:
+    output = tmp_path / "run.arrow"
+    with pytest.raises(CaptureError, match=f"case 'a@v1': column '{column}' holds a credential") as excinfo:
+        capture(CORPUS, lambda case, top_k: [passage], answer, top_k=1, output=output, concurrency=1)
+    assert OPENAI_KEY[8:] not in str(excinfo.value)
+    assert OPENAI_KEY[8:] not in checkpoint_path(output).read_text(encoding="utf-8")
+    assert not output.exists()
 
 
 def test_a_line_cut_off_by_a_killed_process_is_dropped_and_its_case_captured_again(tmp_path: Path) -> None:

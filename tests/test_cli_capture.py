@@ -17,8 +17,9 @@ from click.testing import Result
 
 from rag_compare import load_run
 from rag_compare.checkpoint import checkpoint_path
-from tests.chat_server import ChatServer
+from tests.chat_server import ChatServer, Reply
 from tests.conftest import EXAMPLE_CORPUS, ROOT
+from tests.credential_shapes import OPENAI_KEY
 
 PASSAGES = ROOT / "corpora" / "handbook_passages.csv"
 REVIEWED_CASES = 35  # the example corpus holds 36 cases, one of them an unreviewed synthetic draft
@@ -176,3 +177,46 @@ def test_a_prompt_template_that_cannot_render_exits_2_naming_it(
     assert f"error: {prompt}: the prompt template" in result.stderr
     assert message in result.stderr
     assert not output.exists()
+
+
+def test_a_capture_whose_answer_holds_a_key_stops_before_checkpointing_it(cli: Callable[..., Result],
+                                                                          tmp_path: Path) -> None:  # fmt: skip
+    output = tmp_path / "run.arrow"
+    with ChatServer(lambda request, attempt: Reply(content=f"the key is {OPENAI_KEY}")) as server:
+        result = cli("capture", EXAMPLE_CORPUS, "--passages", PASSAGES, "--top-k", 3, "--generator", "openai",
+                     "--model", "m", "--base-url", server.base_url, "--concurrency", 1, "--output", output)  # fmt: skip
+        sent = server.count()
+    assert result.exit_code == 2, result.output
+    first = pl.read_csv(EXAMPLE_CORPUS).get_column("case_id")[0]
+    assert f"case '{first}': column 'answer' holds a credential" in result.output
+    assert "<frame>" not in result.output
+    assert OPENAI_KEY not in result.output
+    assert sent <= 2  # stopped at the first answer, not after every case
+    assert not output.exists()
+    checkpoint = checkpoint_path(output)
+    assert not checkpoint.exists() or OPENAI_KEY not in checkpoint.read_text(encoding="utf-8")
+
+
+def test_a_capture_refuses_a_corpus_case_holding_a_key_before_it_starts(cli: Callable[..., Result],
+                                                                       tmp_path: Path) -> None:  # fmt: skip
+    corpus = tmp_path / "corpus.csv"
+    corpus.write_text(EXAMPLE_CORPUS.read_text(encoding="utf-8").replace("Can I lease a bike", f"Is {OPENAI_KEY} ok"))
+    output = tmp_path / "run.arrow"
+    result = cli("capture", corpus, "--passages", PASSAGES, "--top-k", 3, "--output", output)
+    assert result.exit_code == 2, result.output
+    assert "case 'bike-lease@2026-01': corpus column 'question' holds a credential" in result.output
+    assert OPENAI_KEY not in result.output
+    assert not output.exists()
+    assert not checkpoint_path(output).exists()
+
+
+def test_a_failed_request_echoing_the_key_is_recorded_redacted(cli: Callable[..., Result], tmp_path: Path) -> None:
+    output = tmp_path / "run.arrow"
+    echo = Reply(status=400, body=json.dumps({"error": {"message": f"bad request with key {OPENAI_KEY}"}}))
+    with ChatServer(lambda request, attempt: echo) as server:
+        result = cli("capture", EXAMPLE_CORPUS, "--passages", PASSAGES, "--top-k", 2, "--generator", "openai",
+                     "--model", "m", "--base-url", server.base_url, "--output", output)  # fmt: skip
+    assert result.exit_code == 0, result.output
+    errors = load_run(output).records.get_column("error")
+    assert errors.str.contains("bad request with key sk-…(redacted)", literal=True).all()
+    assert OPENAI_KEY.encode() not in output.read_bytes()

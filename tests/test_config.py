@@ -3,13 +3,19 @@
 from __future__ import annotations
 
 import copy
+import json
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 import pytest
+from click.testing import Result
 
-from rag_compare.config import apply_assignments, check_no_secrets, flatten, read_config_file
+from rag_compare.config import apply_assignments, check_config, flatten, read_config_file
 from rag_compare.errors import ConfigError, SecretInConfigError
+from tests.credential_shapes import KEY_SHAPES, OPENAI_KEY
+
+Cli = Callable[..., Result]
 
 SECRET = "sk-test-1234567890"
 ENV = {"OPENAI_API_KEY": SECRET}
@@ -167,7 +173,7 @@ def test_flatten_keeps_lists_as_values() -> None:
 )
 def test_credential_key_is_refused_at_any_depth(config: dict[str, Any]) -> None:
     with pytest.raises(SecretInConfigError) as excinfo:
-        check_no_secrets(config, environ={})
+        check_config(config, environ={})
     assert "named like a credential" in str(excinfo.value)
 
 
@@ -176,12 +182,12 @@ def test_credential_key_is_refused_at_any_depth(config: dict[str, Any]) -> None:
     [
         pytest.param({"note": SECRET}, "note", id="equal"),
         pytest.param({"generator": {"header": f"key={SECRET};"}}, "generator.header", id="containing"),
-        pytest.param({"headers": ["x", SECRET]}, "headers", id="in-list"),
+        pytest.param({"headers": ["x", SECRET]}, "headers[1]", id="in-list"),
     ],
 )
 def test_env_secret_value_is_refused_without_showing_it(config: dict[str, Any], key: str) -> None:
     with pytest.raises(SecretInConfigError) as excinfo:
-        check_no_secrets(config, environ=ENV)
+        check_config(config, environ=ENV)
     message = str(excinfo.value)
     assert f"'{key}'" in message
     assert "OPENAI_API_KEY" in message
@@ -190,15 +196,15 @@ def test_env_secret_value_is_refused_without_showing_it(config: dict[str, Any], 
 
 def test_bearer_value_is_refused_without_showing_it() -> None:
     with pytest.raises(SecretInConfigError) as excinfo:
-        check_no_secrets({"headers": {"x": "Bearer xyz12345678"}}, environ={})
+        check_config({"headers": {"x": "Bearer xyz12345678"}}, environ={})
     message = str(excinfo.value)
-    assert "'headers.x' holds a bearer credential" in message
+    assert "'headers.x' holds a credential (an API key or an authorization header)" in message
     assert "xyz12345678" not in message
 
 
 def test_credential_key_message_does_not_show_its_value() -> None:
     with pytest.raises(SecretInConfigError) as excinfo:
-        check_no_secrets({"generator": {"api_key": SECRET}}, environ=ENV)
+        check_config({"generator": {"api_key": SECRET}}, environ=ENV)
     message = str(excinfo.value)
     assert "'generator.api_key'" in message
     assert SECRET not in message
@@ -206,8 +212,89 @@ def test_credential_key_message_does_not_show_its_value() -> None:
 
 def test_ordinary_config_is_accepted() -> None:
     config = {"max_tokens": 512, "generator": {"model": "gpt", "prompt_tokens": 100}, "name": "sk-test"}
-    assert check_no_secrets(config, environ=ENV) is None
+    assert check_config(config, environ=ENV) is None
 
 
 def test_secret_error_is_a_config_error() -> None:
     assert issubclass(SecretInConfigError, ConfigError)
+
+
+def _freeze(cli: Cli, tmp_path: Path, records: Path, corpus: Path, *options: str | Path) -> Result:
+    output = tmp_path / "run.arrow"
+    result = cli("freeze", records, "--corpus", corpus, *options, "--output", output)
+    assert result.exit_code == 2, result.output
+    assert not output.exists()
+    return result
+
+
+@pytest.mark.parametrize(
+    ("value", "where"),
+    [
+        pytest.param(
+            [{"name": "search", "auth": {"user": "me"}}],
+            "'tools[0].auth' is named like a credential",
+            id="key-in-a-dict-in-a-list",
+        ),
+        pytest.param(
+            ["x", {"header": KEY_SHAPES["aws"]}], "'tools[1].header' holds a credential", id="value-in-a-list"
+        ),
+        pytest.param({"deep": [[OPENAI_KEY]]}, "'tools.deep[0][0]' holds a credential", id="nested-lists"),
+        pytest.param({OPENAI_KEY: 1}, "'tools.sk-…(redacted)' is a key holding a credential", id="key-is-a-secret"),
+    ],
+)
+def test_freeze_refuses_credentials_anywhere_in_the_config(
+    cli: Cli, tmp_path: Path, small_records: Path, small_corpus: Path, value: Any, where: str
+) -> None:
+    result = _freeze(cli, tmp_path, small_records, small_corpus, "--set", f"tools={json.dumps(value)}")
+    assert where in result.output
+    assert OPENAI_KEY not in result.output
+    assert KEY_SHAPES["aws"] not in result.output
+
+
+@pytest.mark.parametrize(
+    "assignments",
+    [
+        pytest.param(["a=1", f"a.b={OPENAI_KEY}"], id="under-a-value"),
+        pytest.param([OPENAI_KEY], id="no-equals"),
+        pytest.param([f"x=[{OPENAI_KEY}"], id="not-json"),
+    ],
+)
+def test_a_failed_set_never_prints_its_value(
+    cli: Cli, tmp_path: Path, small_records: Path, small_corpus: Path, assignments: list[str]
+) -> None:
+    options = [word for assignment in assignments for word in ("--set", assignment)]
+    result = _freeze(cli, tmp_path, small_records, small_corpus, *options)
+    assert OPENAI_KEY not in result.output
+    assert "Ab3dEf6hIj" not in result.output
+
+
+@pytest.mark.parametrize("value", ["NaN", "Infinity", "-Infinity", "1e999", "[1, NaN]", '{"t": Infinity}'])
+def test_set_refuses_a_number_that_is_not_finite(
+    cli: Cli, tmp_path: Path, small_records: Path, small_corpus: Path, value: str
+) -> None:
+    result = _freeze(cli, tmp_path, small_records, small_corpus, "--set", f"generator.temperature={value}")
+    assert "--set generator.temperature=" in result.output
+    assert "not a finite number" in result.output
+
+
+@pytest.mark.parametrize(
+    ("name", "text", "key"),
+    [
+        pytest.param("run.toml", "[generator]\ntemperature = nan\n", "generator.temperature", id="toml-nan"),
+        pytest.param("run.toml", "budgets = [1.0, -inf]\n", "budgets[1]", id="toml-inf-in-a-list"),
+        pytest.param("run.json", '{"generator": {"temperature": NaN}}', "generator.temperature", id="json-nan"),
+        pytest.param("run.json", '{"top_p": 1e400}', "top_p", id="json-overflow"),
+    ],
+)
+def test_config_files_refuse_numbers_that_are_not_finite(
+    cli: Cli, tmp_path: Path, small_records: Path, small_corpus: Path, name: str, text: str, key: str
+) -> None:
+    path = tmp_path / name
+    path.write_text(text, encoding="utf-8")
+    result = _freeze(cli, tmp_path, small_records, small_corpus, "--config", path)
+    assert f"{path}: '{key}' is not a finite number" in result.output
+
+
+def test_check_config_refuses_numbers_that_are_not_finite() -> None:
+    with pytest.raises(ConfigError, match=r"'a\.b\[0\]' is not a finite number"):
+        check_config({"a": {"b": [float("nan")]}}, environ={})

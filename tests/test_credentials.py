@@ -2,16 +2,27 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
+from pathlib import Path
+
 import polars as pl
 import pytest
+from click.testing import Result
 
 from rag_compare.credentials import (
+    CREDENTIAL_PATTERN,
+    credential_cells,
     credential_values,
     is_credential_key,
     looks_like_credential_value,
-    rows_containing,
+    redact,
 )
+from rag_compare.errors import ConfigError, show_value
 from rag_compare.tables import ROW
+from tests.credential_shapes import KEY_SHAPES, OPENAI_KEY, ORDINARY_TEXTS
+
+Cli = Callable[..., Result]
+Write = Callable[[str, str | bytes], Path]
 
 CREDENTIAL_KEYS = [
     "api_key",
@@ -83,9 +94,10 @@ def test_credential_values_of_empty_environment() -> None:
 @pytest.mark.parametrize(
     ("value", "expected"),
     [
-        ("Bearer abcdefghijk", True),
+        ("Bearer abcdefghijk", False),  # a word, not a token: no digit
+        ("Bearer abc123defgh", True),
         ("  bearer 12345678", True),
-        ("Authorization: Bearer abcdefghijk", True),
+        ("Authorization: Bearer abc123defgh", True),
         ("BEARER xyz12345678", True),
         ("Bearer short", False),
         ("Bearer", False),
@@ -97,40 +109,102 @@ def test_looks_like_credential_value(value: str, expected: bool) -> None:
     assert looks_like_credential_value(value) is expected
 
 
-@pytest.fixture
-def answers() -> pl.DataFrame:
-    return pl.DataFrame(
+@pytest.mark.parametrize("text", KEY_SHAPES.values(), ids=KEY_SHAPES.keys())
+def test_key_shapes_are_credentials_without_any_environment(text: str) -> None:
+    assert looks_like_credential_value(text) is True
+    assert looks_like_credential_value(f"the key is '{text}', keep it") is True
+
+
+@pytest.mark.parametrize("text", ORDINARY_TEXTS)
+def test_ordinary_text_is_not_a_credential(text: str) -> None:
+    assert looks_like_credential_value(text) is False
+
+
+def test_the_pattern_finds_the_same_in_polars_and_python() -> None:
+    texts = [*KEY_SHAPES.values(), *ORDINARY_TEXTS]
+    found = pl.Series(texts).str.contains(CREDENTIAL_PATTERN).to_list()
+    assert found == [looks_like_credential_value(text) for text in texts]
+
+
+def test_credential_cells_searches_every_kind_of_column() -> None:
+    frame = pl.DataFrame(
         {
-            "answer": [
-                "nothing to see",
-                "key is sk-test-1234567890 here",
-                None,
-                "sk-test-1234567890",
-                "a.b*c+d?e is literal",
-                "aXbbbcdde",
-            ],
+            "answer": ["fine", f"use {OPENAI_KEY}", None],
+            "ids": [["a", "b"], None, ["c", "hunter2-hunter2"]],
+            "meta": [{"k": "v"}, {"k": 'x"hunter2-hunter2'}, None],
+            "spans": [[{"headers": {"auth": KEY_SHAPES["bearer"]}}], [], None],
+            "n": [1, 2, 3],
         }
-    ).with_row_index(ROW, offset=1)
+    )
+    found = credential_cells(frame, {"DB_PASSWORD": 'x"hunter2-hunter2'})
+    assert sorted(found) == [
+        (1, "spans", "a credential (an API key or an authorization header)"),
+        (2, "answer", "a credential (an API key or an authorization header)"),
+        (2, "meta", "the value of DB_PASSWORD"),
+    ]
+    assert (3, "ids", "the value of DB_PASSWORD") in credential_cells(frame, {"DB_PASSWORD": "hunter2-hunter2"})
 
 
-def test_rows_containing_finds_1_based_rows(answers: pl.DataFrame) -> None:
-    assert rows_containing(answers, "answer", "sk-test-1234567890", ROW) == [2, 4]
+def test_credential_cells_uses_the_row_column_when_given() -> None:
+    frame = pl.DataFrame({ROW: [7, 9], "answer": ["x", KEY_SHAPES["aws"]]})
+    assert credential_cells(frame, {}, ROW) == [(9, "answer", "a credential (an API key or an authorization header)")]
 
 
-def test_rows_containing_treats_secret_as_literal(answers: pl.DataFrame) -> None:
-    assert rows_containing(answers, "answer", "a.b*c+d?e", ROW) == [5]
+def test_credential_cells_names_a_column_named_like_a_secret() -> None:
+    frame = pl.DataFrame({OPENAI_KEY: ["x"]})
+    ((row, column, _),) = credential_cells(frame, {})
+    assert row is None
+    assert OPENAI_KEY not in column
 
 
-@pytest.mark.parametrize("secret", ["(unclosed", "[abc", "x|y", "^start$", "back\\slash"])
-def test_rows_containing_does_not_fail_on_regex_syntax(secret: str) -> None:
-    frame = pl.DataFrame({"text": ["plain", f"has {secret} inside"]}).with_row_index(ROW, offset=1)
-    assert rows_containing(frame, "text", secret, ROW) == [2]
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        (f"key {OPENAI_KEY} here", "key sk-…(redacted) here"),
+        (f"hunter2-hunter2 and {KEY_SHAPES['bearer']}", "…(redacted) and Bea…(redacted)"),
+        ("nothing secret", "nothing secret"),
+    ],
+)
+def test_redact_replaces_every_credential(text: str, expected: str) -> None:
+    assert redact(text, {"DB_PASSWORD": "hunter2-hunter2"}) == expected
 
 
-def test_rows_containing_nothing_found(answers: pl.DataFrame) -> None:
-    assert rows_containing(answers, "answer", "not-present-anywhere", ROW) == []
+@pytest.mark.parametrize("shape", KEY_SHAPES.values(), ids=KEY_SHAPES.keys())
+def test_redact_removes_the_whole_credential(shape: str) -> None:
+    assert redact(f"<{shape}> end", {}) == f"<{shape[:3]}…(redacted)> end"
 
 
-def test_rows_containing_casts_non_text_columns() -> None:
-    frame = pl.DataFrame({"n": [12345678, 1, None]}).with_row_index(ROW, offset=1)
-    assert rows_containing(frame, "n", "2345", ROW) == [1]
+def test_show_value_redacts_a_credential() -> None:
+    assert show_value(OPENAI_KEY) == "'sk-…(redacted)'"
+    assert show_value("plain") == "'plain'"
+
+
+def test_validate_never_prints_a_credential_of_a_bad_cell(cli: Cli, write: Write) -> None:
+    corpus = write(
+        "corpus.csv",
+        f"case_id,question,answerability,source_version,required_passage_ids\na@v1,Q?,{OPENAI_KEY},v1,p1\n",
+    )
+    result = cli("validate", corpus)
+    assert result.exit_code == 2
+    assert "row 1, column 'answerability': got 'sk-…(redacted)'" in result.output
+    assert OPENAI_KEY not in result.output
+
+
+def test_no_error_message_prints_a_credential_of_the_environment(cli: Cli, tmp_path: Path) -> None:
+    secret = "hunter2-hunter2"
+    result = cli("validate", tmp_path / f"{secret}.csv", env={"DB_PASSWORD": secret})
+    assert result.exit_code == 2
+    assert secret not in result.output
+    assert "(redacted)" in result.output
+
+
+def test_library_errors_never_hold_a_credential() -> None:
+    error = ConfigError(f"the retriever returned {OPENAI_KEY}")
+    assert str(error) == "the retriever returned sk-…(redacted)"
+
+
+def test_a_usage_error_never_prints_a_credential(cli: Cli, tmp_path: Path) -> None:
+    result = cli("capture", tmp_path / "c.csv", "--passages", tmp_path / "p.csv", "--top-k", OPENAI_KEY)
+    assert result.exit_code == 2
+    assert "--top-k" in result.output
+    assert OPENAI_KEY not in result.output

@@ -3,12 +3,13 @@
 from __future__ import annotations
 
 import json
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any
 
 import polars as pl
 import pytest
+from click.testing import Result
 
 from rag_compare import compare
 from rag_compare.errors import ContractError, Problem, RagCompareError, RunExistsError, ScoresError
@@ -16,6 +17,7 @@ from rag_compare.imported import import_scores
 from rag_compare.runs import Run, load_run
 from rag_compare.scores import Scores, load_scores
 from tests.conftest import HANDMADE_RUNS
+from tests.credential_shapes import KEY_SHAPES
 
 BASELINE, CANDIDATE = HANDMADE_RUNS / "baseline.arrow", HANDMADE_RUNS / "candidate.arrow"
 RUN = load_run(CANDIDATE)
@@ -332,3 +334,30 @@ def test_a_run_object_and_a_run_path_give_the_same_scores(tmp_path: Path) -> Non
     assert isinstance(RUN, Run)
     assert by_object.frame.equals(by_path.frame)
     assert by_object.evaluator["fingerprint"] == by_path.evaluator["fingerprint"]
+
+
+# -- credentials and non-finite settings, through the entry point -----------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("assignment", "message"),
+    [
+        pytest.param(f"model={json.dumps({'names': ['x', KEY_SHAPES['aws']]})}", "holds a credential", id="key-shape"),
+        pytest.param(
+            'headers=[{"auth": "x"}]', "'config.settings.headers[0].auth' is named like a credential", id="key-name"
+        ),
+        pytest.param("calibration.scale=NaN", "not a finite number", id="nan"),
+    ],
+)
+def test_import_scores_refuses_settings_that_cannot_be_stored(
+    cli: Callable[..., Result], tmp_path: Path, assignment: str, message: str
+) -> None:
+    source = tmp_path / "trust.csv"
+    pl.DataFrame(ROWS).write_csv(source)
+    output = tmp_path / "scores.arrow"
+    result = cli("import-scores", CANDIDATE, source, "--evaluator", "hosted", "--map", "trust=trustworthiness",
+                 "--set", assignment, "--output", output)  # fmt: skip
+    assert result.exit_code == 2, result.output
+    assert message in result.output
+    assert KEY_SHAPES["aws"] not in result.output
+    assert not output.exists()

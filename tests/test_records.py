@@ -2,15 +2,22 @@
 
 from __future__ import annotations
 
+import json
 from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 import polars as pl
 import pytest
+from click.testing import Result
 
 from rag_compare.corpus import load_corpus
 from rag_compare.errors import ContractError, Problem
 from rag_compare.records import RECORD_NAMES, join_labels
+from tests.conftest import SMALL_CORPUS
+from tests.credential_shapes import KEY_SHAPES, OPENAI_KEY
+
+Cli = Callable[..., Result]
 
 Write = Callable[[str, str | bytes], Path]
 
@@ -92,3 +99,54 @@ def test_frame_input_is_not_modified(small_corpus: Path) -> None:
     frame = join_labels(records, load_corpus(small_corpus), {})
     assert records.equals(before)
     assert frame["retrieved_passage_ids"].to_list() == [["meal-1"]]
+
+
+@pytest.mark.parametrize(
+    ("record", "column", "secret"),
+    [
+        pytest.param({"answer": f"use {OPENAI_KEY}"}, "answer", OPENAI_KEY, id="text"),
+        pytest.param({"retrieved_passage_ids": ["meal-1", OPENAI_KEY]}, "retrieved_passage_ids", OPENAI_KEY, id="list"),
+        pytest.param(
+            {"trace": {"headers": {"x": KEY_SHAPES["bearer"]}}}, "trace", KEY_SHAPES["bearer"][7:], id="struct"
+        ),
+        pytest.param({"spans": [{"attrs": {"k": KEY_SHAPES["aws"]}}]}, "spans", KEY_SHAPES["aws"], id="list-of-struct"),
+        pytest.param(
+            {"prompt_messages": json.dumps([{"content": KEY_SHAPES["github"]}])},
+            "prompt_messages",
+            KEY_SHAPES["github"],
+            id="json-text",
+        ),
+    ],
+)
+def test_freeze_refuses_a_credential_in_any_column(
+    cli: Cli, write: Write, small_corpus: Path, tmp_path: Path, record: dict[str, Any], column: str, secret: str
+) -> None:
+    records = write("r.jsonl", json.dumps({"case_id": "meal@v2", **record}) + "\n")
+    output = tmp_path / "run.arrow"
+    result = cli("freeze", records, "--corpus", small_corpus, "--output", output)
+    assert result.exit_code == 2, result.output
+    assert f"row 1, column '{column}'" in result.output
+    assert "credential" in result.output
+    assert secret not in result.output
+    assert not output.exists()
+
+
+def test_freeze_refuses_a_credential_in_a_corpus_column_of_the_run(cli: Cli, write: Write, tmp_path: Path) -> None:
+    secret = KEY_SHAPES["huggingface"]
+    corpus = write("corpus.csv", SMALL_CORPUS + f"tok@v2,Is {secret} valid?,unanswerable,v2,,,\n")
+    records = write("r.jsonl", '{"case_id": "meal@v2"}\n{"case_id": "tok@v2"}\n')
+    output = tmp_path / "run.arrow"
+    result = cli("freeze", records, "--corpus", corpus, "--output", output)
+    assert result.exit_code == 2, result.output
+    assert "row 2, column 'question (from the corpus)'" in result.output
+    assert secret not in result.output
+    assert not output.exists()
+    other = write("other.jsonl", '{"case_id": "meal@v2"}\n')  # a case the run does not hold does not matter
+    assert cli("freeze", other, "--corpus", corpus, "--output", output).exit_code == 0
+
+
+def test_freeze_accepts_ordinary_words_shaped_like_key_prefixes(cli: Cli, write: Write, small_corpus: Path,
+                                                                tmp_path: Path) -> None:  # fmt: skip
+    answer = "sk-learn and a task-abcdefghijklmnopqrstuvwxyz0123456789 with the bearer of news abcdefghijk"
+    records = write("r.jsonl", json.dumps({"case_id": "meal@v2", "answer": answer}) + "\n")
+    assert cli("freeze", records, "--corpus", small_corpus, "--output", tmp_path / "run.arrow").exit_code == 0

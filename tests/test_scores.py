@@ -3,15 +3,20 @@
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 from pathlib import Path
 
 import polars as pl
 import pytest
+from click.testing import Result
 
 from rag_compare import LexicalJudge, compare, freeze_run
 from rag_compare.errors import RunExistsError, RunIntegrityError, ScoresError
 from rag_compare.runs import Run
 from rag_compare.scores import Scores, load_scores, make_scores, score_run
+from tests.chat_server import ChatServer
+from tests.conftest import HANDMADE_RUNS
+from tests.credential_shapes import OPENAI_KEY
 from tests.test_llm_judge import CORPUS, RECORDS
 
 EVALUATOR = {"name": "hand", "fingerprint": "f" * 64, "config": {"name": "hand"}}
@@ -154,3 +159,31 @@ def test_comparison_without_scores_has_no_score_signals(runs: tuple[Run, Run]) -
     assert "helpfulness" not in comparison.aggregates.get_column("signal").to_list()
     assert not any(column.endswith("helpfulness") for column in comparison.cases.columns)
     assert comparison.evaluator["scores"] == {"baseline": None, "candidate": None}
+
+
+def test_scores_holding_a_credential_are_refused(tmp_path: Path) -> None:
+    run = freeze_run(RECORDS, CORPUS)
+    ids = run.records.get_column("case_id").to_list()
+    frame = pl.DataFrame(
+        {
+            "case_id": ids,
+            "judge_status": ["ok"] * len(ids),
+            "judge_error": [None] * (len(ids) - 1) + [f"the answer quotes {OPENAI_KEY}"],
+        }
+    )
+    output = tmp_path / "scores.arrow"
+    with pytest.raises(ScoresError, match=f"case '{ids[-1]}', column 'judge_error'") as excinfo:
+        make_scores(run, frame, EVALUATOR, output=output)
+    assert OPENAI_KEY not in str(excinfo.value)
+    assert not output.exists()
+
+
+def test_score_refuses_a_setting_that_is_not_finite_before_sending(cli: Callable[..., Result], tmp_path: Path) -> None:
+    output = tmp_path / "scores.arrow"
+    with ChatServer() as server:
+        result = cli("score", HANDMADE_RUNS / "candidate.arrow", "--model", "m", "--base-url", server.base_url,
+                     "--temperature", "nan", "--no-cache", "--output", output)  # fmt: skip
+        assert server.count() == 0
+    assert result.exit_code == 2, result.output
+    assert "temperature" in result.output
+    assert not output.exists()
