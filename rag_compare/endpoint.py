@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import ipaddress
 import os
+import re
 from collections.abc import Callable
 from typing import Any
 from urllib.parse import urlsplit, urlunsplit
@@ -34,16 +35,35 @@ def open_client(base_url: str | None = None, api_key: str | None = None) -> Any:
 
 def check_key_transport(base_url: str | None = None, api_key: str | None = None) -> tuple[str | None, str | None]:
     """The endpoint and key a client would use (defaults ``OPENAI_BASE_URL``, ``OPENAI_API_KEY``), refused
-    with a ``ConfigError`` when a key would go over plain ``http://`` to a host that is not loopback
-    (``localhost``, 127.0.0.0/8, ``::1``) and ``INSECURE_KEY_ENV`` is not ``1``."""
+    with a ``ConfigError`` when the endpoint is not an ``http(s)://`` URL with a host, or when a key would
+    go over plain ``http://`` to a host that is not loopback (``localhost``, 127.0.0.0/8, ``::1``) and
+    ``INSECURE_KEY_ENV`` is not ``1``."""
     base_url = base_url or os.environ.get("OPENAI_BASE_URL") or None
     api_key = api_key or os.environ.get("OPENAI_API_KEY") or None
+    if base_url is not None:
+        _check_url(base_url)
     if api_key and base_url is not None and _in_the_clear(base_url) and os.environ.get(INSECURE_KEY_ENV) != "1":
         raise ConfigError(
             f"{endpoint_name(base_url=base_url)}: plain http to another machine would send OPENAI_API_KEY "
             f"unencrypted. Use an https URL, or set {INSECURE_KEY_ENV}=1 to send it anyway."
         )
     return base_url, api_key
+
+
+def _check_url(url: str) -> None:
+    try:
+        parts = urlsplit(url.strip())
+        parts.port  # noqa: B018  (reading it checks the port)
+    except ValueError as error:
+        problem = str(error)
+    else:
+        if parts.scheme.lower() in ("http", "https") and parts.hostname:
+            return
+        problem = "not an http:// or https:// URL with a host"
+    raise ConfigError(
+        f"the endpoint {endpoint_name(base_url=url)!r} is not usable ({problem}). "
+        "Give a URL such as http://localhost:8000/v1 or https://api.example.com/v1."
+    )
 
 
 def _in_the_clear(url: str) -> bool:
@@ -76,7 +96,9 @@ def endpoint_name(client: Any = None, base_url: str | None = None) -> str:
         url = str(client.base_url)
     else:
         url = base_url or os.environ.get("OPENAI_BASE_URL") or "(the openai client's default)"
-    parts = urlsplit(url)
-    host = parts.hostname or ""
-    netloc = host + (f":{parts.port}" if parts.port else "") if parts.hostname else parts.netloc
+    try:
+        parts = urlsplit(url)
+    except ValueError:  # not a URL at all: show it without a user:password@
+        return re.sub(r"//[^/]*@", "//", url).rstrip("/")
+    netloc = parts.netloc.rpartition("@")[2]
     return urlunsplit(parts._replace(netloc=netloc)).rstrip("/")

@@ -94,3 +94,31 @@ def test_plain_http_without_a_key_is_fine(monkeypatch: pytest.MonkeyPatch) -> No
 
 def test_endpoint_name_drops_user_and_password() -> None:
     assert endpoint_name(base_url="http://user:secret@127.0.0.1:9/v1/") == "http://127.0.0.1:9/v1"
+
+
+@pytest.mark.parametrize(
+    ("base_url", "problem"),
+    [
+        ("http://[::1/v1", "Invalid IPv6 URL"),
+        ("http://localhost:99999/v1", "Port out of range 0-65535"),
+        ("ftp://example.com/v1", "not an http:// or https:// URL with a host"),
+        ("localhost:8000", "not an http:// or https:// URL with a host"),
+    ],
+)
+def test_an_endpoint_that_is_not_a_url_exits_2_before_anything_runs(
+    cli: Cli, tmp_path: Path, base_url: str, problem: str
+) -> None:
+    for command in ("capture", "score"):
+        output = tmp_path / f"{command}.arrow"
+        if command == "capture":
+            result = _capture(cli, base_url, output, {})
+        else:
+            result = cli("score", HANDMADE_RUNS / "candidate.arrow", "--model", "m", "--base-url", base_url,
+                         "--no-cache", "--output", output)  # fmt: skip
+        assert result.exit_code == 2, result.output
+        assert f"the endpoint '{base_url}' is not usable ({problem})" in result.stderr
+        assert not output.exists()
+
+
+def test_endpoint_name_of_a_broken_url_drops_user_and_password() -> None:
+    assert endpoint_name(base_url="http://user:secret@[::1/v1/") == "http://[::1/v1"
