@@ -46,6 +46,7 @@ from rag_compare.dispatch import (
 from rag_compare.errors import CaptureError, ConfigError, RagCompareError, show_value
 from rag_compare.judge import settings_digest
 from rag_compare.pipeline import (
+    K_EXPECTED,
     Case,
     CaseFailure,
     Context,
@@ -55,6 +56,7 @@ from rag_compare.pipeline import (
     Passage,
     Retriever,
     callable_name,
+    is_k,
 )
 from rag_compare.runfile import ensure_absent
 from rag_compare.runs import Run, freeze_run
@@ -118,8 +120,8 @@ def capture(
     from rag_compare.context import BudgetContextBuilder
 
     limits = Limits.checked(concurrency, timeout, max_retries, backoff)
-    if top_k < 1:
-        raise ConfigError(f"top_k must be 1 or more, got {top_k}.")
+    if not is_k(top_k):
+        raise ConfigError(f"top_k must be {K_EXPECTED}, got {top_k!r}.")
     loaded = corpus if isinstance(corpus, Corpus) else load_corpus(corpus)
     unreviewed = pl.col("origin").eq("synthetic") & ~pl.col("reviewed")
     left_out = [] if include_unreviewed else loaded.frame.filter(unreviewed).get_column("case_id").to_list()

@@ -202,8 +202,9 @@ def test_bad_settings_and_configs_are_refused_before_any_case_runs(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     retrieve = Retrieve()
-    with pytest.raises(ConfigError, match="top_k"):
-        capture(CORPUS, retrieve, answer, top_k=0)
+    for top_k in (0, 1_000_001, 2**32):
+        with pytest.raises(ConfigError, match="top_k must be a whole number from 1 to 1,000,000"):
+            capture(CORPUS, retrieve, answer, top_k=top_k)
     with pytest.raises(ConfigError, match="sets top_k, retriever, which capture records itself"):
         capture(CORPUS, retrieve, answer, config={"top_k": 3, "retriever": "x"})
     monkeypatch.setenv("OPENAI_API_KEY", "sk-test-secret-value-1234567890")
