@@ -21,9 +21,12 @@ CONFIG = {"top_k": 2}
 
 @pytest.fixture(scope="module")
 def runs() -> tuple[Run, Run]:
+    """The fixture's two runs, made at one fixed time (so ``created_at`` never differs between them)."""
     corpus = load_corpus(FIXTURE / "corpus.csv")
+    environ = {"SOURCE_DATE_EPOCH": "1795000000"}
     return tuple(  # type: ignore[return-value]
-        freeze_run(FIXTURE / f"{side}.jsonl", corpus, CONFIG | {"name": side}) for side in ("baseline", "candidate")
+        freeze_run(FIXTURE / f"{side}.jsonl", corpus, CONFIG | {"name": side}, environ=environ)
+        for side in ("baseline", "candidate")
     )
 
 
