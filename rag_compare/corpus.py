@@ -177,8 +177,6 @@ def refuse_unreviewed(corpus: Corpus, case_ids: pl.Series | None = None) -> None
     With ``case_ids`` (the cases actually used, e.g. a run's records), only those count. Raises
     ``ContractError`` with one problem per such case, at its corpus row, naming its id and the fix.
     """
-    from rag_compare.errors import show_value
-
     unreviewed = (pl.col("origin") == "synthetic") & ~pl.col("reviewed")
     if case_ids is not None:
         unreviewed &= pl.col("case_id").is_in(case_ids.cast(pl.String).implode())
