@@ -121,7 +121,7 @@ def _convert(column: pl.Expr, dtype: pl.DataType, kind: Kind) -> tuple[pl.Expr, 
         return column, column.is_not_null()
     if kind == "bool":
         return _convert_bool(column, dtype)
-    return _convert_number(column, kind)
+    return _convert_number(column, dtype, kind)
 
 
 def _convert_list(column: pl.Expr, dtype: pl.DataType, kind: Kind) -> tuple[pl.Expr, pl.Expr]:
@@ -167,7 +167,15 @@ def _convert_bool(column: pl.Expr, dtype: pl.DataType) -> tuple[pl.Expr, pl.Expr
     return converted, column.is_not_null() & (words != "") & converted.is_null()
 
 
-def _convert_number(column: pl.Expr, kind: Kind) -> tuple[pl.Expr, pl.Expr]:
+def _convert_number(column: pl.Expr, dtype: pl.DataType, kind: Kind) -> tuple[pl.Expr, pl.Expr]:
+    if dtype.is_integer():
+        converted = column.cast(DTYPES[kind], strict=False)
+        return converted, column.is_not_null() & converted.is_null()
+    if dtype.is_float():
+        finite = pl.when(column.is_finite()).then(column.cast(pl.Float64))
+        if kind == "int":
+            finite = pl.when(finite == finite.round()).then(finite.cast(pl.Int64, strict=False))
+        return finite, column.is_not_null() & finite.is_null()
     text = column.cast(pl.String).str.strip_chars()
     number = text.cast(pl.Float64, strict=False)
     number = pl.when(number.is_finite()).then(number)

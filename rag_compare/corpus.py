@@ -144,6 +144,8 @@ def _warnings(frame: pl.DataFrame) -> list[Problem]:
 
 def _lookalike_ids(frame: pl.DataFrame) -> list[Problem]:
     """A problem for each case id that differs from another only by Unicode normalisation or invisible characters."""
+    if not frame.get_column("case_id").str.contains(r"[^\x00-\x7f]").any():
+        return []  # ASCII is its own NFKC form and holds no invisible characters: nothing can look alike
     keyed = frame.select(ROW, "case_id", lookalike_key("case_id").alias("key")).filter(pl.col("key").is_duplicated())
     pairs = (
         keyed.join(keyed, on="key", suffix="_other")

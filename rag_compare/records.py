@@ -60,11 +60,12 @@ def join_labels(
 
 def _unknown_case_problems(frame: pl.DataFrame, corpus: Corpus) -> list[Problem]:
     """A problem for each record whose case id the corpus lacks, naming the corpus id it only looks like."""
+    unknown = frame.filter(~pl.col("case_id").is_in(corpus.frame.get_column("case_id").implode()))
+    if unknown.is_empty():
+        return []
     known = corpus.frame.select(pl.col("case_id").alias("corpus_id"), lookalike_key("case_id").alias("key"))
-    unknown = (
-        frame.filter(~pl.col("case_id").is_in(known.get_column("corpus_id").implode()))
-        .select(ROW, "case_id", lookalike_key("case_id").alias("key"))
-        .join(known.unique("key", keep="first", maintain_order=True), on="key", how="left", maintain_order="left")
+    unknown = unknown.select(ROW, "case_id", lookalike_key("case_id").alias("key")).join(
+        known.unique("key", keep="first", maintain_order=True), on="key", how="left", maintain_order="left"
     )
     expected = f"a case id of the corpus {corpus.source}"
     return [
