@@ -130,7 +130,9 @@ def capture(
     if left_out:
         run_config["capture"]["unreviewed_left_out"] = left_out
     secrets = credential_values(os.environ)
-    _refuse_credentials(loaded.frame.filter(~pl.col("case_id").is_in(left_out)), secrets, "corpus column '{}'")
+    _refuse_credentials(
+        loaded.frame.filter(~pl.col("case_id").is_in(left_out)), secrets, lambda column: f"corpus column '{column}'"
+    )
     checkpoint = None
     if output is not None:
         ensure_absent(Path(output))
@@ -139,8 +141,12 @@ def capture(
     try:
         done = {} if checkpoint is None else dict(checkpoint.records)
         if checkpoint is not None and done:
-            where = f"column '{{}}' in {checkpoint.path} (an earlier capture wrote it there: delete that file)"
-            _refuse_credentials(pl.DataFrame(list(done.values()), schema=CAPTURE_COLUMNS), secrets, where)
+            path = checkpoint.path
+            _refuse_credentials(
+                pl.DataFrame(list(done.values()), schema=CAPTURE_COLUMNS),
+                secrets,
+                lambda column: f"column '{column}' in {path} (an earlier capture wrote it there: delete that file)",
+            )
         cases = _cases(loaded.frame.filter(~pl.col("case_id").is_in([*done, *left_out])))
         runner = _Runner(retriever, builder, generator, top_k, limits)
         label = f"capturing {len(cases)} cases" if progress else None
@@ -165,14 +171,14 @@ def capture(
     return run
 
 
-def _refuse_credentials(frame: pl.DataFrame, secrets: Mapping[str, str], where: str) -> None:
+def _refuse_credentials(frame: pl.DataFrame, secrets: Mapping[str, str], where: Callable[[str], str]) -> None:
     """Stop the capture at the first case of ``frame`` (corpus rows or records) holding a credential;
-    ``where`` names its column (``{}``) in the message."""
+    ``where(column)`` says where it is in the message."""
     cells = credential_cells(frame, secrets)
     if cells:
         row, column, found = cells[0]
         case_id = None if row is None else frame.get_column("case_id")[row - 1]
-        raise _credential_error(case_id, where.format(column), found)
+        raise _credential_error(case_id, where(column), found)
 
 
 def _refuse_record_credentials(record: Mapping[str, Any], secrets: Mapping[str, str]) -> None:
