@@ -107,6 +107,7 @@ def check_config(config: Mapping[str, Any], environ: Mapping[str, str] | None = 
     ``os.environ``); messages name the key and the variable, never the secret itself.
     """
     _refuse_non_finite(config, "the config")
+    _refuse_unstorable(config)
     secrets = credential_values(os.environ if environ is None else environ)
     found: list[str] = []
     for path, key, value in _entries(config):
@@ -152,3 +153,18 @@ def _refuse_non_finite(config: Mapping[str, Any], source: str) -> None:
         raise ConfigError(
             f"{source}: '{path}' is not a finite number; give a number (NaN and infinities cannot be stored)."
         )
+
+
+_STORABLE = (str, int, float, bool, type(None), Mapping, list, tuple)
+"""What a config stored as JSON may hold."""
+
+
+def _refuse_unstorable(config: Mapping[str, Any]) -> None:
+    """Refuse a value JSON cannot hold: a TOML date or time, or an object a Python caller passed."""
+    for path, _, value in _entries(config):
+        if not isinstance(value, _STORABLE):
+            raise ConfigError(
+                f"the config holds a value a run config cannot store ('{redact(path)}': Object of type "
+                f"{type(value).__name__} is not JSON serializable). Use text, numbers, true/false, lists and "
+                'tables; write a date or time as quoted text, e.g. "2026-01-31".'
+            )

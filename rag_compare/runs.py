@@ -124,14 +124,10 @@ def freeze_run(
         "corpus": {"path": loaded.source, "fingerprint": loaded.fingerprint, "cases": loaded.frame.height},
         "records": {"path": "<frame>" if isinstance(records, pl.DataFrame) else str(records)},
     }
-    try:
-        stored = json.dumps(full_config, ensure_ascii=False, sort_keys=True)
-    except TypeError as error:  # a TOML date or time, or an object a Python caller passed
-        raise ConfigError(
-            f"the config holds a value a run config cannot store ({error}). Use text, numbers, true/false, "
-            'lists and tables; write a date or time as quoted text, e.g. "2026-01-31".'
-        ) from None
-    metadata = {FORMAT_KEY: FORMAT_VERSION, CONFIG_KEY: stored}
+    metadata = {
+        FORMAT_KEY: FORMAT_VERSION,
+        CONFIG_KEY: json.dumps(full_config, ensure_ascii=False, sort_keys=True),
+    }
     fingerprint, path = freeze_frame(frame, metadata, output)
     return Run(records=frame, config=MappingProxyType(full_config), fingerprint=fingerprint, path=path)
 
