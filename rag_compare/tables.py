@@ -10,6 +10,7 @@ import csv
 import io
 import json
 from pathlib import Path
+from typing import Any
 
 import polars as pl
 
@@ -79,6 +80,11 @@ def _read_utf8(path: Path, what: str) -> str:
     return text
 
 
+_BLOCK_SIZE = 1 << 20
+"""Bytes pyarrow parses per block (on several threads); a cell may not straddle two of them."""
+_OTHER_DELIMITERS = {";": "semicolons (;)", "\t": "tabs", "|": "vertical bars (|)"}
+
+
 def _read_csv(path: Path, text: str) -> pl.DataFrame:
     """Every cell as text, kept as written: only an empty cell is null (``NA``, ``null``, ``N/A`` are text).
 
@@ -86,7 +92,6 @@ def _read_csv(path: Path, text: str) -> pl.DataFrame:
     another delimiter gets a hint naming it.
     """
     import pyarrow as pa
-    import pyarrow.csv as pa_csv
 
     if text.count('"') % 2:
         raise InputFileError(
@@ -97,38 +102,14 @@ def _read_csv(path: Path, text: str) -> pl.DataFrame:
     repeated = sorted({name for name in header if header.count(name) > 1})
     if repeated:
         raise InputFileError(f"{path}: the header names {', '.join(map(repr, repeated))} more than once. Rename them.")
-    ragged: list[str] = []
-
-    def note_ragged(row: pa_csv.InvalidRow) -> str:
-        ragged.append(
-            f"{row.actual_columns} fields where the header has {row.expected_columns}: {show_value(row.text)}"
-        )
-        return "skip"
-
     data = text.encode()
-
-    def parse(block_size: int) -> pa.Table:
-        ragged.clear()
-        return pa_csv.read_csv(
-            io.BytesIO(data),
-            read_options=pa_csv.ReadOptions(block_size=block_size),
-            parse_options=pa_csv.ParseOptions(newlines_in_values=True, invalid_row_handler=note_ragged),
-            convert_options=pa_csv.ConvertOptions(
-                column_types={name: pa.string() for name in header},
-                null_values=[""],
-                strings_can_be_null=True,
-                quoted_strings_can_be_null=False,
-            ),
-        )
-
     try:
         try:
-            table = parse(_BLOCK_SIZE)
+            table, ragged = _parse_csv(data, header, _BLOCK_SIZE)
         except pa.ArrowInvalid as error:
             if "straddl" not in str(error):
                 raise
-            # A quoted cell longer than a read block: read the file as one block instead.
-            table = parse(len(data) + 1)
+            table, ragged = _parse_csv(data, header, len(data) + 1)  # a quoted cell longer than a block
     except (pa.ArrowInvalid, pa.ArrowException) as error:
         first_line = str(error).strip().splitlines()[0]
         raise InputFileError(f"{path}: cannot be read as CSV ({first_line}). Check that quotes are closed.") from None
@@ -141,9 +122,32 @@ def _read_csv(path: Path, text: str) -> pl.DataFrame:
     return pl.DataFrame(table)
 
 
-_BLOCK_SIZE = 1 << 20
-"""Bytes pyarrow parses per block (on several threads); a cell may not straddle two of them."""
-_OTHER_DELIMITERS = {";": "semicolons (;)", "\t": "tabs", "|": "vertical bars (|)"}
+def _parse_csv(data: bytes, header: list[str], block_size: int) -> tuple[Any, list[str]]:
+    """The CSV ``data`` as an Arrow table of text columns (only an empty cell null), and a description of
+    each row whose field count differs from the header's (those rows are skipped)."""
+    import pyarrow as pa
+    import pyarrow.csv as pa_csv
+
+    ragged: list[str] = []
+
+    def note_ragged(row: pa_csv.InvalidRow) -> str:
+        ragged.append(
+            f"{row.actual_columns} fields where the header has {row.expected_columns}: {show_value(row.text)}"
+        )
+        return "skip"
+
+    table = pa_csv.read_csv(
+        io.BytesIO(data),
+        read_options=pa_csv.ReadOptions(block_size=block_size),
+        parse_options=pa_csv.ParseOptions(newlines_in_values=True, invalid_row_handler=note_ragged),
+        convert_options=pa_csv.ConvertOptions(
+            column_types={name: pa.string() for name in header},
+            null_values=[""],
+            strings_can_be_null=True,
+            quoted_strings_can_be_null=False,
+        ),
+    )
+    return table, ragged
 
 
 def _refuse_other_delimiter(path: Path, header: list[str]) -> None:
