@@ -51,13 +51,13 @@ from harness import chat_server, each, measure_command, yes
 from synthetic import SENTENCES, TEMPLATES, id_lists, make_pool, render
 
 from rag_compare import capture, load_run
-from rag_compare.bm25 import BM25Retriever
-from rag_compare.chat_generator import OpenAIGenerator
-from rag_compare.checkpoint import checkpoint_path
-from rag_compare.errors import EndpointError
-from rag_compare.extractive import ExtractiveGenerator
-from rag_compare.pipeline import Case, Context, Generation
-from rag_compare.runs import Run
+from rag_compare.core.errors import EndpointError
+from rag_compare.core.protocols import Case, Context, Generation
+from rag_compare.io.runs import Run
+from rag_compare.llm.chat_generator import OpenAIGenerator
+from rag_compare.pipeline.bm25 import BM25Retriever
+from rag_compare.pipeline.checkpoint import checkpoint_path
+from rag_compare.pipeline.extractive import ExtractiveGenerator
 
 HERE = Path(__file__).resolve().parent
 MODEL = "bench"

@@ -36,7 +36,7 @@ import polars as pl
 from harness import each, measure_command, yes
 from ranx import Qrels, Run, evaluate
 
-from rag_compare.metrics import retrieval_signals
+from rag_compare.compute.metrics import retrieval_signals
 
 HERE = Path(__file__).resolve().parent
 METRICS = ("recall", "precision", "mrr", "ndcg", "hit_rate")

@@ -45,9 +45,9 @@ from harness import chat_server, each, measure_command, yes
 from synthetic import CONTEXT_PASSAGES, EPOCH, SENTENCES, id_lists, make_pool, render
 
 from rag_compare import freeze_run, load_corpus, load_run
-from rag_compare.llm_judge import OpenAIJudge
-from rag_compare.runs import Run
-from rag_compare.scores import Scores, load_scores, score_run
+from rag_compare.io.runs import Run
+from rag_compare.io.scores import Scores, load_scores, score_run
+from rag_compare.llm.llm_judge import OpenAIJudge
 
 HERE = Path(__file__).resolve().parent
 MODEL = "bench"

@@ -10,7 +10,7 @@ from contextlib import contextmanager
 from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
-SERVER = HERE.parent / "tests" / "chat_server.py"
+SERVER = HERE.parent / "tests" / "helpers" / "chat_server.py"
 
 
 def measure_command(command: list[str], what: str) -> tuple[float, int]:

@@ -4,18 +4,12 @@ The public API is what ``__all__`` lists; everything else is private and may cha
 """
 
 from rag_compare._version import __version__
-from rag_compare.audit import CorpusAudit, audit_corpora
-from rag_compare.batch import batch_generate
-from rag_compare.bm25 import BM25Retriever
-from rag_compare.capture import capture
-from rag_compare.chat_generator import OpenAIGenerator
-from rag_compare.compare import compare
-from rag_compare.comparison import Comparison
-from rag_compare.config import apply_assignments, read_config_file
-from rag_compare.context import BudgetContextBuilder
-from rag_compare.corpus import Corpus, load_corpus
-from rag_compare.drafts import Drafts, admit_cases, draft_cases
-from rag_compare.errors import (
+from rag_compare.compute.audit import CorpusAudit, audit_corpora
+from rag_compare.compute.compare import compare
+from rag_compare.compute.comparison import Comparison
+from rag_compare.compute.fallback import FallbackSimulation, simulate_fallback
+from rag_compare.compute.lexical_judge import LexicalJudge
+from rag_compare.core.errors import (
     CaptureError,
     CompareError,
     ConfigError,
@@ -31,16 +25,32 @@ from rag_compare.errors import (
     ScoresError,
     SecretInConfigError,
 )
-from rag_compare.extractive import ExtractiveGenerator
-from rag_compare.fallback import FallbackSimulation, simulate_fallback
-from rag_compare.imported import import_scores
-from rag_compare.judge import Judge, LexicalJudge
-from rag_compare.llm_judge import JudgePlan, OpenAIJudge
-from rag_compare.passages import load_passages
-from rag_compare.pipeline import Case, CaseFailure, Context, ContextBuilder, Generation, Generator, Passage, Retriever
-from rag_compare.runs import Run, freeze_run, load_run
-from rag_compare.schemas import CorpusSchema, PassagesSchema, RecordsSchema
-from rag_compare.scores import Scores, load_scores, score_run
+from rag_compare.core.protocols import (
+    Case,
+    CaseFailure,
+    Context,
+    ContextBuilder,
+    Generation,
+    Generator,
+    Judge,
+    Passage,
+    Retriever,
+)
+from rag_compare.io.config import apply_assignments, read_config_file
+from rag_compare.io.corpus import Corpus, load_corpus
+from rag_compare.io.external_scores import import_scores
+from rag_compare.io.passages import load_passages
+from rag_compare.io.runs import Run, freeze_run, load_run
+from rag_compare.io.schemas import CorpusSchema, PassagesSchema, RecordsSchema
+from rag_compare.io.scores import Scores, load_scores, score_run
+from rag_compare.llm.batch import batch_generate
+from rag_compare.llm.chat_generator import OpenAIGenerator
+from rag_compare.llm.drafts import Drafts, admit_cases, draft_cases
+from rag_compare.llm.llm_judge import JudgePlan, OpenAIJudge
+from rag_compare.pipeline.bm25 import BM25Retriever
+from rag_compare.pipeline.context_builder import BudgetContextBuilder
+from rag_compare.pipeline.extractive import ExtractiveGenerator
+from rag_compare.pipeline.runner import capture
 
 __all__ = [
     "BM25Retriever",

@@ -1,5 +1,5 @@
 """``python -m rag_compare`` runs the command line."""
 
-from rag_compare.cli import main
+from rag_compare.cli.main import main
 
 main()

@@ -11,7 +11,7 @@ import pytest
 
 from benchmarks.synthetic import write_dataset
 from rag_compare import load_run
-from tests.conftest import ROOT
+from tests.helpers.data import ROOT
 
 BENCHMARKS = ROOT / "benchmarks"
 

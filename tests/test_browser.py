@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING
 import pytest
 
 from rag_compare import Comparison, compare
-from tests.conftest import HANDMADE_RUNS, ROOT
+from tests.helpers.data import HANDMADE_RUNS, ROOT
 
 if TYPE_CHECKING:
     from selenium.webdriver.remote.webdriver import WebDriver

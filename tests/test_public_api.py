@@ -6,7 +6,7 @@ import inspect
 import re
 
 import rag_compare
-from tests.conftest import ROOT
+from tests.helpers.data import ROOT
 
 
 def _readme_api_names() -> set[str]:

@@ -1,0 +1,143 @@
+"""The ``capture`` command: a run made from what the built-in pipeline (or an OpenAI model) did."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from pathlib import Path
+
+import click
+
+from rag_compare.cli.options import (
+    ASSIGNMENTS,
+    BASE_URL,
+    CONFIG,
+    FORMAT,
+    INCLUDE_UNREVIEWED,
+    PATH,
+    Command,
+    interrupted,
+    limit_options,
+    model_option,
+    read_config,
+    say,
+    wants_json,
+)
+from rag_compare.core.protocols import MAX_K
+from rag_compare.report.text import counts_line
+
+__all__ = ["capture_command"]
+
+
+@click.command("capture", cls=Command)
+@click.argument("corpus", type=PATH)
+@click.option("--passages", type=PATH, required=True, help="The knowledge base the retriever searches.")
+@click.option("--top-k", type=click.IntRange(min=1, max=MAX_K), required=True, help="Passages retrieved per case.")
+@click.option(
+    "--retriever",
+    type=click.Choice(["bm25"]),
+    default="bm25",
+    show_default=True,
+    help="bm25: BM25 over the passages of the case's source version.",
+)
+@click.option(
+    "--generator",
+    "generator_name",
+    type=click.Choice(["extractive", "openai"]),
+    default="extractive",
+    show_default=True,
+    help="extractive: offline, answers with the context sentences that best match the question; openai: a chat "
+    "model over any OpenAI-compatible endpoint.",
+)
+@model_option("The model the endpoint serves (required with --generator openai).")
+@BASE_URL
+@click.option(
+    "--prompt-template", type=PATH, help="A Jinja2 file rendering the user message [default: the built-in one]."
+)
+@click.option("--context-budget", type=click.IntRange(min=1), help="Characters the context may take [default: all].")
+@click.option("--context-budget-tokens", type=click.IntRange(min=1), help="Tokens (approximate) the context may take.")
+@limit_options(concurrency=4, timeout=120.0, max_retries=2, unit="case")
+@CONFIG
+@ASSIGNMENTS
+@INCLUDE_UNREVIEWED
+@click.option("--output", type=PATH, required=True, help="The run file to write (never overwritten).")
+@FORMAT
+def capture_command(
+    corpus: Path,
+    passages: Path,
+    top_k: int,
+    retriever: str,
+    generator_name: str,
+    model: str | None,
+    base_url: str | None,
+    prompt_template: Path | None,
+    context_budget: int | None,
+    context_budget_tokens: int | None,
+    concurrency: int,
+    timeout: float,
+    max_retries: int,
+    config_file: Path | None,
+    assignments: Sequence[str],
+    include_unreviewed: bool,
+    output: Path,
+    output_format: str,
+) -> None:
+    """Run every case of CORPUS through a pipeline and freeze what happened as a run.
+
+    \b
+    Retrieve --top-k passages (BM25), build the context within the budget (recording which passages
+    made it in), answer, and record it all; a case that fails keeps its row as failed or timeout.
+    Each finished case goes to OUTPUT.checkpoint.jsonl at once: after an interruption, run the same
+    command again and only the unfinished cases run.
+    """
+    from rag_compare.core.protocols import Generator
+    from rag_compare.llm.chat_generator import DEFAULT_PROMPT, OpenAIGenerator
+    from rag_compare.pipeline.bm25 import BM25Retriever
+    from rag_compare.pipeline.context_builder import BudgetContextBuilder
+    from rag_compare.pipeline.extractive import ExtractiveGenerator
+    from rag_compare.pipeline.runner import capture
+
+    wants_json(output_format)
+    generator: Generator
+    if generator_name == "openai":
+        if not model:
+            raise click.UsageError("--generator openai needs --model (the model name the endpoint serves).")
+        generator = OpenAIGenerator(model, base_url=base_url, prompt_template=prompt_template or DEFAULT_PROMPT)
+    else:
+        unused = [name for name, value in (("--model", model), ("--prompt-template", prompt_template)) if value]
+        if unused:
+            raise click.UsageError(f"{' and '.join(unused)} apply to --generator openai, not the extractive one.")
+        generator = ExtractiveGenerator()
+    config = read_config(config_file, assignments)
+    config.setdefault("knowledge_base", str(passages))
+    try:
+        run = capture(
+            corpus,
+            BM25Retriever(passages),
+            generator,
+            top_k=top_k,
+            context_builder=BudgetContextBuilder(context_budget, context_budget_tokens),
+            config=config,
+            output=output,
+            concurrency=concurrency,
+            timeout=timeout,
+            max_retries=max_retries,
+            include_unreviewed=include_unreviewed,
+            progress=True,
+        )
+    except KeyboardInterrupt:
+        interrupted("every finished case is in the checkpoint")
+    if output_format == "json":
+        click.echo(run.to_json(), nl=False)
+        return
+    statuses = counts_line(run.to_dict()["status_counts"])
+    say(
+        f"captured {run.records.height} cases of '{run.name}' to {output} ({statuses}; "
+        f"fingerprint {run.fingerprint[:12]})"
+    )
+    left_out = run.config["capture"].get("unreviewed_left_out", [])
+    if left_out:
+        say(
+            f"left out {len(left_out)} unreviewed synthetic case(s): {', '.join(left_out)}. Review them and "
+            "`rag-compare admit`, or pass --include-unreviewed.",
+            err=True,
+        )

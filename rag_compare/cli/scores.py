@@ -1,0 +1,258 @@
+"""The commands that make and use scores: ``score``, ``import-scores`` and ``fallback``."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from pathlib import Path
+
+import click
+
+from rag_compare.cli.options import (
+    ASSIGNMENTS,
+    BASE_URL,
+    CACHE,
+    FORMAT,
+    PATH,
+    Command,
+    cache_setting,
+    finite_float,
+    interrupted,
+    limit_options,
+    model_option,
+    say,
+    wants_json,
+)
+from rag_compare.llm.checks import CHECKS, DEFAULT_CHECKS
+from rag_compare.report.text import counts_line
+
+__all__ = ["fallback", "import_scores_command", "score"]
+
+
+def _checks(ctx: click.Context, param: click.Parameter, value: str) -> tuple[str, ...]:
+    names = (
+        tuple(CHECKS) if value.strip() == "all" else tuple(part.strip() for part in value.split(",") if part.strip())
+    )
+    unknown = [name for name in names if name not in CHECKS]
+    if unknown or not names:
+        raise click.BadParameter(
+            f"unknown check {', '.join(unknown) or '(none)'}; use any of: {', '.join(CHECKS)}, or all."
+        )
+    return names
+
+
+@click.command(cls=Command)
+@click.argument("run", type=PATH)
+@click.option(
+    "--judge",
+    "judge_name",
+    type=click.Choice(["openai", "lexical"]),
+    default="openai",
+    show_default=True,
+    help="openai: an LLM over any OpenAI-compatible endpoint; lexical: the offline judge's verdicts, frozen.",
+)
+@model_option("The model the endpoint serves (required with --judge openai).")
+@BASE_URL
+@click.option(
+    "--checks",
+    callback=_checks,
+    default=",".join(DEFAULT_CHECKS),
+    show_default=True,
+    help=f"Comma-separated checks, or all: {', '.join(CHECKS)}.",
+)
+@limit_options(concurrency=8, timeout=60.0, max_retries=4, unit="request")
+@click.option(
+    "--temperature", type=finite_float(0), default=0.0, show_default=True, help="Sampling temperature of the judge."
+)
+@click.option("--seed", type=int, help="Sampling seed, for endpoints that honour one.")
+@CACHE
+@click.option("--dry-run", is_flag=True, help="Print the requests and a token estimate; send nothing.")
+@click.option("--output", type=PATH, help="The scores file to write (never overwritten); required unless --dry-run.")
+@FORMAT
+def score(
+    run: Path,
+    judge_name: str,
+    model: str | None,
+    base_url: str | None,
+    checks: tuple[str, ...],
+    concurrency: int,
+    timeout: float,
+    max_retries: int,
+    temperature: float,
+    seed: int | None,
+    cache_path: Path | None,
+    no_cache: bool,
+    dry_run: bool,
+    output: Path | None,
+    output_format: str,
+) -> None:
+    """Judge every case of the frozen RUN and freeze the verdicts in a scores file.
+
+    Replies are cached by content: rerunning, resuming after an interruption, or scoring another run
+    with the same cases costs no new request. A case whose judging finally fails is kept as
+    judge_failed with its error. Compare with LLM verdicts: rag-compare BASELINE CANDIDATE
+    --baseline-scores B.scores.arrow --candidate-scores C.scores.arrow
+    """
+    from rag_compare.compute.lexical_judge import LexicalJudge
+    from rag_compare.core.protocols import Judge
+    from rag_compare.io.runs import load_run
+    from rag_compare.io.scores import score_run
+    from rag_compare.llm.llm_judge import OpenAIJudge
+
+    wants_json(output_format)
+    if output is None and not dry_run:
+        raise click.UsageError("give --output PATH for the scores file (or --dry-run to see the cost first).")
+    judge: Judge
+    if judge_name == "lexical":
+        judge = LexicalJudge()
+    else:
+        if not model:
+            raise click.UsageError("--judge openai needs --model (the model name the endpoint serves).")
+        judge = OpenAIJudge(
+            model,
+            base_url=base_url,
+            checks=checks,
+            temperature=temperature,
+            seed=seed,
+            concurrency=concurrency,
+            timeout=timeout,
+            max_retries=max_retries,
+            cache=cache_setting(cache_path, no_cache),
+            progress=True,
+        )
+    loaded = load_run(run)
+    if dry_run:
+        if not isinstance(judge, OpenAIJudge):
+            raise click.UsageError("--dry-run estimates the cost of --judge openai; the lexical judge costs nothing.")
+        click.echo(judge.plan(loaded.records).render(output_format), nl=False)
+        return
+    try:
+        scores = score_run(loaded, judge, output=output)
+    except KeyboardInterrupt:
+        interrupted("every reply received so far is cached")
+    if output_format == "json":
+        click.echo(scores.to_json(), nl=False)
+        return
+    counts = {status: count for status, count in scores.counts.items() if count}
+    usage = scores.to_dict()["usage"]
+    sent = f", {usage['requests']:,} requests sent" if "requests" in usage else ""
+    say(f"scored {scores.frame.height} cases of '{loaded.name}' ({counts_line(counts, ', ')}){sent}")
+    say(f"wrote {output} (evaluator {judge.name} {judge.fingerprint[:12]}, fingerprint {scores.fingerprint[:12]})")
+    if scores.counts["judge_failed"]:
+        say(
+            f"warning: {scores.counts['judge_failed']} cases could not be judged (judge_failed; see judge_error). "
+            "Run again with a new --output to retry only those: the other replies are cached.",
+            err=True,
+        )
+
+
+def _mapping(ctx: click.Context, param: click.Parameter, values: Sequence[str]) -> dict[str, str]:
+    mapping = {}
+    for value in values:
+        column, separator, signal = value.partition("=")
+        if not separator or not column.strip() or not signal.strip():
+            raise click.BadParameter(f"expected COLUMN=SIGNAL, got {value!r}.")
+        mapping[column.strip()] = signal.strip()
+    return mapping
+
+
+@click.command("import-scores", cls=Command)
+@click.argument("run", type=PATH)
+@click.argument("file", type=PATH)
+@click.option("--evaluator", required=True, help="The name of the evaluator the scores come from.")
+@click.option(
+    "--map",
+    "mapping",
+    multiple=True,
+    required=True,
+    callback=_mapping,
+    metavar="COLUMN=SIGNAL",
+    help="Take COLUMN of FILE as SIGNAL (e.g. trust_score=trustworthiness). Repeatable.",
+)
+@click.option("--id-column", default="case_id", show_default=True, help="The column of FILE holding case ids.")
+@ASSIGNMENTS
+@click.option("--output", type=PATH, required=True, help="The scores file to write (never overwritten).")
+@FORMAT
+def import_scores_command(
+    run: Path,
+    file: Path,
+    evaluator: str,
+    mapping: dict[str, str],
+    id_column: str,
+    assignments: Sequence[str],
+    output: Path,
+    output_format: str,
+) -> None:
+    """Turn FILE (CSV, JSONL or Parquet of another evaluator's scores) into a scores file of RUN.
+
+    --set declares the evaluator's settings (e.g. --set model=trust-v2); they and the name make its
+    fingerprint. Score signals must lie in [0, 1]. Cases of RUN that FILE lacks are judge_failed.
+    """
+    from rag_compare.io.config import apply_assignments
+    from rag_compare.io.external_scores import import_scores
+
+    wants_json(output_format)
+    config = apply_assignments({}, assignments)
+    scores = import_scores(
+        run, file, evaluator=evaluator, mapping=mapping, id_column=id_column, config=config, output=output
+    )
+    if output_format == "json":
+        click.echo(scores.to_json(), nl=False)
+        return
+    counts = {status: count for status, count in scores.counts.items() if count}
+    say(f"imported {', '.join(scores.signals)} for {scores.frame.height} cases ({counts_line(counts, ', ')})")
+    say(f"wrote {output} (evaluator {evaluator} {scores.evaluator['fingerprint'][:12]})")
+
+
+@click.command(cls=Command)
+@click.argument("run", type=PATH)
+@click.option("--scores", "scores_path", type=PATH, required=True, help="A scores file of RUN.")
+@click.option("--signal", required=True, help="The score the rule reads, e.g. grounded or trustworthiness.")
+@click.option("--threshold", type=finite_float(0, 1), help="Replace an answer whose score is below this.")
+@click.option("--sweep", is_flag=True, help="Also try every threshold from 0 to 1 in steps of 0.05.")
+@click.option("--fallback-text", help="The text shown instead of a replaced answer.")
+@click.option("--truth", help="A true/false column of RUN's records saying the answer is good (e.g. a review).")
+@click.option(
+    "--output", type=PATH, help="Write every case's decision, with its original answer, to this CSV/JSONL/Parquet."
+)
+@FORMAT
+def fallback(
+    run: Path,
+    scores_path: Path,
+    signal: str,
+    threshold: float | None,
+    sweep: bool,
+    fallback_text: str | None,
+    truth: str | None,
+    output: Path | None,
+    output_format: str,
+) -> None:
+    """Simulate a fallback rule on RUN: replace answers whose SIGNAL score is below a threshold.
+
+    Shows which answers it replaces and, on labelled cases, how many bad answers it catches and how
+    many good ones it hides (per threshold with --sweep). The original answers stay in --output.
+    """
+    from rag_compare.compute.fallback import DEFAULT_FALLBACK_TEXT, SWEEP_THRESHOLDS, simulate_fallback
+    from rag_compare.io.runfile import ensure_absent
+    from rag_compare.io.runs import load_run
+    from rag_compare.io.scores import load_scores
+
+    wants_json(output_format)
+    if threshold is None and not sweep:
+        raise click.UsageError("give --threshold T, or --sweep to try thresholds from 0 to 1.")
+    if output is not None:
+        ensure_absent(output, "fallback table")
+    loaded, scores = load_run(run), load_scores(scores_path)
+    scores.check_scored(loaded)
+    thresholds = ([] if threshold is None else [threshold]) + (list(SWEEP_THRESHOLDS) if sweep else [])
+    simulation = simulate_fallback(
+        loaded,
+        scores.frame,
+        signal,
+        list(dict.fromkeys(thresholds)),
+        fallback_text=DEFAULT_FALLBACK_TEXT if fallback_text is None else fallback_text,
+        truth=truth,
+        evaluator={"name": scores.evaluator["name"], "fingerprint": scores.evaluator["fingerprint"]},
+    )
+    if output is not None:
+        simulation.write_cases(output)
+    click.echo(simulation.render(output_format), nl=False)

@@ -1,0 +1,90 @@
+"""Computing every case-level signal of one run's records.
+
+``case_signals`` computes every signal of one run's records (retrieval and context metrics, then the
+judge's verdicts), nulls where a signal does not apply to the case's label, and nulls everything on a
+record whose status is not ``ok``. ``answer_completeness`` (see ``completeness``) needs the passages'
+text, so it is null without a passages file. Scores (an LLM judge's or imported ones) replace the
+offline judge's verdicts they hold and add the ``SCORE_SIGNALS`` they hold.
+"""
+
+from __future__ import annotations
+
+import polars as pl
+
+from rag_compare.compute.completeness import answer_completeness
+from rag_compare.compute.metrics import context_signals, retrieval_signals
+from rag_compare.core.protocols import Judge
+from rag_compare.core.signals import JUDGE_COLUMNS, JUDGE_VERDICTS, SCORED_SIGNALS, applies, signals_in
+
+__all__ = [
+    "case_signals",
+]
+
+
+def case_signals(
+    records: pl.DataFrame,
+    judge: Judge,
+    *,
+    k: int | None = None,
+    passages: pl.DataFrame | None = None,
+    scores: pl.DataFrame | None = None,
+) -> pl.DataFrame:
+    """``case_id``, every signal of ``SIGNALS`` (and of ``SCORE_SIGNALS`` that ``scores`` hold),
+    ``missing_from_context`` (the required passages that did not reach the context sent),
+    ``judge_status`` and ``judge_error`` for each record (a new frame, same order).
+
+    ``scores`` (a frame keyed on ``case_id``) replace the judge's verdicts they hold. Without
+    ``passages``, ``answer_completeness`` is null.
+    """
+    completeness = (
+        pl.repeat(None, records.height, dtype=pl.Float64, eager=True).alias("answer_completeness")
+        if passages is None
+        else answer_completeness(records, passages)
+    )
+    verdicts = _verdicts(records, judge, scores)
+    columns = pl.concat(
+        [
+            records.select("case_id"),
+            retrieval_signals(records, k),
+            context_signals(records, passages),
+            verdicts,
+            completeness.to_frame(),
+        ],
+        how="horizontal",
+    )
+    usable = (records.get_column("status") == "ok").fill_null(False)
+    answerability = records.get_column("answerability")
+    signals = signals_in(columns.columns)
+    return columns.select(
+        "case_id",
+        *(
+            pl.when(pl.lit(usable) & applies(signal, pl.lit(answerability)))
+            .then(pl.col(signal.name))
+            .alias(signal.name)
+            for signal in signals
+        ),
+        pl.when(pl.lit(usable)).then(pl.col("missing_from_context")).alias("missing_from_context"),
+        *JUDGE_COLUMNS,
+    )
+
+
+def _verdicts(records: pl.DataFrame, judge: Judge, scores: pl.DataFrame | None) -> pl.DataFrame:
+    """The judge's verdicts of each record, replaced by those ``scores`` hold, and how judging went.
+
+    The judge is not asked at all when ``scores`` hold every one of its verdicts.
+    """
+    kept = {*SCORED_SIGNALS, *JUDGE_COLUMNS}
+    held = [] if scores is None else [name for name in scores.columns if name in kept]
+    parts = []
+    if not set(JUDGE_VERDICTS) <= set(held):
+        judged = judge.judge(records)
+        parts.append(judged.select(name for name in judged.columns if name in kept and name not in held))
+    if scores is not None:
+        joined = records.select("case_id").join(
+            scores.select("case_id", *held), on="case_id", how="left", maintain_order="left"
+        )
+        parts.append(joined.drop("case_id"))
+    verdicts = pl.concat(parts, how="horizontal")
+    return verdicts.with_columns(
+        pl.lit(None, dtype).alias(name) for name, dtype in JUDGE_COLUMNS.items() if name not in verdicts.columns
+    )

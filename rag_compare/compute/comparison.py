@@ -1,0 +1,320 @@
+"""The result of comparing two runs: frames a user can filter, and the renderings of them."""
+
+from __future__ import annotations
+
+import io
+from collections import deque
+from collections.abc import Mapping
+from concurrent.futures import Future, ThreadPoolExecutor
+from dataclasses import dataclass
+from pathlib import Path
+from types import MappingProxyType
+from typing import Any, TextIO
+
+import polars as pl
+
+from rag_compare.compute.configdiff import ConfigChange
+from rag_compare.core.frames import count_by
+from rag_compare.core.result import FORMATS as SUMMARY_FORMATS  # the text and JSON every result renders
+from rag_compare.core.result import REPORT_FORMATS, Report, terminal_safe, to_json
+from rag_compare.core.signals import JUDGE_COLUMNS, Signal, signals_in
+from rag_compare.io.runs import Run
+from rag_compare.io.scores import evaluator_label
+from rag_compare.report.text import (
+    AGGREGATE_HEADERS,
+    DEFAULT_MAX_CASES,
+    aggregate_cells,
+    config_text,
+    counts_line,
+    k_text,
+    text_table,
+)
+
+__all__ = [
+    "CASE_STATUSES",
+    "FORMATS",
+    "REPORTED_STATUSES",
+    "SCHEMA_VERSION",
+    "SCOPE_TITLES",
+    "SIDES",
+    "Comparison",
+]
+
+SCHEMA_VERSION = 1
+FORMATS = SUMMARY_FORMATS + REPORT_FORMATS
+REPORTED_STATUSES = (
+    "regressed",
+    "failed_in_candidate",
+    "failed_in_both",
+    "failed_in_baseline",
+    "judge_failed_in_candidate",
+    "judge_failed_in_both",
+    "judge_failed_in_baseline",
+    "missing_in_candidate",
+    "missing_in_both",
+    "missing_in_baseline",
+    "mixed",
+    "improved",
+)
+"""The statuses reports list case by case, in this order (``unchanged`` cases are only counted)."""
+SIDES = ("baseline", "candidate")
+CASE_STATUSES = (
+    "missing_in_baseline",
+    "missing_in_candidate",
+    "missing_in_both",
+    "failed_in_baseline",
+    "failed_in_candidate",
+    "failed_in_both",
+    "judge_failed_in_baseline",
+    "judge_failed_in_candidate",
+    "judge_failed_in_both",
+    "improved",
+    "regressed",
+    "mixed",
+    "unchanged",
+)
+_MAX_LISTED = 100
+_STATUS_WIDTH = max(len(status) for status in CASE_STATUSES)
+_JSON_SLICE_ROWS = 50_000
+"""Cases serialised at a time: a million cases never sit in memory as one string."""
+SCOPE_TITLES = {
+    "paired": "Paired: the cases with a value on both sides",
+    "all_cases": "All cases: a missing or failed case counts at the signal's worst value",
+}
+
+
+@dataclass(frozen=True)
+class ComparedRun:
+    """What a comparison keeps of a run: who it is and how it was set up, not its records."""
+
+    name: str
+    path: Path | None
+    fingerprint: str
+    created_at: str
+    config: Mapping[str, Any]
+    k: int | None
+    """The cut-off its ranked lists were scored at (``None``: each list's own length)."""
+
+    @property
+    def path_text(self) -> str:
+        """The run file's path as shown, or ``(not written)`` for a run kept in memory."""
+        return str(self.path or "(not written)")
+
+    @classmethod
+    def of(cls, run: Run, *, k: int | None) -> ComparedRun:
+        config = run.to_dict()["config"]
+        return cls(run.name, run.path, run.fingerprint, run.created_at, MappingProxyType(config), k)
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "name": self.name,
+            "path": None if self.path is None else str(self.path),
+            "fingerprint": self.fingerprint,
+            "config": dict(self.config),
+        }
+
+
+@dataclass(frozen=True, repr=False)
+class Comparison(Report):
+    """Two runs compared case by case.
+
+    ``cases`` has one row per case: ``case_id``, ``status``, ``reasons``, the case's labels, then per
+    side (``baseline_``/``candidate_`` prefixes) its record's status, error, ids and answer and every
+    signal. ``aggregates`` and ``breakdowns`` summarise the signals; all three are Polars frames.
+    """
+
+    baseline: ComparedRun
+    candidate: ComparedRun
+    evaluator: Mapping[str, Any]
+    """``name`` and ``fingerprint`` of the offline judge, and under ``scores`` per side the evaluator
+    of the scores that side was judged by (``None``: the offline judge's verdicts)."""
+    config_diff: tuple[ConfigChange, ...]
+    warnings: tuple[str, ...]
+    cases: pl.DataFrame
+    aggregates: pl.DataFrame
+    breakdowns: pl.DataFrame
+    tolerance: float
+
+    def __repr__(self) -> str:
+        runs = " → ".join(f"{run.name} ({run.fingerprint[:12]})" for run in (self.baseline, self.candidate))
+        return f"<Comparison {runs}: {self.cases.height} cases: {self.counts_text(', ')}>"
+
+    @property
+    def counts(self) -> dict[str, int]:
+        """Cases per status, every status of ``CASE_STATUSES`` included."""
+        return count_by(self.cases.with_columns(pl.col("status").cast(pl.String)), "status", CASE_STATUSES)
+
+    def counts_text(self, separator: str = " · ") -> str:
+        """The statuses that have cases, with their counts: ``improved 5 · regressed 4``."""
+        return counts_line({status: count for status, count in self.counts.items() if count}, separator)
+
+    def scores_text(self) -> str:
+        """The evaluators of the sides' scores, ``baseline openai (0123456789ab), candidate ...``; empty
+        when neither side has scores."""
+        scores = self.evaluator.get("scores") or {}
+        if not any(scores.values()):
+            return ""
+        return ", ".join(f"{side} {evaluator_label(scores.get(side))}" for side in SIDES)
+
+    @property
+    def signals(self) -> tuple[Signal, ...]:
+        """The signals this comparison holds: every one of ``SIGNALS``, and the score signals its scores had."""
+        return signals_in(self.cases.columns, prefix="baseline_")
+
+    @property
+    def signals_without_values(self) -> list[str]:
+        """The signals no case has a value of (``answer_completeness`` without passages, say)."""
+        return self.aggregates.filter(pl.col("n") == 0).get_column("signal").unique(maintain_order=True).to_list()
+
+    def to_dict(self) -> dict[str, Any]:
+        return self._summary() | {"cases": self._case_objects().to_dicts()}
+
+    def to_json(self) -> str:
+        """The JSON of ``to_dict``."""
+        return self.render("json")
+
+    def render(
+        self, format: str = "text", *, all_cases: bool = False, max_cases: int | None = DEFAULT_MAX_CASES
+    ) -> str:
+        """The comparison as ``text`` (a terminal summary), ``json``, ``markdown`` or ``html`` (a
+        self-contained page).
+
+        Reports list the cases that changed, failed or are missing, up to ``max_cases`` per status
+        (``None``: every one); ``all_cases`` lists the unchanged ones too.
+        """
+        buffer = io.StringIO()
+        self.write(buffer, format, all_cases=all_cases, max_cases=max_cases)
+        return buffer.getvalue()
+
+    def write(
+        self,
+        stream: TextIO,
+        format: str = "text",
+        *,
+        all_cases: bool = False,
+        max_cases: int | None = DEFAULT_MAX_CASES,
+    ) -> None:
+        """Write ``render(format, ...)`` to ``stream``, piece by piece for the large formats."""
+        if format not in FORMATS:
+            raise ValueError(f"unknown format {format!r}; use one of {', '.join(FORMATS)}")
+        if max_cases is not None and max_cases < 1:
+            raise ValueError(f"max_cases must be 1 or more, or None for every case; got {max_cases!r}")
+        if format == "text":
+            stream.write(terminal_safe(self._text()))
+        elif format == "json":
+            self.write_json(stream)
+        else:
+            from rag_compare.report.documents import write_report
+
+            write_report(self, stream, format, all_cases=all_cases, max_cases=max_cases)
+
+    def _repr_html_(self) -> str:
+        from rag_compare.report.documents import summary_html
+
+        return summary_html(self)
+
+    def write_json(self, stream: TextIO) -> None:
+        """Write the JSON of ``to_dict`` to ``stream``, one case per line, serialised by Polars.
+
+        Slices of cases are encoded on threads, a few ahead of the one being written, so memory stays
+        bounded by the slice size.
+        """
+        head = to_json(self._summary() | {"cases": []})
+        if self.cases.is_empty():
+            stream.write(head)
+            return
+        stream.write(head.removesuffix('  "cases": []\n}\n') + '  "cases": [\n    ')
+        objects = self._case_objects()
+        encoded = pl.struct(objects.columns).struct.json_encode().str.join(",\n    ")
+
+        def encode(start: int) -> str:
+            text: str = objects.slice(start, _JSON_SLICE_ROWS).select(encoded).item()
+            return text if start == 0 else ",\n    " + text
+
+        workers = pl.thread_pool_size()
+        with ThreadPoolExecutor(max_workers=workers) as pool:
+            pending: deque[Future[str]] = deque()
+            for start in range(0, objects.height, _JSON_SLICE_ROWS):
+                pending.append(pool.submit(encode, start))
+                if len(pending) > workers:
+                    stream.write(pending.popleft().result())
+            while pending:
+                stream.write(pending.popleft().result())
+        stream.write("\n  ]\n}\n")
+
+    def _summary(self) -> dict[str, Any]:
+        return {
+            "schema_version": SCHEMA_VERSION,
+            "baseline": self.baseline.to_dict(),
+            "candidate": self.candidate.to_dict(),
+            "evaluator": dict(self.evaluator),
+            "config_diff": [dict(change) for change in self.config_diff],
+            "warnings": list(self.warnings),
+            "counts": self.counts,
+            "aggregates": self.aggregates.to_dicts(),
+            "breakdowns": self.breakdowns.to_dicts(),
+        }
+
+    def _case_objects(self) -> pl.DataFrame:
+        """One row per case with the JSON fields; a side without a record is null."""
+        sides = [
+            pl.when(pl.col(f"{side}_status").is_not_null())
+            .then(
+                pl.struct(
+                    *(pl.col(f"{side}_{signal.name}").alias(signal.name) for signal in self.signals),
+                    *(pl.col(f"{side}_{name}").alias(name) for name in JUDGE_COLUMNS),
+                )
+            )
+            .alias(side)
+            for side in SIDES
+        ]
+        return self.cases.select(
+            "case_id", pl.col("status").cast(pl.String), "reasons", "category", "answerability", *sides
+        )
+
+    def _text(self) -> str:
+        runs = [
+            (side, run.name, run.fingerprint[:12], run.created_at, run.path_text, k_text(run.k))
+            for side, run in zip(SIDES, (self.baseline, self.candidate), strict=True)
+        ]
+        scores = self.scores_text()
+        parts = [
+            text_table(("", "run", "fingerprint", "created", "path", "k"), runs)
+            + f"evaluator {self.evaluator['name']} ({self.evaluator['fingerprint'][:12]}), "
+            f"tolerance {self.tolerance:g}" + (f"; scores: {scores}" if scores else "")
+        ]
+        if self.config_diff:
+            changes = [
+                (change["key"], config_text(change["baseline"], 40), config_text(change["candidate"], 40))
+                for change in self.config_diff
+            ]
+            parts.append(text_table(("config key", "baseline", "candidate"), changes, title="Config differences"))
+        if self.warnings:
+            parts.append("".join(f"warning: {warning}\n" for warning in self.warnings))
+        parts.append(f"{self.cases.height} cases: {self.counts_text()}")
+        for scope, title in SCOPE_TITLES.items():
+            rows = self.aggregates.filter(pl.col("scope") == scope, pl.col("n") > 0).iter_rows(named=True)
+            parts.append(text_table(AGGREGATE_HEADERS, (aggregate_cells(row) for row in rows), title=title))
+        empty = self.signals_without_values
+        if empty:
+            hint = " (answer_completeness needs --passages)" if "answer_completeness" in empty else ""
+            parts.append(f"no values for: {', '.join(empty)}{hint}")
+        parts.append(self._listed_cases())
+        return "\n".join(part.rstrip("\n") + "\n" for part in parts)
+
+    def _listed_cases(self) -> str:
+        order = {status: rank for rank, status in enumerate(REPORTED_STATUSES)}
+        listed = (
+            self.cases.select("case_id", pl.col("status").cast(pl.String), "reasons")
+            .filter(pl.col("status").is_in(REPORTED_STATUSES))
+            .sort(pl.col("status").replace_strict(order, return_dtype=pl.Int32), "case_id")
+        )
+        if listed.is_empty():
+            return "No case changed, failed or is missing."
+        lines = ["Cases that changed, failed or are missing"]
+        for case_id, status, reasons in listed.head(_MAX_LISTED).iter_rows():
+            lines.append(f"{status:<{_STATUS_WIDTH}} {case_id}")
+            lines += [f"{'':<{_STATUS_WIDTH + 2}}{reason}" for reason in reasons]
+        if listed.height > _MAX_LISTED:
+            lines.append(f"... and {listed.height - _MAX_LISTED} more (--format json lists every case)")
+        return "\n".join(lines)

@@ -1,0 +1,68 @@
+"""What differs between two run configs, and the warnings that deserve a reviewer's attention."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from rag_compare.io.config import flatten
+
+__all__ = ["BOOKKEEPING_KEYS", "ConfigChange", "config_diff", "config_warnings"]
+
+BOOKKEEPING_KEYS = ("name", "created_at", "rag_compare_version", "corpus", "records")
+"""Keys (with everything under them) that describe a run rather than set up its pipeline."""
+EVALUATOR_KEY = "evaluator"
+
+ConfigChange = dict[str, Any]
+"""``{"key": dotted key, "baseline": value or None, "candidate": value or None}``."""
+
+
+def config_diff(baseline: Mapping[str, Any], candidate: Mapping[str, Any]) -> list[ConfigChange]:
+    """Every dotted config key whose value differs (absent on one side counts as ``None``), by key."""
+    flat_baseline, flat_candidate = flatten(baseline), flatten(candidate)
+    keys = sorted(flat_baseline.keys() | flat_candidate.keys())
+    return [
+        {"key": key, "baseline": flat_baseline.get(key), "candidate": flat_candidate.get(key)}
+        for key in keys
+        if flat_baseline.get(key) != flat_candidate.get(key)
+    ]
+
+
+def config_warnings(diff: Sequence[ConfigChange]) -> list[str]:
+    """Warnings about a diff: several settings changed at once, different evaluators, different corpora.
+
+    Keys that record the same change (same last part, same two values, e.g. ``top_k`` and
+    ``retriever.top_k`` both 3 -> 5) count as one setting.
+    """
+    warnings = []
+    settings = [change for change in diff if not _under(change["key"], (*BOOKKEEPING_KEYS, EVALUATOR_KEY))]
+    distinct = {
+        (change["key"].rsplit(".", 1)[-1], repr(change["baseline"]), repr(change["candidate"])) for change in settings
+    }
+    if len(distinct) > 1:
+        keys = ", ".join(change["key"] for change in settings)
+        warnings.append(
+            f"{len(distinct)} settings differ ({keys}): the comparison cannot tell which of them caused a change. "
+            "Change one setting at a time."
+        )
+    evaluator = [change["key"] for change in diff if _under(change["key"], (EVALUATOR_KEY,))]
+    if evaluator:
+        warnings.append(
+            f"the runs were scored with different evaluator settings ({', '.join(evaluator)}): "
+            "scores can move even where answers did not."
+        )
+    corpus = {change["key"]: change for change in diff}.get("corpus.fingerprint")
+    if corpus is not None:
+        warnings.append(
+            f"the runs were frozen against different corpora (fingerprints {_short(corpus['baseline'])} and "
+            f"{_short(corpus['candidate'])}): pass --corpus to judge both runs against the same labels."
+        )
+    return warnings
+
+
+def _under(key: str, prefixes: Sequence[str]) -> bool:
+    return any(key == prefix or key.startswith(f"{prefix}.") for prefix in prefixes)
+
+
+def _short(fingerprint: object) -> str:
+    return "none" if fingerprint is None else str(fingerprint)[:12]

@@ -1,0 +1,322 @@
+"""Simulate a fallback rule on a frozen run and its scores, before deploying it.
+
+The rule: when the judge's score of ``signal`` for an answer is below a threshold T, show a fallback
+text instead of the answer. ``simulate_fallback`` reports which answers it would replace and, where the
+truth is known, how many bad answers it catches and how many good ones it hides, per threshold.
+
+A record is *replaced* when its status is ``ok``, its score is not null and the score is below T (a
+score equal to T is kept). A record without a score (judging failed, or the scores lack the case) is
+never replaced and is counted as ``unscored``: a real deployment must decide what to do when scoring
+fails; the simulation shows how many such cases there are. A record whose status is not ``ok`` has no
+answer to replace and is counted as ``not_answered``.
+
+Truth ("is this answer bad?"). By default it is derived from the corpus labels with the offline judge
+(``LexicalJudge``): an ``unanswerable`` case is bad when the chatbot did not abstain; an ``answerable``
+or ``conflict`` case is bad when it abstained or when a required passage never reached the context sent
+(``context_coverage < 1``), and unknown when it answered but the context coverage cannot be told. This is
+label-derived evidence about retrieval and abstention, not a verdict on the answer's wording: a fluent
+but wrong answer built on full context counts as good. With ``truth="COLUMN"`` a Boolean column of the
+run's records (true: the answer is good, e.g. a human review) is the truth instead; null is unknown.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from types import MappingProxyType
+from typing import Any
+
+import polars as pl
+
+from rag_compare.compute.lexical_judge import LexicalJudge
+from rag_compare.compute.metrics import context_signals
+from rag_compare.core.errors import ScoresError
+from rag_compare.core.result import Report
+from rag_compare.io.runfile import atomic_output
+from rag_compare.io.runs import Run
+from rag_compare.io.tables import TABLE_SUFFIXES
+from rag_compare.report.text import config_text, text_table
+
+__all__ = ["DEFAULT_FALLBACK_TEXT", "SWEEP_THRESHOLDS", "FallbackSimulation", "simulate_fallback"]
+
+DEFAULT_FALLBACK_TEXT = "I can't answer that reliably. Please contact the team responsible for this topic."
+SWEEP_THRESHOLDS: tuple[float, ...] = tuple(round(step * 0.05, 2) for step in range(21))
+"""0.0, 0.05, ..., 1.0: the thresholds of a sweep."""
+
+_CASE_COLUMNS = ("case_id", "question", "answerability", "category")
+_MAX_IDS_SHOWN = 10
+_THRESHOLD_HEADERS = (
+    "threshold",
+    "replaced",
+    "bad caught",
+    "good hidden",
+    "bad shown",
+    "unscored",
+    "catch rate",
+    "hide rate",
+)
+
+
+@dataclass(frozen=True)
+class FallbackSimulation(Report):
+    """What a fallback rule would have done to one run: counts per threshold, decisions per case.
+
+    ``thresholds``: one row per threshold, in the order given. ``cases``: one row per run record, in run
+    order, with the decision at the first threshold; ``original_answer`` is always kept, for audit.
+    ``truth`` is the Boolean column used as truth, or None for the label-derived default.
+    """
+
+    run_name: str
+    run_fingerprint: str
+    signal: str
+    fallback_text: str
+    evaluator: Mapping[str, Any] | None
+    thresholds: pl.DataFrame = field(repr=False)
+    cases: pl.DataFrame = field(repr=False)
+    truth: str | None = None
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "run": {"name": self.run_name, "fingerprint": self.run_fingerprint},
+            "signal": self.signal,
+            "evaluator": None if self.evaluator is None else dict(self.evaluator),
+            "truth": {"source": "labels"} if self.truth is None else {"source": "column", "column": self.truth},
+            "fallback_text": self.fallback_text,
+            "thresholds": self.thresholds.to_dicts(),
+            "cases": self.cases.to_dicts(),
+        }
+
+    def _text(self) -> str:
+        truth = "corpus labels (abstention, context coverage)" if self.truth is None else f"column '{self.truth}'"
+        head = [
+            ("run", f"{self.run_name} ({self.run_fingerprint[:12]})"),
+            ("signal", self.signal),
+            ("evaluator", _evaluator_text(self.evaluator)),
+            ("truth", truth),
+            ("fallback text", self.fallback_text),
+            ("rule", f"replace the answer when {self.signal} < T"),
+        ]
+        rows = [_threshold_cells(row) for row in self.thresholds.iter_rows(named=True)]
+        first = self.thresholds.item(0, "threshold")
+        replaced = self.cases.filter(pl.col("replaced")).get_column("case_id")
+        shown = ", ".join(replaced.head(_MAX_IDS_SHOWN).to_list()) or "none"
+        if replaced.len() > _MAX_IDS_SHOWN:
+            shown += f" … and {replaced.len() - _MAX_IDS_SHOWN} more"
+        return (
+            text_table(("", ""), head)
+            + "\n"
+            + text_table(_THRESHOLD_HEADERS, rows)
+            + f"\nreplaced at {self.signal} < {_threshold_text(first)}: {shown}\n"
+        )
+
+    def write_cases(self, path: str | Path) -> None:
+        """Write ``cases`` as CSV, Parquet or JSONL (by suffix) atomically; an existing file is refused."""
+        path = Path(path)
+        kind = TABLE_SUFFIXES.get(path.suffix.lower())
+        if kind is None:
+            raise ScoresError(f"{path}: unknown file type '{path.suffix}'. Use one of: {', '.join(TABLE_SUFFIXES)}.")
+        with atomic_output(path, what="fallback table") as stream:
+            if kind == "csv":
+                self.cases.write_csv(stream)
+            elif kind == "parquet":
+                self.cases.write_parquet(stream)
+            else:
+                self.cases.write_ndjson(stream)
+
+
+def simulate_fallback(
+    run: Run,
+    scores: pl.DataFrame,
+    signal: str,
+    thresholds: Sequence[float],
+    *,
+    fallback_text: str = DEFAULT_FALLBACK_TEXT,
+    truth: str | None = None,
+    evaluator: Mapping[str, Any] | None = None,
+) -> FallbackSimulation:
+    """Simulate "show ``fallback_text`` when ``signal`` < T" on ``run`` for each of ``thresholds``.
+
+    ``scores`` (not modified) holds ``case_id``, ``judge_status`` and ``signal``, a numeric column; every
+    case id must be one of the run's. The cases frame holds the decisions at the first threshold. See the
+    module for the truth and the decision rules. Raises ``ScoresError`` on unusable input.
+    """
+    _check_signal(scores, signal)
+    checked = _check_thresholds(thresholds)
+    _check_ids(run, scores)
+    bad = _bad(run.records) if truth is None else _truth_column(run.records, truth)
+    cases = _cases(run.records, scores, signal, bad, checked[0], fallback_text)
+    return FallbackSimulation(
+        run_name=run.name,
+        run_fingerprint=run.fingerprint,
+        signal=signal,
+        fallback_text=fallback_text,
+        evaluator=None if evaluator is None else MappingProxyType(dict(evaluator)),
+        thresholds=_counts(cases, checked),
+        cases=cases,
+        truth=truth,
+    )
+
+
+def _check_signal(scores: pl.DataFrame, signal: str) -> None:
+    if "case_id" not in scores.columns:
+        raise ScoresError("the scores have no 'case_id' column. Pass a scores frame made for this run.")
+    numeric = [name for name, dtype in scores.schema.items() if dtype.is_numeric()]
+    if signal not in numeric:
+        found = "not a column of the scores" if signal not in scores.columns else f"a {scores.schema[signal]} column"
+        available = ", ".join(numeric) or "none"
+        raise ScoresError(f"signal '{signal}' is {found}; use a numeric column of the scores: {available}.")
+
+
+def _check_thresholds(thresholds: Sequence[float]) -> list[float]:
+    if isinstance(thresholds, str) or not thresholds:
+        raise ScoresError("give at least one threshold between 0 and 1.")
+    wrong = [value for value in thresholds if isinstance(value, bool) or not 0.0 <= value <= 1.0]
+    if wrong:
+        raise ScoresError(f"thresholds must be between 0 and 1; got {', '.join(map(repr, wrong))}.")
+    return [float(value) for value in thresholds]
+
+
+def _check_ids(run: Run, scores: pl.DataFrame) -> None:
+    ids = scores.get_column("case_id").cast(pl.String)
+    if ids.is_duplicated().any():
+        twice = ids.filter(ids.is_duplicated()).unique(maintain_order=True)
+        raise ScoresError(f"the scores hold some case ids more than once: {_some(twice)}. Give one row per case.")
+    known = run.records.select(pl.col("case_id").cast(pl.String))
+    unknown = ids.to_frame().join(known, on="case_id", how="anti", maintain_order="left").to_series()
+    if unknown.len():
+        raise ScoresError(
+            f"the scores hold {unknown.len()} case ids that run '{run.name}' lacks: {_some(unknown)}. "
+            "Pass the scores made for this run."
+        )
+
+
+def _some(ids: pl.Series) -> str:
+    """Up to ten ids, then ``… and N more``."""
+    text = ", ".join(ids.head(_MAX_IDS_SHOWN).to_list())
+    return text + (f" … and {ids.len() - _MAX_IDS_SHOWN} more" if ids.len() > _MAX_IDS_SHOWN else "")
+
+
+def _ok(records: pl.DataFrame) -> pl.Series:
+    return (records.get_column("status") == "ok").fill_null(False)
+
+
+def _bad(records: pl.DataFrame) -> pl.Series:
+    """The label-derived truth (see the module): true when the answer is bad, null when unknown."""
+    verdicts = LexicalJudge().abstentions(records)
+    signals = pl.concat([verdicts, context_signals(records).select("context_coverage")], how="horizontal")
+    unanswerable = pl.lit(records.get_column("answerability")) == "unanswerable"
+    coverage_short = pl.col("context_coverage") < 1
+    return signals.select(
+        pl.when(~pl.lit(_ok(records)))
+        .then(pl.lit(None, pl.Boolean))
+        .when(unanswerable)
+        .then(~pl.col("abstention_correct"))
+        .otherwise(pl.col("abstained") | coverage_short)
+        .alias("bad")
+    ).to_series()
+
+
+def _truth_column(records: pl.DataFrame, column: str) -> pl.Series:
+    """The negation of a Boolean column (true: good), null for records that are not ``ok``."""
+    if records.schema.get(column) != pl.Boolean:
+        boolean = [name for name, dtype in records.schema.items() if dtype == pl.Boolean]
+        found = "not a column of the run" if column not in records.columns else f"a {records.schema[column]} column"
+        raise ScoresError(
+            f"truth column '{column}' is {found}; give a Boolean column of the run's records where true means "
+            f"the answer is good (Boolean columns: {', '.join(boolean) or 'none'})."
+        )
+    return records.select(pl.when(pl.lit(_ok(records))).then(~pl.col(column)).alias("bad")).to_series()
+
+
+def _cases(
+    records: pl.DataFrame, scores: pl.DataFrame, signal: str, bad: pl.Series, threshold: float, fallback: str
+) -> pl.DataFrame:
+    """One row per record, in run order, with its score, truth and decision at ``threshold``."""
+    judged = scores.select(
+        pl.col("case_id").cast(pl.String),
+        (pl.col("judge_status") if "judge_status" in scores.columns else pl.lit(None, pl.String)).alias("judge_status"),
+        pl.col(signal).cast(pl.Float64).fill_nan(None).alias("score"),
+    )
+    answer = _column(records, "answer")
+    replaced = ((pl.col("record_status") == "ok") & (pl.col("score") < threshold)).fill_null(False)
+    return (
+        records.select(
+            *(_column(records, name) for name in _CASE_COLUMNS),
+            record_status=pl.col("status"),
+            original_answer=answer,
+        )
+        .join(judged, on="case_id", how="left", maintain_order="left")
+        .with_columns(bad=bad, replaced=replaced)
+        .select(
+            *_CASE_COLUMNS,
+            "record_status",
+            "judge_status",
+            "score",
+            "bad",
+            "replaced",
+            "original_answer",
+            shown_answer=pl.when("replaced").then(pl.lit(fallback)).otherwise("original_answer"),
+        )
+    )
+
+
+def _column(records: pl.DataFrame, name: str) -> pl.Expr:
+    return pl.col(name) if name in records.columns else pl.lit(None, pl.String).alias(name)
+
+
+def _counts(cases: pl.DataFrame, thresholds: Sequence[float]) -> pl.DataFrame:
+    """One row of counts and rates per threshold, in the order given (each a pass over the cases)."""
+    frame = cases.lazy().select(ok=pl.col("record_status") == "ok", score="score", bad="bad")
+    counts = pl.concat([frame.select(_count_exprs(threshold)) for threshold in thresholds]).collect()
+    return counts.with_columns(
+        catch_rate=_rate("bad_caught", "bad_shown"), hide_rate=_rate("good_hidden", "good_shown")
+    )
+
+
+def _count_exprs(threshold: float) -> list[pl.Expr]:
+    ok, score = pl.col("ok").fill_null(False), pl.col("score")
+    bad, good = pl.col("bad").fill_null(False), (~pl.col("bad")).fill_null(False)
+    replaced = ok & (score < threshold).fill_null(False)
+    shown = ok & ~replaced
+    counts = {
+        "replaced": replaced,
+        "shown": shown,
+        "unscored": ok & score.is_null(),
+        "bad_caught": replaced & bad,
+        "good_hidden": replaced & good,
+        "bad_shown": shown & bad,
+        "good_shown": shown & good,
+        "unknown": ok & pl.col("bad").is_null(),
+        "not_answered": ~ok,
+    }
+    return [
+        pl.lit(threshold, pl.Float64).alias("threshold"),
+        *(flag.sum().cast(pl.Int64).alias(name) for name, flag in counts.items()),
+    ]
+
+
+def _rate(hit: str, miss: str) -> pl.Expr:
+    """``hit / (hit + miss)``, null when both are 0."""
+    total = pl.col(hit) + pl.col(miss)
+    return pl.when(total > 0).then(pl.col(hit) / total)
+
+
+def _threshold_cells(row: Mapping[str, Any]) -> tuple[str, ...]:
+    counts = (f"{row[name]:,}" for name in ("replaced", "bad_caught", "good_hidden", "bad_shown", "unscored"))
+    return (_threshold_text(row["threshold"]), *counts, _percent(row["catch_rate"]), _percent(row["hide_rate"]))
+
+
+def _threshold_text(threshold: float) -> str:
+    """Two decimals (``0.05``, ``1.00``), more only when the threshold has them."""
+    return f"{threshold:.2f}" if round(threshold, 2) == threshold else f"{threshold:g}"
+
+
+def _percent(rate: float | None) -> str:
+    return "n/a" if rate is None else f"{rate * 100:.1f}%"
+
+
+def _evaluator_text(evaluator: Mapping[str, Any] | None) -> str:
+    if evaluator is None:
+        return "not given"
+    return " · ".join(f"{key} {config_text(value, 40)}" for key, value in evaluator.items()) or "not given"

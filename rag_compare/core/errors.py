@@ -1,0 +1,164 @@
+"""Errors raised by rag-compare, and the problems they carry.
+
+Every error a user can cause is a ``RagCompareError``; its message says what is wrong and how to
+fix it. The command line turns each into exit code 2 without a traceback.
+
+    RagCompareError
+    ├── InputFileError          a file cannot be read as a table (missing, not UTF-8, empty, ...)
+    ├── ContractError           a table breaks its file contract; carries every Problem at once
+    ├── ConfigError             a run config cannot be read or is unsafe to store
+    │   └── SecretInConfigError     a key or value looks like a credential
+    ├── RunFileError            a frozen run cannot be written or loaded
+    │   ├── RunExistsError          the output file already exists (it is never replaced)
+    │   └── RunIntegrityError       the file was changed or cut short after it was frozen
+    ├── CompareError            two runs cannot be compared as asked (a case id twice, a bad k)
+    ├── ScoresError             scores cannot be made, read or used (another run's scores, an unknown signal)
+    ├── EndpointError           a model endpoint refuses every request (a bad key, an unknown model)
+    │   └── JudgeError              ... the judge's endpoint
+    └── CaptureError            a capture cannot start or resume (its checkpoint belongs to other settings)
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from rag_compare.core.credentials import redact
+
+__all__ = [
+    "CaptureError",
+    "CompareError",
+    "ConfigError",
+    "ContractError",
+    "EndpointError",
+    "InputFileError",
+    "JudgeError",
+    "Problem",
+    "RagCompareError",
+    "RunExistsError",
+    "RunFileError",
+    "RunIntegrityError",
+    "ScoresError",
+    "SecretInConfigError",
+]
+
+_MAX_VALUE_CHARS = 60
+_MAX_PROBLEMS_SHOWN = 50
+
+
+@dataclass(frozen=True)
+class Problem:
+    """One broken rule: where it is (row, column), what was found and what was expected.
+
+    ``row`` counts data rows from 1 (the first row after a CSV header is row 1); ``None`` when the
+    problem concerns the whole file or a whole column.
+    """
+
+    expected: str
+    row: int | None = None
+    column: str | None = None
+    value: str | None = None
+
+    def __str__(self) -> str:
+        where = []
+        if self.row is not None:
+            where.append(f"row {self.row}")
+        if self.column is not None:
+            where.append(f"column '{self.column}'")
+        found = f"got {self.value}; " if self.value is not None else ""
+        prefix = ", ".join(where)
+        return f"{prefix}: {found}expected {self.expected}" if prefix else f"{found}expected {self.expected}"
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"row": self.row, "column": self.column, "value": self.value, "expected": self.expected}
+
+
+def show_value(value: object) -> str:
+    """A short, quoted rendering of an offending value for a message, any credential in it redacted."""
+    if value is None:
+        return "an empty cell"
+    text = repr(redact(value)) if isinstance(value, str) else redact(repr(value))
+    if len(text) > _MAX_VALUE_CHARS:
+        text = text[: _MAX_VALUE_CHARS - 3] + "..."
+    return text
+
+
+def problem_lines(problems: Sequence[Problem]) -> str:
+    """Problems as an indented list, the first 50 only (``--format json`` lists them all)."""
+    lines = [f"  - {problem}\n" for problem in problems[:_MAX_PROBLEMS_SHOWN]]
+    if len(problems) > _MAX_PROBLEMS_SHOWN:
+        lines.append(f"  ... and {len(problems) - _MAX_PROBLEMS_SHOWN} more (all are listed with --format json)\n")
+    return "".join(lines)
+
+
+def sorted_problems(problems: Iterable[Problem]) -> list[Problem]:
+    """Problems in file order: by row (file-wide ones first), then column."""
+    return sorted(problems, key=lambda problem: (problem.row or 0, problem.column or ""))
+
+
+class RagCompareError(Exception):
+    """Root of every error a user can cause; the message names the problem and the fix, and never shows a
+    credential (see ``credentials.redact``)."""
+
+    def __init__(self, *args: object) -> None:
+        super().__init__(*(redact(arg) if isinstance(arg, str) else arg for arg in args))
+
+
+class InputFileError(RagCompareError):
+    """A file cannot be read as a table: missing, unknown format, not UTF-8, empty, unparsable."""
+
+
+class ContractError(RagCompareError):
+    """A table breaks its contract. Holds every problem found, so all can be fixed in one pass."""
+
+    def __init__(self, source: str, what: str, problems: Sequence[Problem]) -> None:
+        self.source = source
+        self.what = what
+        self.problems = tuple(sorted_problems(problems))
+        count = len(self.problems)
+        noun = "problem" if count == 1 else "problems"
+        super().__init__(
+            f"{source}: not a valid {what} ({count} {noun}; nothing was loaded):\n{problem_lines(self.problems)}"
+            f"Fix these and run again; the file format is described in the README."
+        )
+
+
+class ConfigError(RagCompareError):
+    """A run config cannot be read, or holds a value that cannot be stored."""
+
+
+class SecretInConfigError(ConfigError):
+    """A config key or value looks like a credential; credentials never enter a run file."""
+
+
+class RunFileError(RagCompareError):
+    """A frozen run file cannot be written or read, or a report cannot be written."""
+
+
+class RunExistsError(RunFileError):
+    """The output path already exists; frozen runs are never overwritten."""
+
+
+class RunIntegrityError(RunFileError):
+    """A frozen run file does not match its fingerprint: changed or cut short after freezing."""
+
+
+class CompareError(RagCompareError):
+    """Two runs cannot be compared as asked: a case id appears twice in a run, or k is not usable."""
+
+
+class ScoresError(RagCompareError):
+    """Scores cannot be made, read or used: scores of another run, an unknown signal, a bad imported file."""
+
+
+class EndpointError(RagCompareError):
+    """A model endpoint refuses the requests themselves (a bad key, an unknown model): no request can succeed."""
+
+
+class JudgeError(EndpointError):
+    """The judge's endpoint refuses the requests themselves (a bad key, an unknown model): no case can be judged."""
+
+
+class CaptureError(RagCompareError):
+    """A capture cannot start or resume: its checkpoint belongs to other settings or another corpus."""

@@ -1,0 +1,78 @@
+"""The result base class, and the strict JSON and terminal-safe text every result is rendered through."""
+
+from __future__ import annotations
+
+import html
+import json
+import math
+import re
+from abc import ABC, abstractmethod
+from collections.abc import Mapping
+from typing import Any
+
+__all__ = [
+    "FORMATS",
+    "REPORT_FORMATS",
+    "Report",
+    "terminal_safe",
+    "to_json",
+]
+
+FORMATS = ("text", "json")
+REPORT_FORMATS = ("markdown", "html")
+"""What a comparison renders beyond ``FORMATS``: reports for people to read."""
+_UNSAFE = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f\u061c\u200e\u200f\u2028-\u202e\u2066-\u2069]")
+"""What a terminal would obey rather than show: C0 and C1 controls (ESC starts an escape sequence) but
+the newline and tab, DEL, and the bidirectional marks, embeddings, overrides and isolates."""
+
+
+class Report(ABC):
+    """A result that renders itself: ``to_dict``, ``to_json``, ``render(format)``, and HTML in notebooks."""
+
+    @abstractmethod
+    def to_dict(self) -> dict[str, Any]:
+        """Plain data (JSON-ready) describing the result."""
+
+    @abstractmethod
+    def _text(self) -> str:
+        """The result for a terminal."""
+
+    def to_json(self) -> str:
+        return to_json(self.to_dict())
+
+    def render(self, format: str = "text") -> str:
+        """The result as ``text`` (for a terminal) or ``json``."""
+        if format not in FORMATS:
+            raise ValueError(f"unknown format {format!r}; use one of {', '.join(FORMATS)}")
+        return self.to_json() if format == "json" else terminal_safe(self._text())
+
+    def _repr_html_(self) -> str:
+        return f"<pre>{html.escape(self._text())}</pre>"
+
+
+def to_json(payload: Mapping[str, Any]) -> str:
+    """JSON with a stable layout: two-space indent, keys in the order given, UTF-8 kept. Always strict
+    JSON: a number that is not finite (NaN, an infinity) is written as null."""
+    return json.dumps(_finite(payload), indent=2, ensure_ascii=False, default=str, allow_nan=False) + "\n"
+
+
+def _finite(value: Any) -> Any:
+    """``value`` with every float that is not finite, at any depth of dicts, lists and tuples, as None."""
+    if isinstance(value, float):
+        return value if math.isfinite(value) else None
+    if isinstance(value, Mapping):
+        return {key: _finite(item) for key, item in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [_finite(item) for item in value]
+    return value
+
+
+def terminal_safe(text: str) -> str:
+    """``text`` with every control character a terminal would obey shown as its escape instead:
+    ``\\x1b`` for ESC, ``\\u202e`` for a right-to-left override (newlines and tabs are kept)."""
+    return _UNSAFE.sub(_escaped, text)
+
+
+def _escaped(match: re.Match[str]) -> str:
+    code = ord(match.group())
+    return f"\\x{code:02x}" if code < 0x100 else f"\\u{code:04x}"

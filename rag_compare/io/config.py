@@ -1,0 +1,170 @@
+"""Run configs: reading TOML/JSON files, ``--set KEY=VALUE`` overrides, flattening, and the checks a
+config passes before it is stored (no credentials, only finite numbers)."""
+
+from __future__ import annotations
+
+import copy
+import json
+import math
+import os
+import tomllib
+from collections.abc import Iterable, Iterator, Mapping
+from pathlib import Path
+from typing import Any
+
+from rag_compare.core.credentials import credential_in, credential_values, is_credential_key, redact
+from rag_compare.core.errors import ConfigError, SecretInConfigError, show_value
+
+__all__ = ["RESERVED_KEYS", "apply_assignments", "check_config", "flatten", "read_config_file"]
+
+RESERVED_KEYS = ("created_at", "rag_compare_version", "corpus", "records")
+"""Top-level keys that rag-compare writes itself when a run is frozen."""
+
+
+def read_config_file(path: str | Path) -> dict[str, Any]:
+    """A config from a ``.toml`` or ``.json`` file holding one table/object of finite numbers."""
+    config = _read_config_file(Path(path))
+    _refuse_non_finite(config, str(path))
+    return config
+
+
+def _read_config_file(path: Path) -> dict[str, Any]:
+    if not path.is_file():
+        raise ConfigError(f"{path}: no such config file. Check the --config path.")
+    suffix = path.suffix.lower()
+    try:
+        text = path.read_text(encoding="utf-8")
+    except UnicodeDecodeError:
+        raise ConfigError(f"{path}: is not UTF-8 text. Save the config as UTF-8.") from None
+    if suffix == ".toml":
+        try:
+            return tomllib.loads(text)
+        except tomllib.TOMLDecodeError as error:
+            raise ConfigError(f"{path}: is not valid TOML ({error}). Fix the syntax and run again.") from None
+    if suffix == ".json":
+        try:
+            loaded = json.loads(text)
+        except json.JSONDecodeError as error:
+            raise ConfigError(
+                f"{path}: is not valid JSON ({error.msg} at line {error.lineno}). Fix the syntax."
+            ) from None
+        if not isinstance(loaded, dict):
+            raise ConfigError(f"{path}: must hold one JSON object of settings, not {type(loaded).__name__}.")
+        return loaded
+    raise ConfigError(f"{path}: unknown config type '{path.suffix}'. Use a .toml or .json file.")
+
+
+def apply_assignments(config: Mapping[str, Any], assignments: Iterable[str]) -> dict[str, Any]:
+    """A copy of ``config`` with each ``KEY=VALUE`` set; dotted keys reach into nested tables.
+
+    A value that parses as JSON is kept as parsed (``top_k=5`` is the integer 5, ``x=[1,2]`` a list),
+    anything else as a string; a number that is not finite (``NaN``, ``Infinity``, ``1e999``) is refused.
+    Messages never show a value, which may be a secret.
+    """
+    result = copy.deepcopy(dict(config))
+    for assignment in assignments:
+        key, separator, raw = assignment.partition("=")
+        parts = key.strip().split(".")
+        if not separator or not all(part.strip() for part in parts):
+            raise ConfigError(f"--set expects KEY=VALUE (e.g. --set top_k=5), got {show_value(assignment)}.")
+        shown = redact(key.strip())
+        try:
+            value: Any = json.loads(raw)
+        except json.JSONDecodeError:
+            value = raw
+        if _non_finite({"value": value}) is not None:
+            raise ConfigError(
+                f"--set {shown}={redact(raw.strip())}: not a finite number; give a number "
+                "(NaN and infinities cannot be stored)."
+            )
+        table = result
+        for part in parts[:-1]:
+            inner = table.setdefault(part, {})
+            if not isinstance(inner, dict):
+                raise ConfigError(f"--set {shown}=...: '{redact(part)}' is a value, not a table of settings.")
+            table = inner
+        table[parts[-1]] = value
+    return result
+
+
+def flatten(config: Mapping[str, Any], prefix: str = "") -> dict[str, Any]:
+    """Nested tables as dotted keys: ``{"retriever": {"k": 5}}`` gives ``{"retriever.k": 5}``."""
+    flat: dict[str, Any] = {}
+    for key, value in config.items():
+        dotted = f"{prefix}{key}"
+        if isinstance(value, Mapping) and value:
+            flat |= flatten(value, f"{dotted}.")
+        else:
+            flat[dotted] = value
+    return flat
+
+
+def check_config(config: Mapping[str, Any], environ: Mapping[str, str] | None = None) -> None:
+    """Refuse a config that cannot be stored: a number that is not finite, or a credential anywhere
+    (a key named like one, at any depth, or a key or value holding one; see ``credentials``).
+
+    Credential values are also the values of the credential-like variables of ``environ`` (default
+    ``os.environ``); messages name the key and the variable, never the secret itself.
+    """
+    _refuse_non_finite(config, "the config")
+    _refuse_unstorable(config)
+    secrets = credential_values(os.environ if environ is None else environ)
+    found: list[str] = []
+    for path, key, value in _entries(config):
+        shown = redact(path, secrets)
+        if key is not None and is_credential_key(key):
+            found.append(f"'{shown}' is named like a credential")
+        elif key is not None and (what := credential_in(key, secrets)) is not None:
+            found.append(f"'{shown}' is a key holding {what}")
+        elif isinstance(value, str) and (what := credential_in(value, secrets)) is not None:
+            found.append(f"'{shown}' holds {what}")
+    if found:
+        listed = "\n".join(f"  - {item}" for item in found)
+        raise SecretInConfigError(
+            f"the config holds credentials, which are never written to a run or scores file:\n{listed}\n"
+            "Remove them from the config; clients read keys from the environment (OPENAI_API_KEY)."
+        )
+
+
+def _entries(value: Any, path: str = "", key: str | None = None) -> Iterator[tuple[str, str | None, Any]]:
+    """``(path, key, value)`` for every entry of a config, through tables and lists: ``a.b[0].c``; ``key``
+    is the entry's own name, None for an item of a list."""
+    if path:
+        yield path, key, value
+    if isinstance(value, Mapping):
+        for name, item in value.items():
+            yield from _entries(item, f"{path}.{name}" if path else str(name), str(name))
+    elif isinstance(value, list | tuple):
+        for index, item in enumerate(value):
+            yield from _entries(item, f"{path}[{index}]")
+
+
+def _non_finite(config: Mapping[str, Any]) -> str | None:
+    """The path of the first NaN or infinity in ``config``, if any: JSON cannot hold them, and no
+    comparison of them means anything."""
+    return next(
+        (path for path, _, value in _entries(config) if isinstance(value, float) and not math.isfinite(value)), None
+    )
+
+
+def _refuse_non_finite(config: Mapping[str, Any], source: str) -> None:
+    path = _non_finite(config)
+    if path is not None:
+        raise ConfigError(
+            f"{source}: '{path}' is not a finite number; give a number (NaN and infinities cannot be stored)."
+        )
+
+
+_STORABLE = (str, int, float, bool, type(None), Mapping, list, tuple)
+"""What a config stored as JSON may hold."""
+
+
+def _refuse_unstorable(config: Mapping[str, Any]) -> None:
+    """Refuse a value JSON cannot hold: a TOML date or time, or an object a Python caller passed."""
+    for path, _, value in _entries(config):
+        if not isinstance(value, _STORABLE):
+            raise ConfigError(
+                f"the config holds a value a run config cannot store ('{redact(path)}': Object of type "
+                f"{type(value).__name__} is not JSON serializable). Use text, numbers, true/false, lists and "
+                'tables; write a date or time as quoted text, e.g. "2026-01-31".'
+            )

@@ -1,0 +1,133 @@
+"""Scores made elsewhere (a hosted trust score, a provider's evaluator) turned into a scores file.
+
+The file (CSV, Parquet or JSONL) holds one row per case, keyed by a case id column; each mapped
+column becomes a signal. Its ids must be the run's: an id the run lacks is refused. A run case the
+file lacks, or whose mapped value is empty, is kept as ``judge_failed`` ("no score"), never dropped.
+Values of score signals must lie in [0, 1] (rescale them first); flags must be true/false.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+import polars as pl
+
+from rag_compare.core.digest import settings_digest
+from rag_compare.core.errors import ContractError, Problem, ScoresError, show_value
+from rag_compare.core.signals import JUDGE_FAILED, SCORED_SIGNALS, SIGNALS_BY_NAME
+from rag_compare.io.runfile import ensure_absent
+from rag_compare.io.runs import Run, load_run
+from rag_compare.io.scores import Scores, make_scores
+from rag_compare.io.tables import ROW, read_table
+
+__all__ = ["import_scores"]
+
+_MAX_SHOWN = 10
+
+
+def import_scores(
+    run: Run | str | Path,
+    source: str | Path,
+    *,
+    evaluator: str,
+    mapping: Mapping[str, str],
+    id_column: str = "case_id",
+    config: Mapping[str, Any] | None = None,
+    output: str | Path | None = None,
+) -> Scores:
+    """The scores of ``run`` read from ``source``: ``mapping`` takes a column to a signal (any of
+    ``SCORED_SIGNALS``). ``evaluator`` names where they come from, and ``config`` declares its
+    settings (model, version...); both make its fingerprint. Written to ``output`` when given.
+    """
+    if output is not None:
+        ensure_absent(Path(output), "scores file")
+    if not evaluator.strip():
+        raise ScoresError("name the evaluator the scores come from: --evaluator NAME.")
+    if not mapping:
+        raise ScoresError("map at least one column to a signal: --map COLUMN=SIGNAL.")
+    unknown = sorted({signal for signal in mapping.values() if signal not in SCORED_SIGNALS})
+    if unknown:
+        raise ScoresError(f"unknown signal {', '.join(unknown)}; map columns to any of: {', '.join(SCORED_SIGNALS)}.")
+    if len(set(mapping.values())) != len(mapping):
+        raise ScoresError("two columns are mapped to the same signal; map each signal once.")
+    run = run if isinstance(run, Run) else load_run(run)
+    table = read_table(source, "scores")
+    values = _values(table, str(source), mapping, id_column, run)
+    frame = _for_run(values, run, mapping, str(source))
+    declared = {"name": evaluator, "mapping": dict(sorted(mapping.items())), "settings": dict(config or {})}
+    described = {
+        "name": evaluator,
+        "fingerprint": settings_digest(declared),
+        "config": {**declared, "source": str(source)},
+    }
+    return make_scores(run, frame, described, output=output)
+
+
+def _values(table: pl.DataFrame, source: str, mapping: Mapping[str, str], id_column: str, run: Run) -> pl.DataFrame:
+    """``case_id`` and one typed column per mapped signal, after checking every row at once."""
+    missing = [name for name in (id_column, *mapping) if name not in table.columns]
+    if missing:
+        raise ContractError(source, "scores file", [Problem("a column of that name", column=name) for name in missing])
+    problems: list[Problem] = []
+    ids = table.select(ROW, case_id=pl.col(id_column).cast(pl.String))
+    repeated = ids.filter(pl.col("case_id").is_null() | pl.col("case_id").is_duplicated()).head(_MAX_SHOWN * 5)
+    for row, case_id in repeated.iter_rows():
+        problems.append(Problem("a case id, given once", row=row, column=id_column, value=show_value(case_id)))
+    unknown = ids.drop_nulls("case_id").join(run.records.select("case_id"), on="case_id", how="anti")
+    for row, case_id in unknown.head(_MAX_SHOWN * 5).iter_rows():
+        problems.append(Problem(f"a case id of run '{run.name}'", row=row, column=id_column, value=show_value(case_id)))
+    typed = []
+    for column, signal in mapping.items():
+        rows, expected = _invalid(table, column, signal)
+        problems += [Problem(expected, row=row, column=column, value=show_value(value)) for row, value in rows]
+        typed.append(_as_signal(pl.col(column), signal).alias(signal))
+    if problems:
+        raise ContractError(source, "scores file", problems)
+    return table.select(pl.col(id_column).cast(pl.String).alias("case_id"), *typed)
+
+
+def _as_signal(column: pl.Expr, signal: str) -> pl.Expr:
+    """``column`` read as a value of ``signal``: true/false (also ``1``/``0``) for a flag, else a number;
+    null where it is neither."""
+    if SIGNALS_BY_NAME[signal].flag:
+        return (
+            column.cast(pl.String)
+            .str.to_lowercase()
+            .replace_strict(
+                {"true": True, "false": False, "1": True, "0": False}, default=None, return_dtype=pl.Boolean
+            )
+        )
+    return column.cast(pl.Float64, strict=False)
+
+
+def _invalid(table: pl.DataFrame, column: str, signal: str) -> tuple[list[tuple[int, Any]], str]:
+    """The rows (row number, value) of ``column`` that are not a valid ``signal`` value, and what is expected."""
+    raw = pl.col(column)
+    value = _as_signal(raw, signal)
+    if SIGNALS_BY_NAME[signal].flag:
+        bad, expected = raw.is_not_null() & value.is_null(), "true or false"
+    else:
+        bad = (raw.is_not_null() & value.is_null()) | ~value.is_between(0.0, 1.0).fill_null(True)
+        expected = "a number from 0 to 1 (rescale the scores first)"
+    rows = table.filter(bad).select(ROW, raw.cast(pl.String)).head(_MAX_SHOWN * 5).rows()
+    return rows, expected
+
+
+def _for_run(values: pl.DataFrame, run: Run, mapping: Mapping[str, str], source: str) -> pl.DataFrame:
+    """One row per record of ``run``: its imported values, or ``judge_failed`` where there are none."""
+    signals = list(mapping.values())
+    joined = run.records.select("case_id", "status").join(values, on="case_id", how="left", maintain_order="left")
+    empty = pl.any_horizontal(pl.col(signal).is_null() for signal in signals)
+    answered = pl.col("status") == "ok"
+    return joined.select(
+        "case_id",
+        *(pl.when(answered & ~empty).then(pl.col(signal)).alias(signal) for signal in signals),
+        judge_status=pl.when(~answered)
+        .then(pl.lit("not_judged"))
+        .when(empty)
+        .then(pl.lit(JUDGE_FAILED))
+        .otherwise(pl.lit("ok")),
+        judge_error=pl.when(answered & empty).then(pl.lit(f"no score in {source}")),
+    )

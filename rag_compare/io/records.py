@@ -1,0 +1,97 @@
+"""Run records: what a pipeline did per case, validated against the corpus and joined with its labels."""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Mapping
+from pathlib import Path
+
+import polars as pl
+
+from rag_compare.core.credentials import credential_values
+from rag_compare.core.errors import ContractError, Problem, show_value
+from rag_compare.core.frames import lookalike_key
+from rag_compare.io.columns import coerce_columns
+from rag_compare.io.corpus import Corpus
+from rag_compare.io.credential_scan import credential_cells
+from rag_compare.io.schemas import RECORD_COLUMNS, RecordsSchema, contract_problems
+from rag_compare.io.tables import ROW, read_source
+
+__all__ = ["RECORD_NAMES", "join_labels"]
+
+RECORD_NAMES = tuple(spec.name for spec in RECORD_COLUMNS)
+_FROM_CORPUS = " (from the corpus)"
+
+
+def join_labels(
+    records: str | Path | pl.DataFrame,
+    corpus: Corpus,
+    environ: Mapping[str, str] | None = None,
+) -> pl.DataFrame:
+    """Validate ``records`` against the contract and ``corpus``; return them with the case labels.
+
+    Columns: the record contract columns, the corpus columns, then the records' own metadata.
+    Every problem is collected first and raised at once as a ``ContractError``; a credential (see
+    ``credentials``; the values of the credential variables of ``environ``, default ``os.environ``) in
+    any column of the records, or of the corpus columns joined to them, is a problem too.
+    """
+    source, raw = read_source(records, "run records")
+    frame, problems = coerce_columns(raw, RECORD_COLUMNS)
+    if any(problem.row is None for problem in problems):
+        raise ContractError(source, "run records file", problems)
+    frame = frame.with_columns(pl.col("status").fill_null("ok"))
+    metadata = [name for name in frame.columns if name not in RECORD_NAMES and name != ROW]
+    problems += [
+        Problem(
+            column=name,
+            expected="a column name the corpus does not use (labels come from the corpus); rename it",
+        )
+        for name in metadata
+        if name in corpus.frame.columns
+    ]
+    problems += _unknown_case_problems(frame, corpus)
+    joined = frame.join(corpus.frame, on="case_id", how="left", suffix=_FROM_CORPUS)
+    secrets = credential_values(os.environ if environ is None else environ)
+    problems += _credential_problems(joined, frame.columns, secrets)
+    problems = contract_problems(frame, RecordsSchema, ROW, already=problems)
+    if problems:
+        raise ContractError(source, "run records file", problems)
+    return joined.select(*RECORD_NAMES, *corpus.frame.drop("case_id").columns, *metadata)
+
+
+def _unknown_case_problems(frame: pl.DataFrame, corpus: Corpus) -> list[Problem]:
+    """A problem for each record whose case id the corpus lacks, naming the corpus id it only looks like."""
+    unknown = frame.filter(~pl.col("case_id").is_in(corpus.frame.get_column("case_id").implode()))
+    if unknown.is_empty():
+        return []
+    known = corpus.frame.select(pl.col("case_id").alias("corpus_id"), lookalike_key("case_id").alias("key"))
+    unknown = unknown.select(ROW, "case_id", lookalike_key("case_id").alias("key")).join(
+        known.unique("key", keep="first", maintain_order=True), on="key", how="left", maintain_order="left"
+    )
+    expected = f"a case id of the corpus {corpus.source}"
+    return [
+        Problem(
+            row=int(row),
+            column="case_id",
+            value=show_value(case_id),
+            expected=expected
+            if match is None
+            else (
+                f"{expected}: it matches {show_value(match)} only after Unicode normalisation (NFKC, invisible "
+                f"characters removed; {case_id!a} here, {match!a} there); write the id as the corpus does"
+            ),
+        )
+        for row, case_id, _, match in unknown.iter_rows()
+    ]
+
+
+def _credential_problems(joined: pl.DataFrame, record_columns: list[str], secrets: Mapping[str, str]) -> list[Problem]:
+    """A problem per cell of the records joined with their labels that holds a credential."""
+    return [
+        Problem(
+            row=row,
+            column=column if column in record_columns or column.endswith(_FROM_CORPUS) else column + _FROM_CORPUS,
+            expected=f"no credential, but this cell holds {what}; remove it before freezing",
+        )
+        for row, column, what in credential_cells(joined, secrets, ROW)
+    ]

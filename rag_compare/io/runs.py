@@ -1,0 +1,190 @@
+"""Frozen runs: run records joined with their corpus labels and config, fingerprinted, in one file."""
+
+from __future__ import annotations
+
+import json
+import os
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from pathlib import Path
+from types import MappingProxyType
+from typing import Any
+
+import polars as pl
+
+from rag_compare._version import __version__
+from rag_compare.core.errors import ConfigError, RunFileError
+from rag_compare.core.frames import count_by
+from rag_compare.core.protocols import K_EXPECTED, is_k
+from rag_compare.core.result import Report
+from rag_compare.io.config import RESERVED_KEYS, check_config, flatten
+from rag_compare.io.corpus import Corpus, load_corpus, refuse_unreviewed
+from rag_compare.io.records import join_labels
+from rag_compare.io.runfile import ensure_absent, freeze_frame, read_frozen
+from rag_compare.io.schemas import CORPUS_COLUMNS, RECORD_COLUMNS, STATUSES
+from rag_compare.report.text import counts_line, text_table
+
+__all__ = ["SCORES_FORMAT", "Run", "freeze_run", "is_scores_file", "load_run"]
+
+CONFIG_KEY = "rag_compare.config"
+FORMAT_KEY = "rag_compare.format"
+FORMAT_VERSION = "1"
+SCORES_FORMAT = "scores-1"
+"""The format of a scores file (see ``scores``), made like a run file."""
+_CONTRACT_DTYPES = {spec.name: spec.dtype for spec in (*RECORD_COLUMNS, *CORPUS_COLUMNS)}
+
+
+@dataclass(frozen=True)
+class Run(Report):
+    """A frozen run: one row per case attempted (records and labels), its config and fingerprint."""
+
+    records: pl.DataFrame = field(repr=False)
+    config: Mapping[str, Any]
+    fingerprint: str
+    path: Path | None = None
+
+    @property
+    def name(self) -> str:
+        return str(self.config.get("name", ""))
+
+    @property
+    def created_at(self) -> str:
+        return str(self.config.get("created_at", ""))
+
+    def to_dict(self) -> dict[str, Any]:
+        corpus = self.config.get("corpus", {})
+        return {
+            "name": self.name,
+            "path": None if self.path is None else str(self.path),
+            "fingerprint": self.fingerprint,
+            "created_at": self.created_at,
+            "cases": self.records.height,
+            "corpus_cases": corpus.get("cases"),
+            "status_counts": count_by(self.records, "status", STATUSES),
+            "config": _plain(self.config),
+        }
+
+    def _text(self) -> str:
+        summary = self.to_dict()
+        head = [
+            ("run", self.name),
+            ("path", summary["path"] or "(not written)"),
+            ("fingerprint", self.fingerprint),
+            ("created", self.created_at),
+            ("cases", f"{summary['cases']} of {summary['corpus_cases']} in the corpus"),
+            ("status", counts_line(summary["status_counts"])),
+        ]
+        config_rows = sorted(
+            (key, json.dumps(value, ensure_ascii=False)) for key, value in flatten(summary["config"]).items()
+        )
+        return text_table(("", ""), head) + "\n" + text_table(("config key", "value"), config_rows)
+
+
+def freeze_run(
+    records: str | Path | pl.DataFrame,
+    corpus: str | Path | pl.DataFrame | Corpus,
+    config: Mapping[str, Any] | None = None,
+    *,
+    output: str | Path | None = None,
+    environ: Mapping[str, str] | None = None,
+    include_unreviewed: bool = False,
+) -> Run:
+    """Validate ``records`` against ``corpus``, join the labels, attach ``config``, fingerprint it.
+
+    With ``output`` the run is written there atomically; an existing file is never replaced.
+    ``config`` may not hold credentials (by key name or by the values of credential-like variables
+    in ``environ``, default ``os.environ``) nor the keys rag-compare sets itself. The run's name is
+    ``config["name"]``, else the output file's stem, else ``"run"``.
+    """
+    environ = os.environ if environ is None else environ
+    user_config = dict(config or {})
+    reserved = [key for key in RESERVED_KEYS if key in user_config]
+    if reserved:
+        raise ConfigError(
+            f"the config sets {', '.join(reserved)}, which rag-compare records itself when freezing. Remove them."
+        )
+    top_k = user_config.get("top_k")
+    if top_k is not None and not is_k(top_k):
+        raise ConfigError(
+            f"the config's top_k is {top_k!r}, not {K_EXPECTED}: a comparison could not cut the ranked lists "
+            "at it. Set top_k to the number of passages retrieved per case, or leave it out."
+        )
+    check_config(user_config, environ)
+    if output is not None:
+        ensure_absent(Path(output))
+    loaded = corpus if isinstance(corpus, Corpus) else load_corpus(corpus)
+    frame = join_labels(records, loaded, environ)
+    if not include_unreviewed:
+        refuse_unreviewed(loaded, frame.get_column("case_id"))
+    full_config = {
+        "name": user_config.pop("name", None) or (Path(output).stem if output is not None else "run"),
+        **user_config,
+        "created_at": _creation_time(environ),
+        "rag_compare_version": __version__,
+        "corpus": {"path": loaded.source, "fingerprint": loaded.fingerprint, "cases": loaded.frame.height},
+        "records": {"path": "<frame>" if isinstance(records, pl.DataFrame) else str(records)},
+    }
+    metadata = {
+        FORMAT_KEY: FORMAT_VERSION,
+        CONFIG_KEY: json.dumps(full_config, ensure_ascii=False, sort_keys=True),
+    }
+    fingerprint, path = freeze_frame(frame, metadata, output)
+    return Run(records=frame, config=MappingProxyType(full_config), fingerprint=fingerprint, path=path)
+
+
+def load_run(path: str | Path) -> Run:
+    """Read a frozen run, refusing a file whose bytes no longer match its fingerprint."""
+    path = Path(path)
+    frame, metadata, fingerprint = read_frozen(path)
+    if metadata.get(FORMAT_KEY) == SCORES_FORMAT:
+        raise RunFileError(
+            f"{path}: is a scores file, not a run. Pass it with --baseline-scores or --candidate-scores "
+            "beside its run; `rag-compare show` shows it."
+        )
+    if metadata.get(FORMAT_KEY) != FORMAT_VERSION or CONFIG_KEY not in metadata:
+        raise RunFileError(
+            f"{path}: is run format {metadata.get(FORMAT_KEY)!r}; this rag-compare reads format {FORMAT_VERSION}. "
+            "Freeze the run again with this version."
+        )
+    wrong = [
+        name for name, dtype in _CONTRACT_DTYPES.items() if name not in frame.columns or frame.schema[name] != dtype
+    ]
+    if wrong:
+        raise RunFileError(f"{path}: lacks or mistypes the columns {', '.join(wrong)}. Freeze the run again.")
+    config = json.loads(metadata[CONFIG_KEY])
+    return Run(records=frame, config=MappingProxyType(config), fingerprint=fingerprint, path=path)
+
+
+def is_scores_file(path: str | Path) -> bool:
+    """Whether ``path`` is a readable Arrow file that says it holds scores (read from its schema only)."""
+    import pyarrow as pa
+
+    try:
+        with pa.OSFile(str(path)) as source:
+            metadata = pa.ipc.open_file(source).schema.metadata or {}
+    except (pa.ArrowException, OSError):
+        return False
+    return metadata.get(FORMAT_KEY.encode()) == SCORES_FORMAT.encode()
+
+
+def _creation_time(environ: Mapping[str, str]) -> str:
+    """Now, in UTC, or ``SOURCE_DATE_EPOCH`` when set, so rebuilt example runs are byte-identical."""
+    epoch = environ.get("SOURCE_DATE_EPOCH")
+    if epoch is not None:
+        try:
+            moment = datetime.fromtimestamp(int(epoch), tz=UTC)
+        except ValueError:
+            raise ConfigError(f"SOURCE_DATE_EPOCH must be whole seconds since 1970, got {epoch!r}.") from None
+    else:
+        moment = datetime.now(tz=UTC)
+    return moment.isoformat(timespec="seconds")
+
+
+def _plain(value: Any) -> Any:
+    """A JSON-ready copy of a config (read-only mappings become dicts)."""
+    if isinstance(value, Mapping):
+        return {key: _plain(item) for key, item in value.items()}
+    if isinstance(value, list | tuple):
+        return [_plain(item) for item in value]
+    return value

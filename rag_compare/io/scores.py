@@ -1,0 +1,253 @@
+"""Scores: one evaluator's verdicts on one frozen run, frozen in a file of their own.
+
+A scores file is an Arrow IPC file made like a run file: fingerprinted, written atomically, never
+replaced, refused when changed. It holds one row per record of the run it scored:
+
+- ``case_id``;
+- ``judge_status``: ``ok``, ``judge_failed`` (judging finally failed; see ``judge_error``) or
+  ``not_judged`` (the record itself failed: there is no answer to judge);
+- ``judge_error``: why judging failed;
+- the signals it holds (any of ``SCORED_SIGNALS``), null where a check did not apply or failed;
+- whatever else the evaluator keeps: explanations, unsupported claims, tokens used.
+
+Its schema metadata names the evaluator (name, fingerprint, config) and the run it scored (name,
+fingerprint, path), so scores are never used with another run's records.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from pathlib import Path
+from types import MappingProxyType
+from typing import Any
+
+import polars as pl
+
+from rag_compare._version import __version__
+from rag_compare.core.credentials import credential_values
+from rag_compare.core.errors import ScoresError, show_value
+from rag_compare.core.frames import count_by
+from rag_compare.core.protocols import Judge
+from rag_compare.core.result import Report
+from rag_compare.core.signals import JUDGE_FAILED, SCORED_SIGNALS, SIGNALS_BY_NAME
+from rag_compare.io.config import check_config
+from rag_compare.io.credential_scan import credential_cells
+from rag_compare.io.runfile import ensure_absent, freeze_frame, read_frozen
+from rag_compare.io.runs import FORMAT_KEY, SCORES_FORMAT, Run
+from rag_compare.report.text import counts_line, text_table
+
+__all__ = [
+    "JUDGE_STATUSES",
+    "Scores",
+    "evaluator_label",
+    "evaluator_summary",
+    "load_scores",
+    "make_scores",
+    "score_run",
+]
+
+SCORES_KEY = "rag_compare.scores"
+JUDGE_STATUSES = ("ok", JUDGE_FAILED, "not_judged")
+_NUMERIC = (pl.Float64, pl.Float32, pl.Int64, pl.Int32)
+
+
+@dataclass(frozen=True)
+class Scores(Report):
+    """An evaluator's verdicts on one run: ``frame`` (one row per record) and where they come from."""
+
+    frame: pl.DataFrame = field(repr=False)
+    evaluator: Mapping[str, Any]
+    """``name``, ``fingerprint`` and ``config`` of the evaluator."""
+    run: Mapping[str, Any]
+    """``name``, ``fingerprint`` and ``path`` of the run scored."""
+    created_at: str
+    fingerprint: str
+    path: Path | None = None
+
+    @property
+    def signals(self) -> tuple[str, ...]:
+        """The signals these scores hold, in ``SCORED_SIGNALS`` order."""
+        return tuple(name for name in SCORED_SIGNALS if name in self.frame.columns)
+
+    @property
+    def counts(self) -> dict[str, int]:
+        """Cases per judge status."""
+        return count_by(self.frame, "judge_status", JUDGE_STATUSES)
+
+    def check_scored(self, run: Run) -> None:
+        """Refuse to pair these scores with any run but the one they scored."""
+        if run.fingerprint != self.run["fingerprint"]:
+            raise ScoresError(
+                f"{self.path or 'these scores'}: scored run '{self.run['name']}' "
+                f"({str(self.run['fingerprint'])[:12]}), not '{run.name}' ({run.fingerprint[:12]}). "
+                "Pass the scores made from this run, or score it: rag-compare score RUN ..."
+            )
+
+    def to_dict(self) -> dict[str, Any]:
+        tokens = {
+            name: int(self.frame.get_column(name).sum())
+            for name in ("prompt_tokens", "completion_tokens", "requests")
+            if name in self.frame.columns
+        }
+        return {
+            "path": None if self.path is None else str(self.path),
+            "fingerprint": self.fingerprint,
+            "created_at": self.created_at,
+            "run": dict(self.run),
+            "evaluator": {**self.evaluator, "config": dict(self.evaluator.get("config", {}))},
+            "cases": self.frame.height,
+            "judge_status_counts": self.counts,
+            "signals": list(self.signals),
+            "means": {name: self.frame.get_column(name).cast(pl.Float64).mean() for name in self.signals},
+            "usage": tokens,
+        }
+
+    def _text(self) -> str:
+        summary = self.to_dict()
+        head = [
+            ("scores", summary["path"] or "(not written)"),
+            ("fingerprint", self.fingerprint),
+            ("run", f"{self.run['name']} ({str(self.run['fingerprint'])[:12]})"),
+            ("evaluator", f"{self.evaluator['name']} ({str(self.evaluator['fingerprint'])[:12]})"),
+            ("cases", str(self.frame.height)),
+            ("judging", counts_line({status: count for status, count in self.counts.items() if count})),
+        ]
+        head += [(name, f"{count:,}") for name, count in summary["usage"].items()]
+        means = [(name, "n/a" if mean is None else f"{mean:.3f}") for name, mean in summary["means"].items()]
+        return text_table(("", ""), head) + "\n" + text_table(("signal", "mean"), means)
+
+
+def evaluator_summary(scores: Scores) -> dict[str, Any]:
+    """What a comparison records of the scores a side was judged by."""
+    return {
+        "name": scores.evaluator["name"],
+        "fingerprint": scores.evaluator["fingerprint"],
+        "path": None if scores.path is None else str(scores.path),
+    }
+
+
+def evaluator_label(summary: Mapping[str, Any] | None) -> str:
+    """``name (fingerprint's first 12)`` of an ``evaluator_summary``; ``the offline judge`` for none."""
+    return "the offline judge" if summary is None else f"{summary['name']} ({str(summary['fingerprint'])[:12]})"
+
+
+def score_run(run: Run, judge: Judge, *, output: str | Path | None = None) -> Scores:
+    """Judge every record of ``run`` with ``judge`` and freeze the verdicts (written to ``output``
+    when given, atomically, never replacing a file).
+
+    Records whose status is not ``ok`` are ``not_judged``; a judge that reports ``judge_status`` (the
+    LLM judge does) keeps its own, failures included.
+    """
+    if output is not None:
+        ensure_absent(Path(output), "scores file")
+    evaluator = {"name": judge.name, "fingerprint": judge.fingerprint, "config": dict(judge.config)}
+    check_config(evaluator)  # before any request: the settings must be storable
+    verdicts = judge.judge(run.records)
+    if "judge_status" not in verdicts.columns:
+        verdicts = verdicts.with_columns(judge_status=pl.lit("ok"), judge_error=pl.lit(None, pl.String))
+    answered = (run.records.get_column("status") == "ok").fill_null(False)
+    frame = pl.concat([run.records.select("case_id"), verdicts], how="horizontal").with_columns(
+        *(
+            pl.when(pl.lit(answered)).then(pl.col(name)).alias(name)
+            for name in verdicts.columns
+            if name in SCORED_SIGNALS
+        ),
+        judge_status=pl.when(pl.lit(answered)).then(pl.col("judge_status")).otherwise(pl.lit("not_judged")),
+    )
+    return make_scores(run, frame, evaluator, output=output)
+
+
+def make_scores(
+    run: Run, frame: pl.DataFrame, evaluator: Mapping[str, Any], *, output: str | Path | None = None
+) -> Scores:
+    """Freeze ``frame`` (``case_id``, ``judge_status``, ``judge_error`` and signals, one row per record
+    of ``run``) as the scores of ``run`` by ``evaluator`` (``name``, ``fingerprint``, ``config``).
+
+    Neither may hold a credential (see ``credentials``; also the values of credential-like variables of
+    ``os.environ``), nor the config a number that is not finite."""
+    _check_frame(frame, run)
+    check_config(evaluator)
+    _refuse_credentials(frame, run)
+    scored = {"name": run.name, "fingerprint": run.fingerprint, "path": None if run.path is None else str(run.path)}
+    created_at = datetime.now(tz=UTC).isoformat(timespec="seconds")
+    described = {
+        "evaluator": dict(evaluator),
+        "run": scored,
+        "created_at": created_at,
+        "rag_compare_version": __version__,
+    }
+    metadata = {FORMAT_KEY: SCORES_FORMAT, SCORES_KEY: json.dumps(described, ensure_ascii=False, sort_keys=True)}
+    fingerprint, path = freeze_frame(frame, metadata, output, "scores file")
+    return Scores(frame, MappingProxyType(dict(evaluator)), MappingProxyType(scored), created_at, fingerprint, path)
+
+
+def load_scores(path: str | Path) -> Scores:
+    """Read a scores file, refusing one whose bytes no longer match its fingerprint."""
+    path = Path(path)
+    frame, metadata, fingerprint = read_frozen(path)
+    if metadata.get(FORMAT_KEY) != SCORES_FORMAT or SCORES_KEY not in metadata:
+        raise ScoresError(
+            f"{path}: is not a scores file (format {metadata.get(FORMAT_KEY)!r}). "
+            "Make one with `rag-compare score` or `rag-compare import-scores`."
+        )
+    described = json.loads(metadata[SCORES_KEY])
+    _check_columns(frame, str(path))
+    return Scores(
+        frame,
+        MappingProxyType(described["evaluator"]),
+        MappingProxyType(described["run"]),
+        described["created_at"],
+        fingerprint,
+        path,
+    )
+
+
+def _check_frame(frame: pl.DataFrame, run: Run) -> None:
+    _check_columns(frame, f"scores of run '{run.name}'")
+    ids = frame.get_column("case_id")
+    if ids.is_duplicated().any() or frame.height != run.records.height:
+        raise ScoresError(
+            f"scores of run '{run.name}' must hold each of its {run.records.height} records once; "
+            f"got {frame.height} rows ({ids.n_unique()} distinct case ids)."
+        )
+    unknown = frame.join(run.records.select("case_id"), on="case_id", how="anti").get_column("case_id")
+    if unknown.len():
+        raise ScoresError(f"scores name case ids that run '{run.name}' lacks: {', '.join(unknown.head(10))}.")
+
+
+def _refuse_credentials(frame: pl.DataFrame, run: Run) -> None:
+    cells = credential_cells(frame, credential_values(os.environ))
+    if cells:
+        ids = frame.get_column("case_id")
+        cases = ["" if row is None else f"case {show_value(ids[row - 1])}, " for row, _, _ in cells[:10]]
+        listed = "".join(
+            f"  - {case}column '{column}': {what}\n" for case, (_, column, what) in zip(cases, cells, strict=False)
+        )
+        raise ScoresError(
+            f"scores of run '{run.name}' hold credentials, which are never written to a scores file:\n{listed}"
+            "Remove them from what the evaluator returns (an explanation quoting a key, an error echoing it)."
+        )
+
+
+def _check_columns(frame: pl.DataFrame, source: str) -> None:
+    problems = [
+        f"'{name}' ({dtype})"
+        for name, dtype in (("case_id", pl.String), ("judge_status", pl.String), ("judge_error", pl.String))
+        if frame.schema.get(name) != dtype
+    ]
+    problems += [
+        f"'{name}' (a number)" if not SIGNALS_BY_NAME[name].flag else f"'{name}' (true/false)"
+        for name in SCORED_SIGNALS
+        if name in frame.columns
+        and frame.schema[name] not in ((pl.Boolean,) if SIGNALS_BY_NAME[name].flag else _NUMERIC)
+    ]
+    if problems:
+        raise ScoresError(f"{source}: lacks or mistypes the columns {', '.join(problems)}. Make the scores again.")
+    statuses = frame.get_column("judge_status")
+    unknown = statuses.filter(~statuses.is_in(list(JUDGE_STATUSES))).unique().to_list()
+    if unknown:
+        raise ScoresError(f"{source}: unknown judge_status {unknown}; expected one of {', '.join(JUDGE_STATUSES)}.")

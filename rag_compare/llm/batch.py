@@ -1,0 +1,96 @@
+"""Sending a column of prompts through a chat model: ``batch_generate``.
+
+Each distinct prompt is sent once (concurrently up to a bound, timed out, retried, cached: see
+``dispatch``); the frame comes back with the model's output beside each prompt, and a failure as a
+null output with its error in the column beside it. The caller's frame is not modified.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import polars as pl
+
+from rag_compare.core.errors import ConfigError
+from rag_compare.llm.cache import opened_cache
+from rag_compare.llm.dispatch import Limits, chat_body, send_all
+from rag_compare.llm.endpoint import client_factory, endpoint_name
+
+__all__ = ["batch_generate"]
+
+
+def batch_generate(
+    frame: pl.DataFrame,
+    column: str,
+    output_column: str,
+    *,
+    model: str,
+    system: str | None = None,
+    base_url: str | None = None,
+    temperature: float | None = 0.0,
+    seed: int | None = None,
+    max_tokens: int | None = None,
+    concurrency: int = 8,
+    timeout: float = 60.0,
+    max_retries: int = 4,
+    cache: str | Path | bool = True,
+    progress: bool = False,
+    api_key: str | None = None,
+    client: Any = None,
+) -> pl.DataFrame:
+    """``frame`` with ``output_column`` (the reply to the prompt in ``column``, as the user message
+    after ``system``) and ``<output_column>_error`` (why a reply is null; a null prompt is not sent).
+
+    ``cache``: a file path, ``True`` for the default reply cache, ``False`` for none. ``client`` (an
+    ``openai.AsyncOpenAI``) replaces ``base_url`` and ``api_key``.
+    """
+    error_column = f"{output_column}_error"
+    _check_columns(frame, column, (output_column, error_column))
+    if not model.strip():
+        raise ConfigError("batch_generate needs a model: pass model= (the name the endpoint serves).")
+    limits = Limits.checked(concurrency, timeout, max_retries)
+    prompts = frame.get_column(column).drop_nulls().unique(maintain_order=True).to_list()
+    head = [{"role": "system", "content": system}] if system else []
+    bodies = [
+        chat_body(
+            model,
+            [*head, {"role": "user", "content": prompt}],
+            temperature=temperature,
+            seed=seed,
+            max_tokens=max_tokens,
+        )
+        for prompt in prompts
+    ]
+    with opened_cache(cache) as store:
+        outcomes = send_all(
+            client_factory(client, base_url, api_key),
+            bodies,
+            endpoint=endpoint_name(client, base_url),
+            limits=limits,
+            cache=store,
+            progress=f"generating {len(bodies)} replies" if progress else None,
+            close_client=client is None,
+        )
+    replies = pl.DataFrame(
+        {
+            column: prompts,
+            output_column: [None if outcome.reply is None else outcome.reply["content"] for outcome in outcomes],
+            error_column: [outcome.error for outcome in outcomes],
+        },
+        schema={column: pl.String, output_column: pl.String, error_column: pl.String},
+    )
+    joined = frame.join(replies, on=column, how="left", nulls_equal=False, maintain_order="left")
+    return joined.with_columns(
+        pl.when(pl.col(column).is_null()).then(pl.lit("no prompt")).otherwise(pl.col(error_column)).alias(error_column)
+    )
+
+
+def _check_columns(frame: pl.DataFrame, column: str, outputs: tuple[str, ...]) -> None:
+    if column not in frame.columns:
+        raise ConfigError(f"the frame has no column {column!r}; its columns: {', '.join(frame.columns)}.")
+    if frame.schema[column] != pl.String:
+        raise ConfigError(f"column {column!r} holds {frame.schema[column]}, not text; cast it to pl.String first.")
+    taken = [name for name in outputs if name in frame.columns]
+    if taken:
+        raise ConfigError(f"the frame already has {', '.join(taken)}; choose another output_column.")

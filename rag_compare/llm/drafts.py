@@ -1,0 +1,403 @@
+"""Synthetic case drafts: candidate corpus cases written by a model from passages, and admitting the
+reviewed ones as gold.
+
+``draft_cases`` sends one chat-completions request per chosen passage (structured output, see
+``prompts/drafts/draft_cases.j2``); each reply gives a question the passage answers, alternative
+wordings of it, what an acceptable answer must contain, and a distractor (a question on the passage's
+topic that it does not answer). They become corpus rows with ``origin=synthetic`` and
+``reviewed=false``: drafts, not gold, until a person reviews them and ``admit_cases`` marks them.
+Requests go through ``dispatch.send_all``: concurrent, retried, cached.
+"""
+
+from __future__ import annotations
+
+import functools
+import hashlib
+import json
+import random
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, NamedTuple
+
+import polars as pl
+
+from rag_compare.core.errors import ConfigError, EndpointError, RunExistsError
+from rag_compare.core.frames import count_by
+from rag_compare.core.result import Report
+from rag_compare.io.corpus import load_corpus
+from rag_compare.io.passages import load_passages
+from rag_compare.io.tables import table_format, write_table
+from rag_compare.llm.cache import opened_cache
+from rag_compare.llm.dispatch import Limits, Outcome, chat_body, send_all
+from rag_compare.llm.endpoint import client_factory, endpoint_name
+from rag_compare.report.text import counts_line, text_table
+
+__all__ = [
+    "DISTRACTOR_CATEGORY",
+    "DISTRACTOR_NOTE",
+    "WORDING_CATEGORY",
+    "DraftFailure",
+    "Drafts",
+    "admit_cases",
+    "check_output",
+    "draft_cases",
+    "draft_id",
+    "reply_schema",
+    "write_drafts",
+]
+
+WORDING_CATEGORY = "synthetic_wording"
+"""The category of a drafted question and of each of its wordings (answerable cases)."""
+DISTRACTOR_CATEGORY = "distractor"
+"""The category of a drafted distractor (an unanswerable case)."""
+DISTRACTOR_NOTE = "The sources do not answer this question: an acceptable answer says so and does not guess."
+"""The acceptance note of every distractor."""
+_PROMPTS = Path(__file__).parent / "prompts" / "drafts"
+_TEMPLATE = "draft_cases.j2"
+_ID_HEX = 10
+
+
+class DraftFailure(NamedTuple):
+    """A passage whose drafting request failed for good: it yields no rows."""
+
+    passage_id: str
+    error: str
+
+
+@dataclass(frozen=True)
+class Drafts(Report):
+    """Drafted cases: ``frame`` is a valid corpus (every row synthetic and unreviewed) with the
+    metadata columns ``drafted_from``, ``draft_group`` and ``drafted_by``; ``failures`` the passages
+    whose request failed. ``requested`` passages were asked for, ``available`` were eligible (of
+    ``source_version`` when given) and ``passages`` were sent; ``dropped`` texts were left out (blank,
+    or repeating another text of the same passage)."""
+
+    frame: pl.DataFrame = field(repr=False)
+    failures: tuple[DraftFailure, ...]
+    requested: int
+    available: int
+    passages: int
+    model: str
+    endpoint: str
+    source_version: str | None
+    seed: int
+    wordings: int
+    dropped: int = 0
+    cached: int = 0
+    sent: int = 0
+    prompt_tokens: int = 0
+    completion_tokens: int = 0
+
+    @property
+    def drafted(self) -> int:
+        """Passages that gave cases."""
+        return self.passages - len(self.failures)
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "cases": self.frame.height,
+            "counts": {
+                "answerability": count_by(self.frame, "answerability"),
+                "category": count_by(self.frame, "category"),
+            },
+            "passages": {
+                "requested": self.requested,
+                "available": self.available,
+                "sent": self.passages,
+                "drafted": self.drafted,
+                "failed": len(self.failures),
+            },
+            "model": self.model,
+            "endpoint": self.endpoint,
+            "source_version": self.source_version,
+            "seed": self.seed,
+            "wordings": self.wordings,
+            "dropped": self.dropped,
+            "failures": [failure._asdict() for failure in self.failures],
+            "usage": {
+                "requests": self.sent,
+                "cached": self.cached,
+                "prompt_tokens": self.prompt_tokens,
+                "completion_tokens": self.completion_tokens,
+            },
+        }
+
+    def _text(self) -> str:
+        summary = self.to_dict()
+        version = f" of source version {self.source_version}" if self.source_version else ""
+        rows = [
+            ("cases", f"{self.frame.height} (all synthetic, reviewed=false: drafts, not gold)"),
+            ("answerability", counts_line(summary["counts"]["answerability"])),
+            ("categories", counts_line(summary["counts"]["category"])),
+            ("passages", f"{self.drafted} drafted of {self.passages} sent ({self.available} available{version})"),
+            ("model", f"{self.model} at {self.endpoint}"),
+            ("requests", f"{self.sent} sent, {self.cached} from the cache"),
+        ]
+        text = f"drafted {self.frame.height} cases from {self.drafted} passages\n" + text_table(("", ""), rows)
+        if self.requested > self.available:
+            text += f"asked for {self.requested} passages; only {self.available} exist{version}, so all were used\n"
+        if self.dropped:
+            text += f"left out {self.dropped} blank or repeated texts\n"
+        if self.failures:
+            noun = "passage" if len(self.failures) == 1 else "passages"
+            text += f"failed ({len(self.failures)} {noun}, no cases drafted from them):\n"
+            text += "".join(f"  - {failure.passage_id}: {failure.error}\n" for failure in self.failures)
+        return text
+
+
+def reply_schema(wordings: int) -> dict[str, Any]:
+    """The strict JSON schema of one drafting reply, asking for ``wordings`` alternative wordings."""
+
+    def text(description: str) -> dict[str, Any]:
+        return {"type": "string", "description": description}
+
+    return {
+        "type": "object",
+        "properties": {
+            "question": text("A question that the passage alone answers fully."),
+            "wordings": {
+                "type": "array",
+                "items": {"type": "string"},
+                "minItems": wordings,
+                "maxItems": wordings,
+                "description": f"Exactly {wordings} other phrasings of the same question.",
+            },
+            "acceptance_note": text("What an acceptable answer to the question must contain."),
+            "distractor": text("A question that looks relevant to the passage but that the passage does not answer."),
+        },
+        "required": ["question", "wordings", "acceptance_note", "distractor"],
+        "additionalProperties": False,
+    }
+
+
+def draft_cases(
+    passages: str | Path | pl.DataFrame,
+    *,
+    model: str,
+    n: int,
+    base_url: str | None = None,
+    client: Any = None,
+    api_key: str | None = None,
+    source_version: str | None = None,
+    seed: int = 0,
+    wordings: int = 2,
+    concurrency: int = 8,
+    timeout: float = 60.0,
+    max_retries: int = 4,
+    backoff: float = 1.0,
+    cache: str | Path | bool = True,
+    progress: bool = False,
+) -> Drafts:
+    """Draft cases from ``n`` passages (chosen by ``seed``; of ``source_version`` when given; all of
+    them when fewer exist), one request each, with ``wordings`` alternative wordings per question.
+
+    ``passages``: the knowledge base (a path or a frame, not modified). ``base_url`` defaults to
+    ``OPENAI_BASE_URL``, the key to ``OPENAI_API_KEY``; ``client`` (an ``openai.AsyncOpenAI``) replaces
+    both. ``cache``: a file path, ``True`` for the default file, ``False`` for none. Requests are sent
+    at temperature 0 with ``seed``. Raises ``ConfigError`` for unusable settings, ``EndpointError``
+    when the endpoint refuses the requests or no passage could be drafted.
+    """
+    _check_settings(model, n, wordings)
+    limits = Limits.checked(concurrency, timeout, max_retries, backoff)
+    chosen, available = _choose(load_passages(passages), n, source_version, seed)
+    schema = reply_schema(wordings)
+    bodies = [
+        _body(model, seed, schema, _messages(passage_id, text, wordings))
+        for passage_id, text in chosen.select("passage_id", "text").iter_rows()
+    ]
+    endpoint = endpoint_name(client, base_url)
+    with opened_cache(cache) as store:
+        outcomes = send_all(
+            client_factory(client, base_url, api_key),
+            bodies,
+            endpoint=endpoint,
+            limits=limits,
+            cache=store,
+            progress=f"drafting from {chosen.height} passages" if progress else None,
+            close_client=client is None,
+            refused=EndpointError,
+        )
+    failures = tuple(
+        DraftFailure(passage_id, outcome.error or "no reply")
+        for passage_id, outcome in zip(chosen.get_column("passage_id"), outcomes, strict=True)
+        if outcome.reply is None
+    )
+    texts = _texts(chosen, outcomes)
+    frame = _cases(texts, model)
+    if frame.is_empty():
+        first = failures[0].error if failures else "every reply was blank"
+        raise EndpointError(
+            f"no case could be drafted from the {chosen.height} passages sent (first failure: {first}). "
+            "Check --model and --base-url, then run again."
+        )
+    return Drafts(
+        frame=load_corpus(frame).frame,
+        failures=failures,
+        requested=n,
+        available=available,
+        passages=chosen.height,
+        model=model,
+        endpoint=endpoint,
+        source_version=source_version,
+        seed=seed,
+        wordings=wordings,
+        dropped=texts.height - frame.height,
+        cached=sum(outcome.cached for outcome in outcomes),
+        sent=sum(outcome.sent for outcome in outcomes),
+        prompt_tokens=sum(int(outcome.reply["prompt_tokens"]) for outcome in outcomes if outcome.reply),
+        completion_tokens=sum(int(outcome.reply["completion_tokens"]) for outcome in outcomes if outcome.reply),
+    )
+
+
+def check_output(output: Path) -> None:
+    """Refuse, before any request is paid for, an output that exists or names no table format."""
+    table_format(output, "drafts")
+    if output.exists():
+        raise RunExistsError(f"{output}: already exists; drafts are never overwritten. Choose a new --output.")
+
+
+def write_drafts(drafts: Drafts, output: Path) -> None:
+    """Write the drafted cases to ``output`` (CSV, Parquet or JSONL by suffix), atomically; an existing
+    file is refused (drafts are never overwritten)."""
+    check_output(output)
+    write_table(drafts.frame, output, replace=False)
+
+
+def admit_cases(drafts_path: Path, ids: Sequence[str], *, output: Path | None = None) -> pl.DataFrame:
+    """Mark the cases ``ids`` of the corpus file ``drafts_path`` as reviewed (gold), all at once.
+
+    Writes to ``output`` (refused if it exists), else back to ``drafts_path`` atomically, in the
+    format of the file written. An id already reviewed stays so. Any id not in the file raises
+    ``ConfigError`` naming every one, and nothing is written. Returns the frame written.
+    """
+    wanted = list(dict.fromkeys(case_id.strip() for case_id in ids if case_id.strip()))
+    if not wanted:
+        raise ConfigError("no case id to admit: give --ids ID[,ID...] (the case_id of each reviewed draft).")
+    target = drafts_path if output is None else output
+    table_format(target, "drafts")
+    in_place = output is None or (output.exists() and output.resolve() == drafts_path.resolve())
+    if not in_place and target.exists():
+        raise RunExistsError(
+            f"{output}: already exists and is not replaced. Choose a new --output, or admit in place without one."
+        )
+    corpus = load_corpus(drafts_path)
+    known = set(corpus.frame.get_column("case_id").to_list())
+    unknown = [case_id for case_id in wanted if case_id not in known]
+    if unknown:
+        noun = "id" if len(unknown) == 1 else "ids"
+        raise ConfigError(
+            f"{drafts_path}: no case of this file has the {noun} {', '.join(map(repr, unknown))}. "
+            "Nothing was admitted. Check the ids against the file's case_id column and run again."
+        )
+    frame = corpus.frame.with_columns(pl.col("reviewed") | pl.col("case_id").is_in(wanted))
+    write_table(frame, target, replace=in_place)
+    return frame
+
+
+def _check_settings(model: str, n: int, wordings: int) -> None:
+    if not model.strip():
+        raise ConfigError("drafting needs a model: pass --model (the name the endpoint serves).")
+    if n < 1:
+        raise ConfigError(f"--n must be 1 or more (the number of passages to draft from), not {n}.")
+    if wordings < 0:
+        raise ConfigError(f"--wordings must be 0 or more (alternative wordings per question), not {wordings}.")
+
+
+def _choose(passages: pl.DataFrame, n: int, source_version: str | None, seed: int) -> tuple[pl.DataFrame, int]:
+    """``n`` passages picked by ``seed`` (all when fewer exist), in passage id order, and how many were eligible.
+
+    The pick depends on the set of passages, not on their order in the file.
+    """
+    pool = passages if source_version is None else passages.filter(pl.col("source_version") == source_version)
+    if pool.is_empty():
+        versions = ", ".join(sorted(passages.get_column("source_version").unique().to_list()))
+        raise ConfigError(f"no passage has source version {source_version!r}. Versions found: {versions}.")
+    pool = pool.sort("passage_id")
+    picked = sorted(random.Random(seed).sample(range(pool.height), min(n, pool.height)))
+    return pool[picked], pool.height
+
+
+@functools.cache
+def _template() -> Any:
+    import jinja2
+
+    environment = jinja2.Environment(
+        loader=jinja2.FileSystemLoader(_PROMPTS),
+        undefined=jinja2.StrictUndefined,
+        autoescape=False,  # plain text for a model, not markup
+        keep_trailing_newline=False,
+    )
+    return environment.get_template(_TEMPLATE)
+
+
+def _messages(passage_id: str, text: str, wordings: int) -> list[dict[str, str]]:
+    """The system message (the template's ``system`` macro) and the user message (its body) for one passage."""
+    module = _template().make_module({"passage_id": passage_id, "text": text, "wordings": wordings})
+    return [
+        {"role": "system", "content": str(module.system()).strip()},
+        {"role": "user", "content": str(module).strip()},
+    ]
+
+
+def _body(model: str, seed: int, schema: Mapping[str, Any], messages: list[dict[str, str]]) -> dict[str, Any]:
+    response_format = {"type": "json_schema", "json_schema": {"name": "draft_cases", "schema": schema, "strict": True}}
+    return chat_body(model, messages, temperature=0, seed=seed, response_format=response_format)
+
+
+def draft_id(passage_id: str, text: str, source_version: str) -> str:
+    """``draft-<10 hex of sha256(passage id, text)>@<source version>``: the same text of the same
+    passage always gets the same id."""
+    digest = hashlib.sha256(f"{passage_id}\n{text}".encode()).hexdigest()[:_ID_HEX]
+    return f"draft-{digest}@{source_version}"
+
+
+def _texts(chosen: pl.DataFrame, outcomes: Sequence[Outcome]) -> pl.DataFrame:
+    """One row per drafted text (``kind``: question, wording or distractor) of each reply that arrived."""
+    columns: dict[str, list[Any]] = {
+        name: [] for name in ("case_id", "question", "kind", "source_version", "passage_id", "note", "draft_group")
+    }
+    passages = chosen.select("passage_id", "source_version").iter_rows()
+    for (passage_id, version), outcome in zip(passages, outcomes, strict=True):
+        if outcome.reply is None:
+            continue
+        reply = json.loads(outcome.reply["content"])
+        question = reply["question"].strip()
+        texts = [(question, "question"), *((text.strip(), "wording") for text in reply["wordings"])]
+        texts.append((reply["distractor"].strip(), "distractor"))
+        for text, kind in texts:
+            columns["case_id"].append(draft_id(passage_id, text, version))
+            columns["question"].append(text)
+            columns["kind"].append(kind)
+            columns["source_version"].append(version)
+            columns["passage_id"].append(passage_id)
+            columns["note"].append(reply["acceptance_note"].strip() or None)
+            columns["draft_group"].append(draft_id(passage_id, question, version))
+    return pl.DataFrame(columns, schema=dict.fromkeys(columns, pl.String))
+
+
+def _cases(texts: pl.DataFrame, model: str) -> pl.DataFrame:
+    """Corpus rows from drafted texts: blank texts and repeats (same passage, same text) left out."""
+    distractor = pl.col("kind") == "distractor"
+    drafted_from = pl.concat_list("passage_id")
+    return (
+        texts.filter(pl.col("question") != "")
+        .unique("case_id", keep="first", maintain_order=True)
+        .select(
+            "case_id",
+            "question",
+            pl.when(distractor).then(pl.lit("unanswerable")).otherwise(pl.lit("answerable")).alias("answerability"),
+            "source_version",
+            pl.when(distractor)
+            .then(pl.lit([], dtype=pl.List(pl.String)))
+            .otherwise(drafted_from)
+            .alias("required_passage_ids"),
+            pl.when(distractor).then(pl.lit(DISTRACTOR_NOTE)).otherwise(pl.col("note")).alias("acceptance_note"),
+            pl.when(distractor).then(pl.lit(DISTRACTOR_CATEGORY)).otherwise(pl.lit(WORDING_CATEGORY)).alias("category"),
+            pl.lit("synthetic").alias("origin"),
+            pl.lit(False).alias("reviewed"),
+            drafted_from.alias("drafted_from"),
+            "draft_group",
+            pl.lit(model, dtype=pl.String).alias("drafted_by"),
+        )
+    )

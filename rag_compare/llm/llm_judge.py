@@ -1,0 +1,276 @@
+"""The LLM judge: checks of grounding and usefulness asked of any OpenAI-compatible chat endpoint.
+
+``OpenAIJudge`` sends one request per case and enabled check (see ``checks``), each with JSON-schema
+structured output, through the ``openai`` client: concurrently up to a bound, with a timeout, retries
+and a reply cache on disk (see ``dispatch`` and ``cache``). Abstention is decided as the offline judge
+decides it (``ABSTENTION_PATTERNS``), so it stays deterministic and label-scored. A case where a check
+finally fails is ``judge_failed`` with the error, and none of its verdicts count; a check whose inputs
+are missing (no context recorded, no acceptance note) is skipped and its score is null.
+
+Prompts are rendered case by case: each is a request of its own anyway.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import polars as pl
+
+from rag_compare._version import __version__
+from rag_compare.compute.lexical_judge import LexicalJudge
+from rag_compare.core.digest import settings_digest
+from rag_compare.core.errors import ConfigError, ContractError, JudgeError, Problem
+from rag_compare.core.result import Report
+from rag_compare.core.signals import JUDGE_FAILED, SCORED_SIGNALS
+from rag_compare.llm.cache import opened_cache, request_key
+from rag_compare.llm.checks import CHECKS, DEFAULT_CHECKS, PROMPT_VERSION, Check, prompt_digest, render_messages
+from rag_compare.llm.dispatch import Limits, Outcome, chat_body, send_all
+from rag_compare.llm.endpoint import client_factory, endpoint_name
+from rag_compare.report.text import text_table
+
+__all__ = ["JudgePlan", "OpenAIJudge"]
+
+METHOD_VERSION = "llm-1"
+_INPUTS = ("status", "question", "answer", "context", "acceptance_note", "answerability")
+_CHARS_PER_TOKEN = 4
+_COMPLETION_ESTIMATE = 80
+"""Tokens a verdict's reply is guessed to take; groundedness adds the length of the answer (its claims)."""
+
+
+@dataclass(frozen=True)
+class JudgePlan(Report):
+    """What judging would cost before anything is spent: requests, those the cache already holds, and
+    a rough token estimate (four characters a token)."""
+
+    cases: int
+    requests: int
+    cached: int
+    prompt_tokens: int
+    completion_tokens: int
+
+    @property
+    def to_send(self) -> int:
+        return self.requests - self.cached
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "cases": self.cases,
+            "requests": self.requests,
+            "cached": self.cached,
+            "to_send": self.to_send,
+            "estimated_prompt_tokens": self.prompt_tokens,
+            "estimated_completion_tokens": self.completion_tokens,
+        }
+
+    def _text(self) -> str:
+        rows = [(key.replace("_", " "), f"{value:,}") for key, value in self.to_dict().items()]
+        return text_table(("dry run: nothing was sent", ""), rows) + (
+            "Token estimates count only the requests to send, at four characters a token.\n"
+        )
+
+
+@dataclass(frozen=True)
+class _Request:
+    row: int
+    check: Check
+    body: dict[str, Any]
+    answer_chars: int
+
+
+@dataclass(frozen=True)
+class OpenAIJudge:
+    """An LLM judge over an OpenAI-compatible chat-completions endpoint (see the module).
+
+    ``base_url`` defaults to ``OPENAI_BASE_URL``, the key to ``OPENAI_API_KEY`` (a local endpoint given
+    by ``base_url`` needs none). ``client`` (an ``openai.AsyncOpenAI``) replaces both. ``cache``: a
+    file path, ``True`` for the default file (``RAG_COMPARE_CACHE``), ``False`` for none.
+    """
+
+    model: str
+    base_url: str | None = None
+    checks: Sequence[str] = DEFAULT_CHECKS
+    temperature: float | None = 0.0
+    seed: int | None = None
+    concurrency: int = 8
+    timeout: float = 60.0
+    max_retries: int = 4
+    backoff: float = 1.0
+    cache: str | Path | bool = True
+    progress: bool = False
+    api_key: str | None = field(default=None, repr=False)
+    client: Any = field(default=None, repr=False, compare=False)
+
+    def __post_init__(self) -> None:
+        if not self.model.strip():
+            raise ConfigError("the judge needs a model: pass --model (the name the endpoint serves).")
+        unknown = [name for name in self.checks if name not in CHECKS]
+        if unknown or not self.checks:
+            raise ConfigError(f"unknown check {', '.join(unknown) or '(none given)'}; use any of: {', '.join(CHECKS)}.")
+        object.__setattr__(self, "checks", tuple(dict.fromkeys(self.checks)))
+        Limits.checked(self.concurrency, self.timeout, self.max_retries, self.backoff)
+
+    @property
+    def name(self) -> str:
+        return "openai"
+
+    @property
+    def endpoint(self) -> str:
+        """Where requests go, without any credentials a URL might hold."""
+        return endpoint_name(self.client, self.base_url)
+
+    @property
+    def config(self) -> dict[str, Any]:
+        return {
+            "name": self.name,
+            "method": METHOD_VERSION,
+            "model": self.model,
+            "endpoint": self.endpoint,
+            "checks": list(self.checks),
+            "temperature": self.temperature,
+            "seed": self.seed,
+            "prompt_version": PROMPT_VERSION,
+            "prompts_sha256": prompt_digest(),
+            "rag_compare_version": __version__,
+        }
+
+    @property
+    def fingerprint(self) -> str:
+        """SHA-256 of ``config``: model, endpoint, checks, sampling settings, prompts and library version."""
+        return settings_digest(self.config)
+
+    def plan(self, cases: pl.DataFrame) -> JudgePlan:
+        """The requests judging ``cases`` would make, how many are cached, and a token estimate."""
+        requests = self._requests(_inputs(cases))
+        keys = [request_key(self.endpoint, request.body) for request in requests]
+        with opened_cache(self.cache, create=False) as cache:
+            stored = set() if cache is None else set(cache.get_many(keys))
+        to_send = [request for request, key in zip(requests, keys, strict=True) if key not in stored]
+        prompt = sum(_estimate(json.dumps(request.body)) for request in to_send)
+        completion = sum(
+            _COMPLETION_ESTIMATE + (_tokens(request.answer_chars) if request.check.name == "groundedness" else 0)
+            for request in to_send
+        )
+        return JudgePlan(cases.height, len(requests), len(requests) - len(to_send), prompt, completion)
+
+    def judge(self, cases: pl.DataFrame) -> pl.DataFrame:
+        """Verdicts for each row of ``cases`` (run records), in order: ``abstained``,
+        ``abstention_correct``, each check's signal and ``<check>_explanation``, ``unsupported_claims``
+        with groundedness, ``prompt_tokens``, ``completion_tokens``, ``requests`` (HTTP requests sent
+        now), ``judge_status`` and ``judge_error``."""
+        inputs = _inputs(cases)
+        requests = self._requests(inputs)
+        with opened_cache(self.cache) as cache:
+            outcomes = send_all(
+                client_factory(self.client, self.base_url, self.api_key),
+                [request.body for request in requests],
+                endpoint=self.endpoint,
+                limits=Limits(self.concurrency, self.timeout, self.max_retries, self.backoff),
+                cache=cache,
+                progress=f"judging {inputs.height} cases" if self.progress else None,
+                close_client=self.client is None,
+                refused=JudgeError,
+            )
+        return self._verdicts(inputs, requests, outcomes)
+
+    def _requests(self, inputs: pl.DataFrame) -> list[_Request]:
+        requests = []
+        for row, case in enumerate(inputs.iter_rows(named=True)):
+            if case["status"] != "ok":
+                continue
+            for name in self.checks:
+                check = CHECKS[name]
+                if any(not (case[need] or "").strip() for need in check.needs):
+                    continue
+                if check.skip_abstentions and case["abstained"]:
+                    continue
+                requests.append(_Request(row, check, self._body(check, case), len(case["answer"] or "")))
+        return requests
+
+    def _body(self, check: Check, case: Mapping[str, Any]) -> dict[str, Any]:
+        messages = render_messages(check, {**case, "answer": case["answer"] or ""})
+        return chat_body(
+            self.model, messages, response_format=check.response_format, temperature=self.temperature, seed=self.seed
+        )
+
+    def _verdicts(self, inputs: pl.DataFrame, requests: list[_Request], outcomes: list[Outcome]) -> pl.DataFrame:
+        height = inputs.height
+        columns: dict[str, list[Any]] = {}
+        for name in self.checks:
+            columns[CHECKS[name].signal] = [None] * height
+            columns[f"{name}_explanation"] = [None] * height
+        if "groundedness" in self.checks:
+            columns["unsupported_claims"] = [None] * height
+        prompt_tokens, completion_tokens, sent = [0] * height, [0] * height, [0] * height
+        errors: list[list[str]] = [[] for _ in range(height)]
+        for request, outcome in zip(requests, outcomes, strict=True):
+            row, check = request.row, request.check
+            sent[row] += outcome.sent
+            if outcome.reply is None:
+                errors[row].append(f"{check.name}: {outcome.error}")
+                continue
+            prompt_tokens[row] += int(outcome.reply["prompt_tokens"])
+            completion_tokens[row] += int(outcome.reply["completion_tokens"])
+            reply = json.loads(outcome.reply["content"])
+            columns[check.signal][row] = check.score(reply)
+            columns[f"{check.name}_explanation"][row] = reply["explanation"]
+            if check.name == "groundedness":
+                columns["unsupported_claims"][row] = [
+                    claim["claim"] for claim in reply["claims"] if claim["verdict"] != "supported"
+                ]
+        failed = pl.Series([bool(found) for found in errors], dtype=pl.Boolean)
+        frame = pl.DataFrame(
+            {
+                "abstained": inputs.get_column("abstained"),
+                "abstention_correct": inputs.get_column("abstention_correct"),
+                **{name: pl.Series(name, values, dtype=_dtype(name)) for name, values in columns.items()},
+                "prompt_tokens": pl.Series(prompt_tokens, dtype=pl.Int64),
+                "completion_tokens": pl.Series(completion_tokens, dtype=pl.Int64),
+                "requests": pl.Series(sent, dtype=pl.Int64),
+                "judge_error": pl.Series(["; ".join(found) or None for found in errors], dtype=pl.String),
+            }
+        )
+        answered = pl.lit(inputs.get_column("status") == "ok")
+        return frame.with_columns(
+            *(
+                pl.when(~pl.lit(failed)).then(pl.col(name)).alias(name)
+                for name in frame.columns
+                if name in SCORED_SIGNALS
+            ),
+            judge_status=pl.when(~answered)
+            .then(pl.lit("not_judged"))
+            .when(pl.lit(failed))
+            .then(pl.lit(JUDGE_FAILED))
+            .otherwise(pl.lit("ok")),
+        ).select(*frame.columns[:-1], "judge_status", "judge_error")
+
+
+def _dtype(name: str) -> pl.DataType:
+    if name == "unsupported_claims":
+        return pl.List(pl.String)
+    return pl.String() if name.endswith("_explanation") else pl.Float64()
+
+
+def _inputs(cases: pl.DataFrame) -> pl.DataFrame:
+    """The columns the checks read, typed, with the offline judge's abstention verdicts."""
+    problems = [
+        Problem("a column of text", column=name)
+        for name in _INPUTS
+        if cases.schema.get(name) not in (pl.String, pl.Null, pl.Categorical, pl.Enum)
+    ]
+    if problems:
+        raise ContractError("cases", "input of the LLM judge", problems)
+    typed = cases.select(pl.col(name).cast(pl.String) for name in _INPUTS)
+    return pl.concat([typed, LexicalJudge().abstentions(typed)], how="horizontal")
+
+
+def _estimate(text: str) -> int:
+    return _tokens(len(text))
+
+
+def _tokens(characters: int) -> int:
+    return math.ceil(characters / _CHARS_PER_TOKEN)

@@ -1,0 +1,97 @@
+"""The capture checkpoint: an append-only JSON Lines file beside the run being captured.
+
+Its first line names the settings it belongs to (a digest of the run config and the corpus); each
+further line is the record of one finished case, written and flushed as soon as the case ends. A
+process killed mid-write leaves at most one cut-off last line, which is dropped on resume. A case
+recorded twice (a failed case captured again) counts by its last line.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping
+from pathlib import Path
+from typing import IO, Any
+
+from rag_compare.core.errors import CaptureError
+
+__all__ = ["Checkpoint", "checkpoint_path"]
+
+_FORMAT = "rag-compare-checkpoint-1"
+
+
+def checkpoint_path(output: Path) -> Path:
+    """Where the checkpoint of a capture into ``output`` lives."""
+    return output.with_name(f"{output.name}.checkpoint.jsonl")
+
+
+class Checkpoint:
+    """The finished cases of one capture, on disk; open it with ``Checkpoint.open``."""
+
+    def __init__(self, path: Path, records: dict[str, dict[str, Any]], stream: IO[str]) -> None:
+        self.path, self.records, self._stream = path, records, stream
+
+    @classmethod
+    def open(cls, path: Path, settings: str) -> Checkpoint:
+        """The checkpoint at ``path`` for ``settings`` (a digest), created when absent.
+
+        Raises ``CaptureError`` when the file belongs to other settings or is damaged before its end.
+        """
+        records: dict[str, dict[str, Any]] = {}
+        if path.is_file() and b"\n" not in path.read_bytes():  # killed before its first line was whole
+            path.unlink()
+        if path.exists():
+            records, good_length = _read(path, settings)
+            with path.open("r+b") as raw:  # drop a line cut off by a killed process
+                raw.truncate(good_length)
+            stream = path.open("a", encoding="utf-8")
+        else:
+            path.parent.mkdir(parents=True, exist_ok=True)
+            stream = path.open("x", encoding="utf-8")
+            stream.write(json.dumps({"format": _FORMAT, "settings": settings}) + "\n")
+            stream.flush()
+        return cls(path, records, stream)
+
+    def append(self, record: Mapping[str, Any]) -> None:
+        """Record one finished case, on disk before this returns."""
+        self._stream.write(json.dumps(record, ensure_ascii=False) + "\n")
+        self._stream.flush()
+        self.records[str(record["case_id"])] = dict(record)
+
+    def close(self) -> None:
+        self._stream.close()
+
+    def remove(self) -> None:
+        """Close and delete the file (its records are in the frozen run now)."""
+        self.close()
+        self.path.unlink(missing_ok=True)
+
+
+def _read(path: Path, settings: str) -> tuple[dict[str, dict[str, Any]], int]:
+    """The records in ``path`` by case id, and the length of its whole lines."""
+    data = path.read_bytes()
+    complete = data[: data.rfind(b"\n") + 1]
+    lines = complete.decode("utf-8", errors="replace").splitlines()
+    try:
+        header = json.loads(lines[0]) if lines else {}
+    except json.JSONDecodeError:
+        header = {}
+    if header.get("format") != _FORMAT:
+        raise CaptureError(
+            f"{path}: is not a capture checkpoint. Move it away, or choose another --output for the run."
+        )
+    if header.get("settings") != settings:
+        raise CaptureError(
+            f"{path}: holds the cases of a capture with other settings or another corpus. To resume it, run "
+            "the same command as before; to start over with these settings, delete the checkpoint."
+        )
+    records: dict[str, dict[str, Any]] = {}
+    for number, line in enumerate(lines[1:], start=2):
+        try:
+            record = json.loads(line)
+            records[str(record["case_id"])] = record
+        except (json.JSONDecodeError, KeyError, TypeError):
+            raise CaptureError(
+                f"{path}: line {number} is damaged. Delete the checkpoint to capture every case again."
+            ) from None
+    return records, len(complete)

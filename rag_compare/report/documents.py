@@ -1,0 +1,257 @@
+"""Markdown and HTML reports of a comparison, rendered from the Jinja2 templates in ``templates/``.
+
+A report holds, in order: the two runs and the config diff with its warnings; status counts; the
+aggregates of both scopes; breakdowns by category and answerability; then the cases, regressed,
+failed and missing first, then mixed, then improved, up to ``max_cases`` per status (unchanged ones
+are counted, or listed too with ``all_cases``). Cases are read from the frame one at a time and
+written as they are rendered, so a large report never sits in memory as one document.
+
+Every value from data is escaped: by Jinja2's autoescape in HTML (the page also forbids scripts and
+network loads in its Content-Security-Policy), and by ``markdown_escape`` for every expression of
+the Markdown template.
+"""
+
+from __future__ import annotations
+
+import functools
+import re
+from collections.abc import Iterator, Mapping, Sequence
+from typing import TYPE_CHECKING, Any, TextIO
+
+import polars as pl
+
+from rag_compare._version import __version__
+from rag_compare.compute.aggregates import BREAKDOWN_COLUMNS, SCOPES
+from rag_compare.compute.comparison import REPORTED_STATUSES, SCOPE_TITLES, SIDES
+from rag_compare.core.frames import row_index
+from rag_compare.core.result import REPORT_FORMATS
+from rag_compare.core.signals import ALL_SIGNALS, JUDGE_FAILED, SCORE_SIGNALS
+from rag_compare.report.charts import category_grid, delta_chart, delta_tone, status_chart, tone_of
+from rag_compare.report.text import AGGREGATE_HEADERS, DEFAULT_MAX_CASES, aggregate_cells, config_text, k_text
+
+if TYPE_CHECKING:
+    import jinja2
+
+    from rag_compare.compute.comparison import Comparison
+
+__all__ = ["markdown_escape", "summary_html", "write_report"]
+
+ANSWER_SIGNALS = ("grounded", "answer_completeness", "abstained", "abstention_correct")
+"""The signals shown beside each answer, followed by the score signals a comparison holds."""
+_TEMPLATES = {"markdown": "comparison.md.j2", "html": "comparison.html.j2"}
+_OPEN_TONES = frozenset({"worse", "failed", "missing", "mixed"})
+_MARKDOWN_SPECIAL = re.compile(r"([\\`*_\[\]|~#])")
+
+
+def write_report(
+    comparison: Comparison,
+    stream: TextIO,
+    format: str,
+    *,
+    all_cases: bool = False,
+    max_cases: int | None = DEFAULT_MAX_CASES,
+) -> None:
+    """Write the ``markdown`` or ``html`` report of ``comparison`` to ``stream``, chunk by chunk,
+    listing up to ``max_cases`` cases per status (``None``: all)."""
+    template = _environment(format).get_template(_TEMPLATES[format])
+    for chunk in template.generate(c=_context(comparison, all_cases=all_cases, max_cases=max_cases)):
+        stream.write(chunk)
+
+
+def summary_html(comparison: Comparison) -> str:
+    """The report's summary (runs, warnings, counts, aggregates) as an HTML fragment for notebooks."""
+    return (
+        _environment("html")
+        .get_template("summary.html.j2")
+        .render(c=_context(comparison, all_cases=False, max_cases=None))
+    )
+
+
+def markdown_escape(value: object) -> str:
+    """``value`` as Markdown text that renders as itself: no markup, no HTML, no broken table cell.
+
+    HTML's special characters become entities, Markdown's punctuation is backslash-escaped, and a
+    line break becomes ``<br>`` so a multi-line answer stays in its table cell.
+    """
+    if value is None:
+        return ""
+    text = str(value).replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
+    text = _MARKDOWN_SPECIAL.sub(r"\\\1", text)
+    return "<br>".join(line.strip() for line in text.splitlines()) if "\n" in text or "\r" in text else text
+
+
+@functools.cache
+def _environment(format: str) -> jinja2.Environment:
+    import jinja2
+
+    if format not in REPORT_FORMATS:
+        raise ValueError(f"unknown report format {format!r}; use one of {', '.join(REPORT_FORMATS)}")
+    options: dict[str, Any] = {"autoescape": True} if format == "html" else {"finalize": markdown_escape}
+    environment = jinja2.Environment(
+        loader=jinja2.PackageLoader("rag_compare.report", "templates"),
+        undefined=jinja2.StrictUndefined,
+        trim_blocks=True,
+        lstrip_blocks=True,
+        keep_trailing_newline=True,
+        **options,
+    )
+    environment.filters["count"] = "{:,}".format
+    return environment
+
+
+def _context(comparison: Comparison, *, all_cases: bool, max_cases: int | None) -> dict[str, Any]:
+    counts = comparison.counts
+    answer_signals = ANSWER_SIGNALS + tuple(signal.name for signal in comparison.signals if signal in SCORE_SIGNALS)
+    listed = REPORTED_STATUSES + (("unchanged",) if all_cases else ())
+    aggregates = comparison.aggregates.filter(pl.col("n") > 0)
+    runs = [
+        {
+            "side": side,
+            "name": run.name,
+            "fingerprint": run.fingerprint,
+            "created_at": run.created_at,
+            "path": run.path_text,
+            "k": k_text(run.k),
+        }
+        for side, run in zip(SIDES, (comparison.baseline, comparison.candidate), strict=True)
+    ]
+    scopes = []
+    for scope in SCOPES:
+        rows = aggregates.filter(pl.col("scope") == scope).to_dicts()
+        scopes.append(
+            {
+                "name": scope,
+                "title": SCOPE_TITLES[scope],
+                "rows": [aggregate_cells(row) for row in rows],
+                "chart": delta_chart(rows),
+            }
+        )
+    return {
+        "version": __version__,
+        "title": f"{comparison.baseline.name} → {comparison.candidate.name}",
+        "runs": runs,
+        "evaluator": dict(comparison.evaluator),
+        "scores": comparison.scores_text(),
+        "tolerance": f"{comparison.tolerance:g}",
+        "config_diff": [
+            (change["key"], config_text(change["baseline"]), config_text(change["candidate"]))
+            for change in comparison.config_diff
+        ],
+        "warnings": list(comparison.warnings),
+        "total": comparison.cases.height,
+        "counts": [(status, count, tone_of(status)) for status, count in counts.items()],
+        "status_chart": status_chart(counts),
+        "aggregate_headers": AGGREGATE_HEADERS,
+        "scopes": scopes,
+        "empty_signals": comparison.signals_without_values,
+        "breakdowns": [_breakdown(comparison.breakdowns, by) for by in BREAKDOWN_COLUMNS],
+        "groups": [
+            {
+                "status": status,
+                "tone": tone_of(status),
+                "count": counts[status],
+                "open": tone_of(status) in _OPEN_TONES,
+                "cases": _case_views(comparison.cases, status, max_cases, answer_signals),
+                "more": 0 if max_cases is None else max(0, counts[status] - max_cases),
+            }
+            for status in listed
+            if counts[status]
+        ],
+        "unlisted": 0 if all_cases else counts["unchanged"],
+        "answer_signals": answer_signals,
+    }
+
+
+def _breakdown(breakdowns: pl.DataFrame, by: str) -> dict[str, Any]:
+    """One grouping's paired deltas as a matrix (a row per group, a column per signal) and a grid chart."""
+    rows = breakdowns.filter(pl.col("by") == by).to_dicts()
+    present = {row["signal"] for row in rows}
+    signals = [signal.name for signal in ALL_SIGNALS if signal.name in present]
+    by_group: dict[str, dict[str, Any]] = {}
+    for row in rows:
+        group = by_group.setdefault(row["group"], {"group": row["group"], "n": 0, "cells": {}})
+        group["n"] = max(group["n"], row["n"])
+        group["cells"][row["signal"]] = (f"{row['delta']:+.3f}", delta_tone(row["signal"], row["delta"]))
+    matrix = [
+        {
+            "group": group["group"],
+            "n": group["n"],
+            "cells": [group["cells"].get(name, ("", "none")) for name in signals],
+        }
+        for group in by_group.values()
+    ]
+    return {"by": by, "signals": signals, "rows": matrix, "chart": category_grid(rows) if by == "category" else None}
+
+
+def _case_views(
+    cases: pl.DataFrame, status: str, limit: int | None, answer_signals: Sequence[str]
+) -> Iterator[dict[str, Any]]:
+    """The first ``limit`` cases of one status, by case id, as the template shows them, one at a time.
+
+    The cases are chosen on their ids alone, then only those rows are gathered: texts of the cases
+    left out are never copied.
+    """
+    side_columns = [
+        "status",
+        "error",
+        "retrieved_passage_ids",
+        "missing_from_context",
+        "answer",
+        "judge_status",
+        "judge_error",
+        *answer_signals,
+    ]
+    order = cases.lazy().select(row_index(), "case_id", "status").filter(pl.col("status") == status).sort("case_id")
+    listed = order if limit is None or limit >= cases.height else order.head(limit)
+    rows = listed.select("row").collect().get_column("row")
+    selected = cases.select(
+        "case_id",
+        "reasons",
+        "question",
+        "answerability",
+        "category",
+        "source_version",
+        "required_passage_ids",
+        "acceptance_note",
+        *(f"{side}_{name}" for side in SIDES for name in side_columns),
+    )[rows]
+    for row in selected.iter_rows(named=True):
+        required = row["required_passage_ids"] or []
+        yield {
+            "case_id": row["case_id"],
+            "reasons": row["reasons"],
+            "question": row["question"],
+            "labels": [label for label in (row["answerability"], row["category"]) if label],
+            "source_version": row["source_version"],
+            "required": required,
+            "acceptance_note": row["acceptance_note"],
+            "sides": [_side_view(row, side, required, answer_signals) for side in SIDES],
+        }
+
+
+def _side_view(row: Mapping[str, Any], side: str, required: list[str], answer_signals: Sequence[str]) -> dict[str, Any]:
+    status = row[f"{side}_status"]
+    retrieved = row[f"{side}_retrieved_passage_ids"]
+    missing = row[f"{side}_missing_from_context"]
+    gold = set(required)
+    return {
+        "side": side,
+        "status": "no record" if status is None else status,
+        "ok": status == "ok",
+        "error": row[f"{side}_error"],
+        "retrieved": None if retrieved is None else [(passage, passage in gold) for passage in retrieved],
+        "in_context": [
+            (passage, "unknown" if missing is None else "no" if passage in missing else "yes") for passage in required
+        ],
+        "answer": row[f"{side}_answer"],
+        "judge_error": row[f"{side}_judge_error"] if row[f"{side}_judge_status"] == JUDGE_FAILED else None,
+        "signals": {name: _signal_text(row[f"{side}_{name}"]) for name in answer_signals},
+    }
+
+
+def _signal_text(value: object) -> str:
+    if value is None:
+        return "n/a"
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    return f"{value:.3f}"

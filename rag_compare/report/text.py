@@ -1,0 +1,84 @@
+"""Plain-text tables and cells for a terminal.
+
+Values from data are never read as markup: every cell is a ``rich.text.Text``. Text for a terminal
+never carries a control character from data (``terminal_safe``).
+"""
+
+from __future__ import annotations
+
+import io
+from collections.abc import Iterable, Mapping, Sequence
+from typing import Any
+
+from rag_compare.core.result import terminal_safe
+
+__all__ = [
+    "AGGREGATE_HEADERS",
+    "DEFAULT_MAX_CASES",
+    "aggregate_cells",
+    "config_text",
+    "counts_line",
+    "k_text",
+    "text_table",
+]
+
+TEXT_WIDTH = 100
+DEFAULT_MAX_CASES = 1_000
+"""Cases a Markdown or HTML report lists per status by default: a report stays readable at any scale."""
+AGGREGATE_HEADERS = ("signal", "baseline", "candidate", "delta", "95% CI", "p", "p (Holm)", "n")
+
+
+def text_table(headers: Sequence[str], rows: Iterable[Sequence[object]], title: str | None = None) -> str:
+    """A plain-text table (no colour, fixed width, control characters escaped) as a string."""
+    from rich.console import Console
+    from rich.table import Table
+    from rich.text import Text
+
+    table = Table(*headers, title=title, title_justify="left", box=None, pad_edge=False, show_edge=False)
+    for row in rows:
+        table.add_row(*(Text("" if cell is None else terminal_safe(str(cell))) for cell in row))
+    buffer = io.StringIO()
+    Console(file=buffer, width=TEXT_WIDTH, color_system=None, highlight=False, soft_wrap=False).print(table)
+    return "\n".join(line.rstrip() for line in buffer.getvalue().splitlines()) + "\n"
+
+
+def counts_line(counts: Mapping[str, int], separator: str = " · ") -> str:
+    """``a 3 · b 1`` for a mapping of counts, or ``none`` when empty."""
+    return separator.join(f"{key} {value}" for key, value in counts.items()) or "none"
+
+
+def k_text(k: int | None) -> str:
+    """A ranked-list cut-off as shown: the number, or ``list length`` when each list keeps its own."""
+    return "list length" if k is None else str(k)
+
+
+def config_text(value: object, limit: int | None = None) -> str:
+    """A config value as shown (``(absent)`` for a key a run lacks), cut to ``limit`` characters."""
+    text = "(absent)" if value is None else str(value)
+    return text if limit is None or len(text) <= limit else text[: limit - 3] + "..."
+
+
+def _number(value: float | None, digits: int = 3) -> str:
+    return "" if value is None else f"{value:.{digits}f}"
+
+
+def _p(value: float | None) -> str:
+    if value is None:
+        return ""
+    return "<0.001" if value < 0.001 else f"{value:.3f}"
+
+
+def aggregate_cells(row: Mapping[str, Any]) -> tuple[str, ...]:
+    """An aggregates row as the cells of ``AGGREGATE_HEADERS`` (3 decimals, signed deltas, ``<0.001``)."""
+    ci = "" if row["ci_low"] is None else f"[{row['ci_low']:+.3f}, {row['ci_high']:+.3f}]"
+    delta = "" if row["delta"] is None else f"{row['delta']:+.3f}"
+    return (
+        row["signal"],
+        _number(row["baseline"]),
+        _number(row["candidate"]),
+        delta,
+        ci,
+        _p(row["p_value"]),
+        _p(row["p_adjusted"]),
+        f"{row['n']:,}",
+    )

@@ -1,0 +1,83 @@
+"""Corpus audit: the examples, and each kind of change on a hand-made pair of corpora."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable
+from pathlib import Path
+
+from click.testing import Result
+
+from rag_compare.compute.audit import audit_corpora
+from tests.helpers.data import EXAMPLE_CORPUS, EXAMPLE_OLD_CORPUS
+
+Write = Callable[[str, str | bytes], Path]
+Cli = Callable[..., Result]
+HEADER = "case_id,question,answerability,source_version,required_passage_ids,origin\n"
+OLD = HEADER + (
+    "meal@v1,Meal allowance?,answerable,v1,meal-1,manual\n"
+    "hotel@v1,Hotel cap?,answerable,v1,hotel-1;hotel-2,manual\n"
+    "ceo@v1,CEO salary?,unanswerable,v1,,manual\n"
+)
+
+
+def test_examples_add_cases_and_versions_without_violations() -> None:
+    audit = audit_corpora(EXAMPLE_OLD_CORPUS, EXAMPLE_CORPUS)
+    assert audit.violations == 0
+    assert audit.added.height == 36 - 13
+    assert audit.removed.height == 0
+    assert audit.relabeled.height == 0
+    assert audit.new_versions.height == 12
+    assert "meal-allowance-daily" in audit.new_versions["question_key"].to_list()
+    assert audit.unreviewed["case_id"].to_list() == ["meal-allowance-per-day-alt@2026-01"]
+    kinds = dict(zip(audit.added["case_id"], audit.added["kind"], strict=True))
+    assert kinds["meal-allowance-daily@2026-01"] == "new version"
+    assert kinds["ceo-salary@2026-01"] == "new question"
+
+
+def test_new_version_and_new_synthetic_case(write: Write) -> None:
+    new = (
+        OLD
+        + "meal@v2,Meal allowance?,answerable,v2,meal-2,manual\nmeal-alt@v2,Food per day?,answerable,v2,meal-2,synthetic\n"
+    )
+    audit = audit_corpora(write("old.csv", OLD), write("new.csv", new))
+    assert audit.violations == 0
+    assert audit.new_versions.rows() == [("meal", "meal@v1", "v1", "meal@v2", "v2")]
+    assert audit.added.select("case_id", "kind").rows() == [("meal@v2", "new version"), ("meal-alt@v2", "new question")]
+    assert audit.unreviewed["case_id"].to_list() == ["meal-alt@v2"]
+
+
+def test_removed_and_relabeled_cases_are_violations(write: Write) -> None:
+    new = HEADER + (
+        "meal@v1,Meal allowance per day?,unanswerable,v1,,manual\n"  # question, answerability, passages changed
+        "hotel@v1,Hotel cap?,answerable,v1,hotel-2;hotel-1,manual\n"  # same passages, other order: unchanged
+    )  # ceo@v1 removed
+    audit = audit_corpora(write("old.csv", OLD), write("new.csv", new))
+    assert audit.removed["case_id"].to_list() == ["ceo@v1"]
+    assert audit.relabeled.rows() == [
+        ("meal@v1", "answerability", "answerable", "unanswerable"),
+        ("meal@v1", "question", "Meal allowance?", "Meal allowance per day?"),
+        ("meal@v1", "required_passage_ids", "meal-1", ""),
+    ]
+    assert audit.violations == 2
+
+
+def test_cli_exit_codes_and_json(cli: Cli, write: Write) -> None:
+    old = write("old.csv", OLD)
+    clean = cli("audit", EXAMPLE_OLD_CORPUS, EXAMPLE_CORPUS)
+    assert clean.exit_code == 0
+    assert "no violations" in clean.stdout
+    broken = cli(
+        "audit",
+        old,
+        write("new.csv", HEADER + "meal@v1,Meal allowance?,answerable,v1,meal-1,manual\n"),
+        "--format",
+        "json",
+    )
+    assert broken.exit_code == 1
+    payload = json.loads(broken.stdout)
+    assert payload["violations"] == 2
+    assert [row["case_id"] for row in payload["removed"]] == ["hotel@v1", "ceo@v1"]
+    bad = cli("audit", old, write("bad.csv", "case_id\nx\n"))
+    assert bad.exit_code == 2
+    assert "bad.csv: not a valid corpus" in bad.stderr

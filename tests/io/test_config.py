@@ -1,0 +1,300 @@
+"""Tests for ``rag_compare.io.config``: reading, ``--set`` overrides, flattening and credential checks."""
+
+from __future__ import annotations
+
+import copy
+import json
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import pytest
+from click.testing import Result
+
+from rag_compare.core.errors import ConfigError, SecretInConfigError
+from rag_compare.io.config import apply_assignments, check_config, flatten, read_config_file
+from tests.helpers.credential_shapes import KEY_SHAPES, OPENAI_KEY
+
+Cli = Callable[..., Result]
+
+SECRET = "sk-test-1234567890"
+ENV = {"OPENAI_API_KEY": SECRET}
+
+
+def _config_error(path: Path) -> str:
+    with pytest.raises(ConfigError) as excinfo:
+        read_config_file(path)
+    return str(excinfo.value)
+
+
+def test_read_toml_with_nested_tables(tmp_path: Path) -> None:
+    path = tmp_path / "run.toml"
+    path.write_text(
+        'name = "baseline"\ntop_k = 5\n\n[retriever]\nk = 3\n\n[generator.sampling]\ntemperature = 0.2\n',
+        encoding="utf-8",
+    )
+    assert read_config_file(path) == {
+        "name": "baseline",
+        "top_k": 5,
+        "retriever": {"k": 3},
+        "generator": {"sampling": {"temperature": 0.2}},
+    }
+
+
+def test_read_json_with_nested_objects(tmp_path: Path) -> None:
+    path = tmp_path / "run.JSON"
+    path.write_text('{"name": "v2", "retriever": {"k": 3, "filters": {"lang": "en"}}}', encoding="utf-8")
+    assert read_config_file(path) == {"name": "v2", "retriever": {"k": 3, "filters": {"lang": "en"}}}
+
+
+def test_toml_syntax_error(tmp_path: Path) -> None:
+    path = tmp_path / "run.toml"
+    path.write_text("top_k = \n", encoding="utf-8")
+    message = _config_error(path)
+    assert "is not valid TOML" in message
+    assert "Fix the syntax" in message
+
+
+def test_json_syntax_error_names_the_line(tmp_path: Path) -> None:
+    path = tmp_path / "run.json"
+    path.write_text('{\n  "top_k": 5,\n}\n', encoding="utf-8")
+    message = _config_error(path)
+    assert "is not valid JSON" in message
+    assert "line 3" in message
+
+
+def test_json_list_is_refused(tmp_path: Path) -> None:
+    path = tmp_path / "run.json"
+    path.write_text('[{"top_k": 5}]', encoding="utf-8")
+    message = _config_error(path)
+    assert "must hold one JSON object" in message
+    assert "not list" in message
+
+
+def test_unknown_suffix_is_refused(tmp_path: Path) -> None:
+    path = tmp_path / "run.yaml"
+    path.write_text("top_k: 5\n", encoding="utf-8")
+    message = _config_error(path)
+    assert "unknown config type '.yaml'" in message
+    assert ".toml or .json" in message
+
+
+def test_missing_file_is_refused(tmp_path: Path) -> None:
+    path = tmp_path / "absent.toml"
+    message = _config_error(path)
+    assert str(path) in message
+    assert "no such config file" in message
+
+
+def test_non_utf8_config_is_refused(tmp_path: Path) -> None:
+    path = tmp_path / "run.toml"
+    path.write_bytes(b'name = "caf\xe9"\n')
+    message = _config_error(path)
+    assert "is not UTF-8" in message
+    assert "Save the config as UTF-8" in message
+
+
+@pytest.mark.parametrize(
+    ("assignment", "key", "expected"),
+    [
+        ("top_k=5", "top_k", 5),
+        ("temperature=0.2", "temperature", 0.2),
+        ("flag=true", "flag", True),
+        ("name=baseline", "name", "baseline"),
+        ("x=[1,2]", "x", [1, 2]),
+        ("prompt=a=b", "prompt", "a=b"),
+        ("empty=", "empty", ""),
+    ],
+)
+def test_apply_assignment_value_types(assignment: str, key: str, expected: Any) -> None:
+    result = apply_assignments({}, [assignment])
+    assert result == {key: expected}
+    assert type(result[key]) is type(expected)
+
+
+def test_dotted_key_nests_and_keeps_siblings() -> None:
+    config = {"retriever": {"k": 5, "index": "bm25"}}
+    result = apply_assignments(config, ["retriever.k=3", "generator.sampling.top_p=0.9"])
+    assert result == {"retriever": {"k": 3, "index": "bm25"}, "generator": {"sampling": {"top_p": 0.9}}}
+
+
+@pytest.mark.parametrize("assignment", ["noequals", "=5", "a..b=1", ".a=1", "a.=1", " =1"])
+def test_malformed_assignment_is_refused(assignment: str) -> None:
+    with pytest.raises(ConfigError) as excinfo:
+        apply_assignments({}, [assignment])
+    message = str(excinfo.value)
+    assert "KEY=VALUE" in message
+    assert repr(assignment) in message
+
+
+def test_setting_a_key_under_a_scalar_is_refused() -> None:
+    with pytest.raises(ConfigError) as excinfo:
+        apply_assignments({"top_k": 5}, ["top_k.inner=1"])
+    assert "'top_k' is a value, not a table" in str(excinfo.value)
+
+
+def test_apply_assignments_does_not_modify_input() -> None:
+    config: dict[str, Any] = {"retriever": {"k": 5, "filters": {"lang": "en"}}, "tags": ["a"]}
+    before = copy.deepcopy(config)
+    result = apply_assignments(config, ["retriever.k=3", "retriever.filters.lang=fr", "new=1"])
+    assert config == before
+    result["tags"].append("b")
+    assert config["tags"] == ["a"]
+    assert result["retriever"]["filters"] is not config["retriever"]["filters"]
+
+
+def test_flatten_nested_config_keeps_empty_tables() -> None:
+    config = {
+        "name": "v1",
+        "retriever": {"k": 5, "filters": {}},
+        "generator": {"sampling": {"t": 0.2}},
+        "x": {},
+    }
+    assert flatten(config) == {
+        "name": "v1",
+        "retriever.k": 5,
+        "retriever.filters": {},
+        "generator.sampling.t": 0.2,
+        "x": {},
+    }
+
+
+def test_flatten_keeps_lists_as_values() -> None:
+    assert flatten({"a": {"ids": [1, 2]}}) == {"a.ids": [1, 2]}
+
+
+@pytest.mark.parametrize(
+    "config",
+    [
+        pytest.param({"api_key": "x"}, id="top-level"),
+        pytest.param({"generator": {"api_key": "x"}}, id="nested"),
+        pytest.param({"a": {"b": {"clientSecret": 1}}}, id="deep-camel"),
+    ],
+)
+def test_credential_key_is_refused_at_any_depth(config: dict[str, Any]) -> None:
+    with pytest.raises(SecretInConfigError) as excinfo:
+        check_config(config, environ={})
+    assert "named like a credential" in str(excinfo.value)
+
+
+@pytest.mark.parametrize(
+    ("config", "key"),
+    [
+        pytest.param({"note": SECRET}, "note", id="equal"),
+        pytest.param({"generator": {"header": f"key={SECRET};"}}, "generator.header", id="containing"),
+        pytest.param({"headers": ["x", SECRET]}, "headers[1]", id="in-list"),
+    ],
+)
+def test_env_secret_value_is_refused_without_showing_it(config: dict[str, Any], key: str) -> None:
+    with pytest.raises(SecretInConfigError) as excinfo:
+        check_config(config, environ=ENV)
+    message = str(excinfo.value)
+    assert f"'{key}'" in message
+    assert "OPENAI_API_KEY" in message
+    assert SECRET not in message
+
+
+def test_bearer_value_is_refused_without_showing_it() -> None:
+    with pytest.raises(SecretInConfigError) as excinfo:
+        check_config({"headers": {"x": "Bearer xyz12345678"}}, environ={})
+    message = str(excinfo.value)
+    assert "'headers.x' holds a credential (an API key or an authorization header)" in message
+    assert "xyz12345678" not in message
+
+
+def test_credential_key_message_does_not_show_its_value() -> None:
+    with pytest.raises(SecretInConfigError) as excinfo:
+        check_config({"generator": {"api_key": SECRET}}, environ=ENV)
+    message = str(excinfo.value)
+    assert "'generator.api_key'" in message
+    assert SECRET not in message
+
+
+def test_ordinary_config_is_accepted() -> None:
+    config = {"max_tokens": 512, "generator": {"model": "gpt", "prompt_tokens": 100}, "name": "sk-test"}
+    assert check_config(config, environ=ENV) is None
+
+
+def test_secret_error_is_a_config_error() -> None:
+    assert issubclass(SecretInConfigError, ConfigError)
+
+
+def _freeze(cli: Cli, tmp_path: Path, records: Path, corpus: Path, *options: str | Path) -> Result:
+    output = tmp_path / "run.arrow"
+    result = cli("freeze", records, "--corpus", corpus, *options, "--output", output)
+    assert result.exit_code == 2, result.output
+    assert not output.exists()
+    return result
+
+
+@pytest.mark.parametrize(
+    ("value", "where"),
+    [
+        pytest.param(
+            [{"name": "search", "auth": {"user": "me"}}],
+            "'tools[0].auth' is named like a credential",
+            id="key-in-a-dict-in-a-list",
+        ),
+        pytest.param(
+            ["x", {"header": KEY_SHAPES["aws"]}], "'tools[1].header' holds a credential", id="value-in-a-list"
+        ),
+        pytest.param({"deep": [[OPENAI_KEY]]}, "'tools.deep[0][0]' holds a credential", id="nested-lists"),
+        pytest.param({OPENAI_KEY: 1}, "'tools.sk-…(redacted)' is a key holding a credential", id="key-is-a-secret"),
+    ],
+)
+def test_freeze_refuses_credentials_anywhere_in_the_config(
+    cli: Cli, tmp_path: Path, small_records: Path, small_corpus: Path, value: Any, where: str
+) -> None:
+    result = _freeze(cli, tmp_path, small_records, small_corpus, "--set", f"tools={json.dumps(value)}")
+    assert where in result.output
+    assert OPENAI_KEY not in result.output
+    assert KEY_SHAPES["aws"] not in result.output
+
+
+@pytest.mark.parametrize(
+    "assignments",
+    [
+        pytest.param(["a=1", f"a.b={OPENAI_KEY}"], id="under-a-value"),
+        pytest.param([OPENAI_KEY], id="no-equals"),
+        pytest.param([f"x=[{OPENAI_KEY}"], id="not-json"),
+    ],
+)
+def test_a_failed_set_never_prints_its_value(
+    cli: Cli, tmp_path: Path, small_records: Path, small_corpus: Path, assignments: list[str]
+) -> None:
+    options = [word for assignment in assignments for word in ("--set", assignment)]
+    result = _freeze(cli, tmp_path, small_records, small_corpus, *options)
+    assert OPENAI_KEY not in result.output
+    assert "Ab3dEf6hIj" not in result.output
+
+
+@pytest.mark.parametrize("value", ["NaN", "Infinity", "-Infinity", "1e999", "[1, NaN]", '{"t": Infinity}'])
+def test_set_refuses_a_number_that_is_not_finite(
+    cli: Cli, tmp_path: Path, small_records: Path, small_corpus: Path, value: str
+) -> None:
+    result = _freeze(cli, tmp_path, small_records, small_corpus, "--set", f"generator.temperature={value}")
+    assert "--set generator.temperature=" in result.output
+    assert "not a finite number" in result.output
+
+
+@pytest.mark.parametrize(
+    ("name", "text", "key"),
+    [
+        pytest.param("run.toml", "[generator]\ntemperature = nan\n", "generator.temperature", id="toml-nan"),
+        pytest.param("run.toml", "budgets = [1.0, -inf]\n", "budgets[1]", id="toml-inf-in-a-list"),
+        pytest.param("run.json", '{"generator": {"temperature": NaN}}', "generator.temperature", id="json-nan"),
+        pytest.param("run.json", '{"top_p": 1e400}', "top_p", id="json-overflow"),
+    ],
+)
+def test_config_files_refuse_numbers_that_are_not_finite(
+    cli: Cli, tmp_path: Path, small_records: Path, small_corpus: Path, name: str, text: str, key: str
+) -> None:
+    path = tmp_path / name
+    path.write_text(text, encoding="utf-8")
+    result = _freeze(cli, tmp_path, small_records, small_corpus, "--config", path)
+    assert f"{path}: '{key}' is not a finite number" in result.output
+
+
+def test_check_config_refuses_numbers_that_are_not_finite() -> None:
+    with pytest.raises(ConfigError, match=r"'a\.b\[0\]' is not a finite number"):
+        check_config({"a": {"b": [float("nan")]}}, environ={})

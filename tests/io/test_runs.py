@@ -1,0 +1,209 @@
+"""Frozen runs: freeze/load round trips, refusals that write nothing, credentials, the shipped examples."""
+
+from __future__ import annotations
+
+import json
+import tomllib
+from pathlib import Path
+
+import polars as pl
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from rag_compare.core.errors import ConfigError, ContractError, RunExistsError, RunFileError, SecretInConfigError
+from rag_compare.core.protocols import MAX_K
+from rag_compare.io.corpus import load_corpus
+from rag_compare.io.runfile import serialize, write_atomically
+from rag_compare.io.runs import CONFIG_KEY, FORMAT_KEY, freeze_run, load_run
+from tests.helpers.data import EXAMPLE_CORPUS, HANDMADE_RUNS, ROOT, SMALL_CORPUS
+
+EPOCH = {"SOURCE_DATE_EPOCH": "1795000000"}
+
+
+def test_freeze_then_load_gives_the_same_run(tmp_path: Path, small_records: Path, small_corpus: Path) -> None:
+    output = tmp_path / "runs" / "base.arrow"
+    frozen = freeze_run(small_records, small_corpus, {"top_k": 3, "retriever": {"kind": "bm25"}}, output=output)
+    loaded = load_run(output)
+    assert loaded.records.equals(frozen.records)
+    assert loaded.fingerprint == frozen.fingerprint
+    assert dict(loaded.config) == dict(frozen.config)
+    assert loaded.name == "base"
+    assert loaded.config["top_k"] == 3
+    assert loaded.config["retriever"] == {"kind": "bm25"}
+    assert loaded.config["corpus"]["fingerprint"] == load_corpus(small_corpus).fingerprint
+    assert loaded.config["corpus"]["cases"] == 4
+    summary = loaded.to_dict()
+    assert summary["cases"] == 3
+    assert summary["status_counts"] == {"ok": 2, "failed": 1, "timeout": 0}
+
+
+def test_source_date_epoch_makes_files_byte_identical(tmp_path: Path, small_records: Path, small_corpus: Path) -> None:
+    first, second = tmp_path / "a.arrow", tmp_path / "b.arrow"
+    config = {"name": "same"}
+    run = freeze_run(small_records, small_corpus, config, output=first, environ=EPOCH)
+    freeze_run(small_records, small_corpus, config, output=second, environ=EPOCH)
+    assert first.read_bytes() == second.read_bytes()
+    assert run.created_at == "2026-11-18T11:06:40+00:00"
+
+
+def test_in_memory_freeze_writes_nothing(tmp_path: Path, small_records: Path, small_corpus: Path) -> None:
+    run = freeze_run(small_records, small_corpus)
+    assert run.path is None
+    assert run.name == "run"
+    assert set(tmp_path.iterdir()) == {small_corpus, small_records}
+
+
+@pytest.mark.parametrize(
+    "line",
+    [
+        '{"case_id": "nope@v2"}',
+        '{"case_id": "meal@v2", "status": "exploded"}',
+        '{"case_id": "meal@v2", "retrieved_passage_ids": ["a"], "retrieved_scores": [1.0, 2.0]}',
+        '{"case_id": "meal@v2", "latency_ms": "slow"}',
+        '{"case_id": "meal@v2"}\n{"case_id": "meal@v2"}',
+    ],
+    ids=["unknown-case", "unknown-status", "score-length", "wrong-type", "duplicate"],
+)
+def test_bad_records_are_refused_and_nothing_is_written(tmp_path: Path, small_corpus: Path, line: str) -> None:
+    records = tmp_path / "records.jsonl"
+    records.write_text(line + "\n")
+    output = tmp_path / "run.arrow"
+    with pytest.raises(ContractError):
+        freeze_run(records, small_corpus, output=output)
+    assert sorted(path.name for path in tmp_path.iterdir()) == ["corpus.csv", "records.jsonl"]
+
+
+def test_existing_output_is_untouched(tmp_path: Path, small_records: Path, small_corpus: Path) -> None:
+    output = tmp_path / "run.arrow"
+    first = freeze_run(small_records, small_corpus, output=output)
+    before = output.read_bytes()
+    with pytest.raises(RunExistsError):
+        freeze_run(small_records, small_corpus, {"top_k": 9}, output=output)
+    assert output.read_bytes() == before
+    assert load_run(output).fingerprint == first.fingerprint
+
+
+@pytest.mark.parametrize("key", ["created_at", "rag_compare_version", "corpus", "records"])
+def test_reserved_config_keys_are_refused(small_records: Path, small_corpus: Path, key: str) -> None:
+    with pytest.raises(ConfigError, match=key):
+        freeze_run(small_records, small_corpus, {key: "mine"})
+
+
+def test_credentials_never_enter_the_file(tmp_path: Path, small_records: Path, small_corpus: Path) -> None:
+    secret = "sk-proj-abcdefghijklmnop"
+    environ = {"OPENAI_API_KEY": secret}
+    with pytest.raises(SecretInConfigError, match="api_key"):
+        freeze_run(small_records, small_corpus, {"generator": {"api_key": "x"}}, environ=environ)
+    with pytest.raises(SecretInConfigError, match="OPENAI_API_KEY") as excinfo:
+        freeze_run(small_records, small_corpus, {"headers": {"x": secret}}, environ=environ)
+    assert secret not in str(excinfo.value)
+    run = freeze_run(small_records, small_corpus, {"max_tokens": 512}, output=tmp_path / "ok.arrow", environ=environ)
+    assert secret.encode() not in (tmp_path / "ok.arrow").read_bytes()
+    assert run.config["max_tokens"] == 512
+
+
+def test_a_file_of_another_format_version_is_refused(tmp_path: Path, small_corpus: Path) -> None:
+    frame = pl.DataFrame({"case_id": ["a"]})
+    data, _ = serialize(frame, {FORMAT_KEY: "99", CONFIG_KEY: "{}"})
+    path = tmp_path / "future.arrow"
+    write_atomically(path, data)
+    with pytest.raises(RunFileError, match="format '99'"):
+        load_run(path)
+
+
+def test_a_run_without_the_contract_columns_is_refused(tmp_path: Path) -> None:
+    data, _ = serialize(pl.DataFrame({"case_id": ["a"]}), {FORMAT_KEY: "1", CONFIG_KEY: "{}"})
+    path = tmp_path / "thin.arrow"
+    write_atomically(path, data)
+    with pytest.raises(RunFileError, match="lacks or mistypes the columns status"):
+        load_run(path)
+
+
+_ids = st.text(alphabet="abcdefgh-@.", min_size=1, max_size=8)
+_text = st.one_of(st.none(), st.text(max_size=40))
+_record = st.fixed_dictionaries(
+    {
+        "status": st.sampled_from(["ok", "failed", "timeout"]),
+        "answer": _text,
+        "context": _text,
+        "retrieved_passage_ids": st.one_of(st.none(), st.lists(_ids, max_size=5, unique=True)),
+        "latency_ms": st.one_of(st.none(), st.floats(min_value=0, max_value=1e6, allow_nan=False)),
+        "prompt_tokens": st.one_of(st.none(), st.integers(min_value=0, max_value=2**40)),
+    }
+)
+
+
+@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(
+    records=st.lists(_record, min_size=1, max_size=4),
+    config=st.fixed_dictionaries(
+        {},
+        optional={
+            "top_k": st.integers(min_value=1, max_value=MAX_K),  # any other top_k is refused
+            "model": st.one_of(st.integers(), st.text(max_size=10)),
+            "note": st.one_of(st.integers(), st.text(max_size=10)),
+        },
+    ),
+)
+def test_freeze_load_round_trip_property(
+    tmp_path_factory: pytest.TempPathFactory, records: list[dict[str, object]], config: dict[str, object]
+) -> None:
+    folder = tmp_path_factory.mktemp("prop")
+    corpus = folder / "corpus.csv"
+    corpus.write_text(SMALL_CORPUS)
+    case_ids = ["hotel@v2", "meal@v2", "ceo@v2", "mileage@v2"]
+    frame = pl.DataFrame(
+        [{"case_id": case_ids[index], **record} for index, record in enumerate(records)],
+        schema_overrides={"retrieved_passage_ids": pl.List(pl.String), "answer": pl.String, "context": pl.String},
+    )
+    output = folder / "run.arrow"
+    frozen = freeze_run(frame, corpus, config, output=output, environ={})
+    loaded = load_run(output)
+    assert loaded.fingerprint == frozen.fingerprint
+    assert loaded.records.equals(frozen.records)
+    assert loaded.records.select(
+        "case_id", "status", "answer", "context", "retrieved_passage_ids", "latency_ms", "prompt_tokens"
+    ).equals(
+        frame.select(
+            "case_id",
+            "status",
+            "answer",
+            "context",
+            "retrieved_passage_ids",
+            pl.col("latency_ms").cast(pl.Float64),
+            pl.col("prompt_tokens").cast(pl.Int64),
+        )
+    )
+    for key, value in config.items():
+        assert loaded.config[key] == value
+
+
+@pytest.mark.parametrize("name", ["baseline", "candidate"])
+def test_shipped_example_runs_match_their_records(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, name: str) -> None:
+    monkeypatch.chdir(ROOT)
+    shipped = load_run(HANDMADE_RUNS / f"{name}.arrow")
+    config = tomllib.loads((HANDMADE_RUNS / f"{name}.toml").read_text())
+    rebuilt = freeze_run(
+        Path("tests/fixtures/handmade/records") / f"{name}.jsonl",
+        Path("corpora/handbook.csv"),
+        config,
+        output=tmp_path / f"{name}.arrow",
+        environ=EPOCH,
+    )
+    assert rebuilt.records.equals(shipped.records)
+    assert json.dumps(dict(rebuilt.config), sort_keys=True, default=dict) == json.dumps(
+        dict(shipped.config), sort_keys=True, default=dict
+    )
+    assert shipped.config["corpus"]["fingerprint"] == load_corpus(EXAMPLE_CORPUS).fingerprint
+
+
+def test_example_runs_differ_in_one_retrieval_setting() -> None:
+    baseline, candidate = (load_run(HANDMADE_RUNS / f"{name}.arrow") for name in ("baseline", "candidate"))
+    assert (baseline.config["top_k"], candidate.config["top_k"]) == (3, 5)
+    ignored = {"name", "created_at", "records", "rag_compare_version", "top_k", "retriever"}
+    assert {k: v for k, v in baseline.config.items() if k not in ignored} == {
+        k: v for k, v in candidate.config.items() if k not in ignored
+    }
+    assert baseline.to_dict()["status_counts"] == {"ok": 33, "failed": 1, "timeout": 0}
+    assert candidate.to_dict()["status_counts"] == {"ok": 31, "failed": 1, "timeout": 1}

@@ -1,0 +1,189 @@
+"""Scores files: frozen, verified, tied to their run; a comparison uses them and shows judge failures."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable
+from pathlib import Path
+
+import polars as pl
+import pytest
+from click.testing import Result
+
+from rag_compare import LexicalJudge, compare, freeze_run
+from rag_compare.core.errors import RunExistsError, RunIntegrityError, ScoresError
+from rag_compare.io.runs import Run
+from rag_compare.io.scores import Scores, load_scores, make_scores, score_run
+from tests.helpers.chat_server import ChatServer
+from tests.helpers.credential_shapes import OPENAI_KEY
+from tests.helpers.data import HANDMADE_RUNS
+from tests.llm.test_llm_judge import CORPUS, RECORDS
+
+EVALUATOR = {"name": "hand", "fingerprint": "f" * 64, "config": {"name": "hand"}}
+# Hand-made verdicts: the baseline is helpful at 0.5 everywhere it answered; the candidate at 1.0 on q0
+# (improved), 0.25 on q2 (regressed), judging failed on q1, 0.5 elsewhere. failed@v1 failed in both runs.
+BASELINE_HELPFULNESS = [0.5] * 8 + [None]
+CANDIDATE_HELPFULNESS = [1.0, None, 0.25, 0.5, 0.5, 0.5, 0.5, 0.5, None]
+EXPECTED_STATUS = {
+    "q0@v1": "improved",
+    "q1@v1": "judge_failed_in_candidate",
+    "q2@v1": "regressed",
+    "failed@v1": "failed_in_both",
+}
+# Paired helpfulness: the 7 cases with a value on both sides (not q1, not failed@v1).
+PAIRED = (7, 0.5, (1.0 + 0.25 + 0.5 * 5) / 7)
+# All cases: q1 counts at 0 for the candidate, failed@v1 at 0 on both sides; 9 cases.
+ALL_CASES = (9, 0.5 * 8 / 9, (1.0 + 0.25 + 0.5 * 5) / 9)
+
+
+@pytest.fixture
+def runs() -> tuple[Run, Run]:
+    return freeze_run(RECORDS, CORPUS, {"name": "baseline"}), freeze_run(RECORDS, CORPUS, {"name": "candidate"})
+
+
+def hand_scores(run: Run, helpfulness: list[float | None], failed: str | None = None, **kwargs: Path) -> Scores:
+    ids = run.records.get_column("case_id")
+    status = pl.when(ids == "failed@v1").then(pl.lit("not_judged"))
+    if failed:
+        status = status.when(ids == failed).then(pl.lit("judge_failed"))
+    frame = pl.DataFrame({"case_id": ids, "helpfulness": pl.Series(helpfulness, dtype=pl.Float64)}).with_columns(
+        judge_status=status.otherwise(pl.lit("ok")),
+        judge_error=pl.when(ids == (failed or "")).then(pl.lit("helpfulness: HTTP 500 (gave up after 5 attempts)")),
+    )
+    return make_scores(run, frame, EVALUATOR, output=kwargs.get("output"))
+
+
+def test_lexical_scores_round_trip(runs: tuple[Run, Run], tmp_path: Path) -> None:
+    path = tmp_path / "baseline.scores.arrow"
+    made = score_run(runs[0], LexicalJudge(), output=path)
+    loaded = load_scores(path)
+    assert loaded.frame.equals(made.frame)
+    assert loaded.fingerprint == made.fingerprint
+    assert loaded.run["fingerprint"] == runs[0].fingerprint
+    assert loaded.evaluator["fingerprint"] == LexicalJudge().fingerprint
+    assert loaded.frame.get_column("judge_status").to_list() == ["ok"] * 8 + ["not_judged"]
+    assert loaded.signals == ("grounded", "abstained", "abstention_correct")
+    assert json.loads(loaded.to_json())["judge_status_counts"] == {"ok": 8, "judge_failed": 0, "not_judged": 1}
+
+
+def test_scores_files_are_never_overwritten_and_verified(runs: tuple[Run, Run], tmp_path: Path) -> None:
+    path = tmp_path / "scores.arrow"
+    score_run(runs[0], LexicalJudge(), output=path)
+    with pytest.raises(RunExistsError):
+        score_run(runs[0], LexicalJudge(), output=path)
+    data = bytearray(path.read_bytes())
+    data[len(data) // 2] ^= 0xFF
+    path.write_bytes(bytes(data))
+    with pytest.raises(RunIntegrityError):
+        load_scores(path)
+
+
+def test_a_run_file_is_not_a_scores_file(tmp_path: Path) -> None:
+    path = tmp_path / "run.arrow"
+    freeze_run(RECORDS, CORPUS, {"name": "run"}, output=path)
+    with pytest.raises(ScoresError, match="is not a scores file"):
+        load_scores(path)
+
+
+def test_scores_must_cover_their_run_once(runs: tuple[Run, Run]) -> None:
+    frame = hand_scores(runs[0], BASELINE_HELPFULNESS).frame
+    with pytest.raises(ScoresError, match="each of its 9 records once"):
+        make_scores(runs[0], frame.head(8), EVALUATOR)
+    with pytest.raises(ScoresError, match="unknown judge_status"):
+        make_scores(runs[0], frame.with_columns(judge_status=pl.lit("fine")), EVALUATOR)
+    with pytest.raises(ScoresError, match="'helpfulness' \\(a number\\)"):
+        make_scores(runs[0], frame.with_columns(pl.col("helpfulness").cast(pl.String)), EVALUATOR)
+
+
+def test_comparison_uses_scores_and_shows_judge_failures(runs: tuple[Run, Run]) -> None:
+    comparison = compare(
+        *runs,
+        baseline_scores=hand_scores(runs[0], BASELINE_HELPFULNESS),
+        candidate_scores=hand_scores(runs[1], CANDIDATE_HELPFULNESS, failed="q1@v1"),
+    )
+    statuses = dict(comparison.cases.select("case_id", pl.col("status").cast(pl.String)).iter_rows())
+    assert {case: statuses[case] for case in EXPECTED_STATUS} == EXPECTED_STATUS
+    assert {status for case, status in statuses.items() if case not in EXPECTED_STATUS} == {"unchanged"}
+    reasons = dict(comparison.cases.select("case_id", "reasons").iter_rows())
+    assert reasons["q1@v1"] == ["candidate judge_failed: helpfulness: HTTP 500 (gave up after 5 attempts)"]
+    assert reasons["q0@v1"] == ["helpfulness 0.5 -> 1 (better)"]
+    helpfulness = comparison.aggregates.filter(pl.col("signal") == "helpfulness")
+    for scope, (n, baseline, candidate) in (("paired", PAIRED), ("all_cases", ALL_CASES)):
+        row = helpfulness.filter(pl.col("scope") == scope).row(0, named=True)
+        assert row["n"] == n
+        assert row["baseline"] == pytest.approx(baseline)
+        assert row["candidate"] == pytest.approx(candidate)
+    assert comparison.counts["judge_failed_in_candidate"] == 1
+    assert comparison.warnings == ()  # one evaluator on both sides
+    case = next(case for case in comparison.to_dict()["cases"] if case["case_id"] == "q1@v1")
+    assert case["candidate"]["judge_status"] == "judge_failed"
+    assert case["candidate"]["helpfulness"] is None
+    assert comparison.evaluator["scores"]["candidate"]["name"] == "hand"
+
+
+def test_reports_list_judge_failures(runs: tuple[Run, Run]) -> None:
+    comparison = compare(
+        *runs,
+        baseline_scores=hand_scores(runs[0], BASELINE_HELPFULNESS),
+        candidate_scores=hand_scores(runs[1], CANDIDATE_HELPFULNESS, failed="q1@v1"),
+    )
+    for format, status in (("text", "judge_failed_in_candidate"), ("markdown", r"judge\_failed\_in\_candidate")):
+        rendered = comparison.render(format)
+        assert status in rendered, format
+        assert "HTTP 500 (gave up after 5 attempts)" in rendered, format
+    html = comparison.render("html")
+    assert "judge_failed_in_candidate" in html
+    assert "judging failed: helpfulness: HTTP 500 (gave up after 5 attempts)" in html
+    assert "<td>helpfulness</td>" in html  # beside the answers
+
+
+def test_different_evaluators_are_warned_about(runs: tuple[Run, Run]) -> None:
+    comparison = compare(*runs, baseline_scores=hand_scores(runs[0], BASELINE_HELPFULNESS))
+    assert len(comparison.warnings) == 1
+    assert (
+        "judged by different evaluators (baseline: hand (ffffffffffff), candidate: the offline judge)"
+        in (comparison.warnings[0])
+    )
+    # The side without scores has no helpfulness: no pair, and the cases are not told apart by it.
+    paired = comparison.aggregates.filter(pl.col("signal") == "helpfulness", pl.col("scope") == "paired")
+    assert paired.get_column("n").to_list() == [0]
+
+
+def test_scores_of_another_run_are_refused(runs: tuple[Run, Run]) -> None:
+    with pytest.raises(ScoresError, match=r"scored run 'candidate'.*not 'baseline'"):
+        compare(*runs, baseline_scores=hand_scores(runs[1], BASELINE_HELPFULNESS))
+
+
+def test_comparison_without_scores_has_no_score_signals(runs: tuple[Run, Run]) -> None:
+    comparison = compare(*runs)
+    assert "helpfulness" not in comparison.aggregates.get_column("signal").to_list()
+    assert not any(column.endswith("helpfulness") for column in comparison.cases.columns)
+    assert comparison.evaluator["scores"] == {"baseline": None, "candidate": None}
+
+
+def test_scores_holding_a_credential_are_refused(tmp_path: Path) -> None:
+    run = freeze_run(RECORDS, CORPUS)
+    ids = run.records.get_column("case_id").to_list()
+    frame = pl.DataFrame(
+        {
+            "case_id": ids,
+            "judge_status": ["ok"] * len(ids),
+            "judge_error": [None] * (len(ids) - 1) + [f"the answer quotes {OPENAI_KEY}"],
+        }
+    )
+    output = tmp_path / "scores.arrow"
+    with pytest.raises(ScoresError, match=f"case '{ids[-1]}', column 'judge_error'") as excinfo:
+        make_scores(run, frame, EVALUATOR, output=output)
+    assert OPENAI_KEY not in str(excinfo.value)
+    assert not output.exists()
+
+
+def test_score_refuses_a_setting_that_is_not_finite_before_sending(cli: Callable[..., Result], tmp_path: Path) -> None:
+    output = tmp_path / "scores.arrow"
+    with ChatServer() as server:
+        result = cli("score", HANDMADE_RUNS / "candidate.arrow", "--model", "m", "--base-url", server.base_url,
+                     "--temperature", "nan", "--no-cache", "--output", output)  # fmt: skip
+        assert server.count() == 0
+    assert result.exit_code == 2, result.output
+    assert "temperature" in result.output
+    assert not output.exists()

@@ -1,0 +1,53 @@
+"""The reply cache: content-addressed, persistent at once, shared by processes."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from rag_compare.core.errors import ConfigError
+from rag_compare.llm.cache import CACHE_ENV, ReplyCache, default_cache_path, request_key
+
+BODY = {"model": "m", "messages": [{"role": "user", "content": "q"}], "temperature": 0.0}
+
+
+def test_key_depends_on_every_part_of_the_request_not_on_key_order() -> None:
+    key = request_key("http://a/v1", BODY)
+    assert key == request_key("http://a/v1", dict(reversed(list(BODY.items()))))
+    assert len(key) == 64
+    assert key != request_key("http://b/v1", BODY)
+    assert key != request_key("http://a/v1", BODY | {"temperature": 0.5})
+    assert key != request_key("http://a/v1", BODY | {"messages": [{"role": "user", "content": "q2"}]})
+
+
+def test_a_stored_reply_survives_a_new_connection(tmp_path: Path) -> None:
+    path = tmp_path / "deep" / "replies.sqlite3"
+    cache = ReplyCache(path)
+    cache.put("k1", {"content": "{}", "prompt_tokens": 3, "completion_tokens": 1})
+    # No close(): a process killed right after put() keeps the reply.
+    other = ReplyCache(path)
+    assert other.get_many(["k1", "k2"]) == {"k1": {"content": "{}", "prompt_tokens": 3, "completion_tokens": 1}}
+    assert len(other) == 1
+
+
+def test_many_keys_are_looked_up_in_batches(tmp_path: Path) -> None:
+    cache = ReplyCache(tmp_path / "c.sqlite3")
+    for index in range(1_200):
+        cache.put(f"k{index}", {"n": index})
+    found = cache.get_many([f"k{index}" for index in range(0, 2_400, 2)])
+    assert len(found) == 600
+    assert found["k1198"] == {"n": 1198}
+
+
+def test_default_path_follows_the_environment(tmp_path: Path) -> None:
+    assert default_cache_path({CACHE_ENV: str(tmp_path / "x.db")}) == tmp_path / "x.db"
+    assert default_cache_path({"XDG_CACHE_HOME": str(tmp_path)}) == tmp_path / "rag-compare" / "replies.sqlite3"
+    assert default_cache_path({}) == Path.home() / ".cache" / "rag-compare" / "replies.sqlite3"
+
+
+def test_an_unusable_cache_path_is_a_clear_error(tmp_path: Path) -> None:
+    blocker = tmp_path / "file"
+    blocker.write_text("not a folder")
+    with pytest.raises(ConfigError, match=r"cannot be used as the reply cache.*--no-cache"):
+        ReplyCache(blocker / "replies.sqlite3")

@@ -1,0 +1,383 @@
+"""Drafting synthetic cases against a loopback ``ChatServer``, admitting reviewed ones, writing tables, and
+refusing unreviewed synthetic cases."""
+
+from __future__ import annotations
+
+import json
+import re
+from pathlib import Path
+from typing import Any
+
+import polars as pl
+import pytest
+
+from rag_compare.core.errors import ConfigError, ContractError, EndpointError, InputFileError, RunExistsError
+from rag_compare.io.corpus import load_corpus, refuse_unreviewed
+from rag_compare.io.tables import write_table
+from rag_compare.llm.drafts import DISTRACTOR_NOTE, Drafts, admit_cases, draft_cases, draft_id, write_drafts
+from tests.helpers.chat_server import ChatServer, Reply
+
+PASSAGES = pl.DataFrame(
+    {
+        "passage_id": ["hotel-1", "meal-1", "mile-1", "old-hotel-1", "old-meal-1"],
+        "source_version": ["v2", "v2", "v2", "v1", "v1"],
+        "text": [
+            "The hotel cap is 150 euros a night, 210 in Paris.",
+            "The meal allowance is 45 euros a day.",
+            "Mileage is paid at 0.30 euros per kilometre.",
+            "The hotel cap is 120 euros a night.",
+            "The meal allowance is 40 euros a day.",
+        ],
+    }
+)
+FAST: dict[str, Any] = {"timeout": 5.0, "max_retries": 0, "backoff": 0.0}
+
+
+@pytest.fixture(autouse=True)
+def reply_cache(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """No test reads or writes the user's reply cache, or reaches a real endpoint."""
+    path = tmp_path / "replies.sqlite3"
+    monkeypatch.setenv("RAG_COMPARE_CACHE", str(path))
+    monkeypatch.delenv("OPENAI_BASE_URL", raising=False)
+    monkeypatch.delenv("OPENAI_API_KEY", raising=False)
+    return path
+
+
+def passage_of(request: dict[str, Any]) -> str:
+    """The id of the passage a drafting request is about."""
+    match = re.search(r'<passage id="([^"]+)">', request["messages"][-1]["content"])
+    assert match is not None
+    return match.group(1)
+
+
+def distinct(request: dict[str, Any], attempt: int) -> Reply:
+    """A reply whose texts name the passage: every text distinct, as many wordings as the schema asks."""
+    passage = passage_of(request)
+    count = request["response_format"]["json_schema"]["schema"]["properties"]["wordings"]["minItems"]
+    content = {
+        "question": f"What does {passage} say?",
+        "wordings": [f"Wording {index} of {passage}?" for index in range(count)],
+        "acceptance_note": f"The figure of {passage}.",
+        "distractor": f"Who wrote {passage}?",
+    }
+    return Reply(content=json.dumps(content))
+
+
+def draft(server: ChatServer, **options: Any) -> Drafts:
+    settings: dict[str, Any] = {"model": "drafter", "n": 2, "cache": False, **FAST, **options}
+    return draft_cases(PASSAGES, base_url=server.base_url, **settings)
+
+
+# -- drafting ---------------------------------------------------------------------------------------------------------
+
+
+def test_each_passage_gives_a_question_its_wordings_and_a_distractor() -> None:
+    with ChatServer(distinct) as server:
+        drafts = draft(server, n=3, wordings=2, source_version="v2")
+    frame = drafts.frame
+    assert frame.height == 3 * (1 + 2 + 1)
+    assert frame.group_by("drafted_from").len().get_column("len").to_list() == [4, 4, 4]
+    assert frame.columns[-3:] == ["drafted_from", "draft_group", "drafted_by"]
+    assert (
+        frame.select(
+            synthetic=pl.col("origin").eq("synthetic").all(),
+            unreviewed=(~pl.col("reviewed")).all(),
+            by_model=pl.col("drafted_by").eq("drafter").all(),
+            version=pl.col("source_version").eq("v2").all(),
+            id_form=pl.col("case_id").str.contains(r"^draft-[0-9a-f]{10}@v2$").all(),
+            unique=pl.col("case_id").is_unique().all(),
+        ).row(0)
+        == (True,) * 6
+    )
+    hotel = frame.filter(pl.col("drafted_from").list.first() == "hotel-1")
+    assert hotel.select("question", "answerability", "category", "required_passage_ids", "acceptance_note").rows() == [
+        ("What does hotel-1 say?", "answerable", "synthetic_wording", ["hotel-1"], "The figure of hotel-1."),
+        ("Wording 0 of hotel-1?", "answerable", "synthetic_wording", ["hotel-1"], "The figure of hotel-1."),
+        ("Wording 1 of hotel-1?", "answerable", "synthetic_wording", ["hotel-1"], "The figure of hotel-1."),
+        ("Who wrote hotel-1?", "unanswerable", "distractor", [], DISTRACTOR_NOTE),
+    ]
+    question_id = draft_id("hotel-1", "What does hotel-1 say?", "v2")
+    assert hotel.get_column("case_id")[0] == question_id
+    assert hotel.get_column("draft_group").unique().to_list() == [question_id]
+    assert load_corpus(frame).warnings  # a valid corpus, whose drafts await review
+    assert (drafts.passages, drafts.drafted, drafts.failures, drafts.sent, drafts.cached) == (3, 3, (), 3, 0)
+
+
+def test_one_request_per_passage_carries_the_schema_and_the_passage() -> None:
+    with ChatServer(distinct) as server:
+        draft(server, n=2, wordings=3, seed=7, source_version="v2")
+    assert len(server.requests) == 2
+    for request in server.requests:
+        assert request["model"] == "drafter"
+        assert (request["temperature"], request["seed"]) == (0, 7)
+        response_format = request["response_format"]
+        assert response_format["type"] == "json_schema"
+        assert response_format["json_schema"]["strict"] is True
+        schema = response_format["json_schema"]["schema"]
+        assert schema["required"] == ["question", "wordings", "acceptance_note", "distractor"]
+        assert schema["additionalProperties"] is False
+        assert (schema["properties"]["wordings"]["minItems"], schema["properties"]["wordings"]["maxItems"]) == (3, 3)
+        assert [message["role"] for message in request["messages"]] == ["system", "user"]
+        passage = passage_of(request)
+        text = PASSAGES.filter(pl.col("passage_id") == passage).get_column("text")[0]
+        assert text in request["messages"][1]["content"]
+        assert "exactly 3 other ways" in request["messages"][1]["content"]
+
+
+def test_passages_are_picked_by_seed_within_the_source_version() -> None:
+    with ChatServer(distinct) as server:
+        first = draft(server, n=2, seed=3).frame.get_column("drafted_from").list.first().unique().sort().to_list()
+        again = draft(server, n=2, seed=3).frame.get_column("drafted_from").list.first().unique().sort().to_list()
+        old = draft(server, n=2, source_version="v1").frame.get_column("drafted_from").list.first().unique().to_list()
+    assert first == again
+    assert sorted(old) == ["old-hotel-1", "old-meal-1"]
+
+
+def test_asking_for_more_passages_than_exist_drafts_them_all_and_says_so() -> None:
+    with ChatServer(distinct) as server:
+        drafts = draft(server, n=10, wordings=1, source_version="v1")
+    assert (drafts.requested, drafts.available, drafts.passages) == (10, 2, 2)
+    assert drafts.frame.height == 2 * 3
+    assert "asked for 10 passages; only 2 exist of source version v1, so all were used" in drafts.render("text")
+    payload = json.loads(drafts.render("json"))
+    assert payload["passages"] == {"requested": 10, "available": 2, "sent": 2, "drafted": 2, "failed": 0}
+    assert payload["counts"]["category"] == {"distractor": 2, "synthetic_wording": 4}
+
+
+def test_ids_are_stable_across_runs_and_the_cache_answers_the_rerun(reply_cache: Path) -> None:
+    with ChatServer(distinct) as server:
+        first = draft(server, cache=True)
+        cached = draft(server, cache=True)
+        fresh = draft(server, cache=False)
+    assert len(server.requests) == 4  # the cached rerun sent nothing
+    assert (cached.cached, cached.sent) == (2, 0)
+    assert reply_cache.exists()
+    assert first.frame.equals(cached.frame)
+    assert first.frame.get_column("case_id").to_list() == fresh.frame.get_column("case_id").to_list()
+
+
+def test_a_server_error_is_retried() -> None:
+    def flaky(request: dict[str, Any], attempt: int) -> Reply:
+        return Reply(status=500) if attempt == 1 else distinct(request, attempt)
+
+    with ChatServer(flaky) as server:
+        drafts = draft(server, max_retries=2)
+    assert drafts.failures == ()
+    assert drafts.sent == 4
+    assert drafts.frame.height == 2 * 4
+
+
+def test_a_passage_that_fails_for_good_is_listed_and_gives_no_rows() -> None:
+    def broken_meal(request: dict[str, Any], attempt: int) -> Reply:
+        return Reply(status=500) if passage_of(request) == "meal-1" else distinct(request, attempt)
+
+    with ChatServer(broken_meal) as server:
+        drafts = draft(server, n=3, source_version="v2", max_retries=1)
+    assert [failure.passage_id for failure in drafts.failures] == ["meal-1"]
+    assert "HTTP 500" in drafts.failures[0].error
+    assert "gave up after 2 attempts" in drafts.failures[0].error
+    assert sorted(drafts.frame.get_column("drafted_from").list.first().unique()) == ["hotel-1", "mile-1"]
+    assert drafts.frame.height == 2 * 4
+    text = drafts.render("text")
+    assert "failed (1 passage, no cases drafted from them):" in text
+    assert "  - meal-1: HTTP 500" in text
+    assert json.loads(drafts.render("json"))["failures"][0]["passage_id"] == "meal-1"
+
+
+def test_a_refused_key_stops_everything() -> None:
+    with ChatServer(lambda request, attempt: Reply(status=401)) as server, pytest.raises(EndpointError) as excinfo:
+        draft(server)
+    assert "HTTP 401" in str(excinfo.value)
+    assert "OPENAI_API_KEY" in str(excinfo.value)
+
+
+def test_no_passage_drafted_is_an_error() -> None:
+    with ChatServer(lambda request, attempt: Reply(status=400)) as server, pytest.raises(EndpointError) as excinfo:
+        draft(server)
+    assert "no case could be drafted from the 2 passages sent" in str(excinfo.value)
+    assert "HTTP 400" in str(excinfo.value)
+
+
+def test_blank_and_repeated_texts_are_left_out() -> None:
+    """The server's default reply is "ok" everywhere: the question stays, its repeats go."""
+    with ChatServer() as server:
+        drafts = draft(server, wordings=2)
+    assert drafts.frame.height == 2
+    assert drafts.dropped == 2 * 3
+    assert drafts.frame.get_column("question").to_list() == ["ok", "ok"]
+    assert "left out 6 blank or repeated texts" in drafts.render("text")
+
+
+@pytest.mark.parametrize(
+    ("options", "message"),
+    [
+        ({"model": " "}, "needs a model"),
+        ({"n": 0}, "--n must be 1 or more"),
+        ({"wordings": -1}, "--wordings must be 0 or more"),
+        ({"source_version": "v9"}, "no passage has source version 'v9'. Versions found: v1, v2."),
+        ({"concurrency": 0}, "unusable limits"),
+    ],
+)
+def test_unusable_settings_are_refused_before_sending(options: dict[str, Any], message: str) -> None:
+    with ChatServer(distinct) as server:
+        with pytest.raises(ConfigError, match=re.escape(message)):
+            draft(server, **options)
+        assert server.count() == 0
+
+
+# -- writing and admitting --------------------------------------------------------------------------------------------
+
+
+@pytest.fixture
+def drafts() -> Drafts:
+    with ChatServer(distinct) as server:
+        return draft(server, n=2, wordings=1, source_version="v2")
+
+
+def test_write_drafts_never_overwrites(tmp_path: Path, drafts: Drafts) -> None:
+    output = tmp_path / "drafts.csv"
+    write_drafts(drafts, output)
+    written = output.read_bytes()
+    with pytest.raises(RunExistsError, match="drafts are never overwritten"):
+        write_drafts(drafts, output)
+    assert output.read_bytes() == written
+    with pytest.raises(InputFileError, match=r"unknown drafts file type '\.xlsx'"):
+        write_drafts(drafts, tmp_path / "drafts.xlsx")
+
+
+@pytest.mark.parametrize("suffix", [".csv", ".jsonl", ".parquet"])
+def test_admit_marks_exactly_the_given_ids(tmp_path: Path, drafts: Drafts, suffix: str) -> None:
+    path = tmp_path / f"drafts{suffix}"
+    write_drafts(drafts, path)
+    chosen = drafts.frame.get_column("case_id").to_list()[:2]
+    returned = admit_cases(path, [chosen[0], f" {chosen[1]} ", chosen[0]])
+    reread = load_corpus(path).frame
+    assert reread.filter("reviewed").get_column("case_id").to_list() == chosen
+    assert reread.height == drafts.frame.height
+    assert returned.equals(reread)
+    admit_cases(path, [chosen[1]])  # already reviewed: fine
+    assert load_corpus(path).frame.filter("reviewed").height == 2
+
+
+def test_admit_refuses_unknown_ids_and_leaves_the_file_untouched(tmp_path: Path, drafts: Drafts) -> None:
+    path = tmp_path / "drafts.csv"
+    write_drafts(drafts, path)
+    before = path.read_bytes()
+    known = drafts.frame.get_column("case_id")[0]
+    with pytest.raises(ConfigError) as excinfo:
+        admit_cases(path, [known, "nope@v2", "gone@v2"])
+    assert "drafts.csv: no case of this file has the ids 'nope@v2', 'gone@v2'" in str(excinfo.value)
+    assert "Nothing was admitted" in str(excinfo.value)
+    assert path.read_bytes() == before
+
+
+def test_admit_to_an_output_leaves_the_drafts_and_refuses_an_existing_output(tmp_path: Path, drafts: Drafts) -> None:
+    path, output = tmp_path / "drafts.jsonl", tmp_path / "gold.csv"
+    write_drafts(drafts, path)
+    before = path.read_bytes()
+    known = drafts.frame.get_column("case_id")[0]
+    admit_cases(path, [known], output=output)
+    assert path.read_bytes() == before
+    assert load_corpus(output).frame.filter("reviewed").get_column("case_id").to_list() == [known]
+    with pytest.raises(RunExistsError, match="Choose a new --output, or admit in place"):
+        admit_cases(path, [known], output=output)
+    admit_cases(path, [known], output=path)  # the drafts file itself: in place
+    assert load_corpus(path).frame.filter("reviewed").get_column("case_id").to_list() == [known]
+
+
+# -- write_table ------------------------------------------------------------------------------------------------------
+
+TRICKY = pl.DataFrame(
+    {
+        "case_id": ["a@v1", "b@v1", "c@v1", "d@v1"],
+        "question": ['Quotes "here", commas, and\na new line?', "Ünïcode?", "Nothing?", "Odd ids?"],
+        "answerability": ["answerable", "answerable", "unanswerable", "conflict"],
+        "source_version": ["v1"] * 4,
+        "required_passage_ids": [["p1", "p2"], ["p;3"], [], ["[p4]", 'p"5']],
+        "acceptance_note": ["150, and 210 in Paris", "", None, "flag it"],
+        "category": ["rule", None, "unanswerable", "conflict"],
+        "origin": ["manual", "synthetic", "synthetic", "manual"],
+        "reviewed": [True, False, True, True],
+        "drafted_from": [None, ["p;3"], ["p1", "p2"], []],
+        "team": ["ops", None, "hr", "ops"],
+    }
+)
+
+
+@pytest.mark.parametrize("suffix", [".csv", ".jsonl", ".parquet"])
+def test_write_table_reads_back_as_the_same_corpus(tmp_path: Path, suffix: str) -> None:
+    corpus = load_corpus(TRICKY).frame
+    path = tmp_path / f"corpus{suffix}"
+    write_table(corpus, path, replace=False)
+    reread = load_corpus(path).frame
+    if suffix == ".csv":  # metadata columns come back as text
+        contract = corpus.columns[:9]
+        assert reread.select(contract).equals(corpus.select(contract))
+        assert reread.get_column("drafted_from").to_list() == [None, '["p;3"]', "p1;p2", "[]"]
+        assert reread.get_column("team").to_list() == ["ops", None, "hr", "ops"]
+    else:
+        assert reread.equals(corpus)
+    assert corpus.equals(load_corpus(TRICKY).frame)  # the caller's frame is not modified
+
+
+def test_write_table_csv_cells(tmp_path: Path) -> None:
+    path = tmp_path / "corpus.csv"
+    write_table(load_corpus(TRICKY).frame, path, replace=False)
+    lines = path.read_text(encoding="utf-8").splitlines()
+    assert lines[1].startswith('a@v1,"Quotes ""here"", commas, and')
+    assert lines[2] == 'a new line?",answerable,v1,p1;p2,"150, and 210 in Paris",rule,manual,true,,ops'
+    assert ",[],,unanswerable,synthetic,true,p1;p2,hr" in lines[4]
+
+
+def test_write_table_refuses_what_it_cannot_write(tmp_path: Path) -> None:
+    frame = pl.DataFrame({"id": ["a"], "nested": [{"x": 1}]})
+    with pytest.raises(InputFileError, match=r"unknown table file type '\.txt'"):
+        write_table(frame, tmp_path / "t.txt", replace=False)
+    with pytest.raises(InputFileError, match=r"'nested' hold nested values that CSV cannot"):
+        write_table(frame, tmp_path / "t.csv", replace=False)
+    assert not (tmp_path / "t.csv").exists()
+    write_table(frame, tmp_path / "t.jsonl", replace=False)
+    with pytest.raises(RunExistsError):
+        write_table(frame, tmp_path / "t.jsonl", replace=False)
+    write_table(frame.with_columns(id=pl.lit("b")), tmp_path / "t.jsonl", replace=True)
+    assert pl.read_ndjson(tmp_path / "t.jsonl").get_column("id").to_list() == ["b"]
+
+
+# -- refuse_unreviewed ------------------------------------------------------------------------------------------------
+
+MIXED = pl.DataFrame(
+    {
+        "case_id": ["manual@v1", "gold-draft@v1", "draft-a@v1", "draft-b@v1"],
+        "question": ["Q1?", "Q2?", "Q3?", "Q4?"],
+        "answerability": ["answerable", "answerable", "answerable", "unanswerable"],
+        "source_version": ["v1"] * 4,
+        "required_passage_ids": [["p1"], ["p1"], ["p1"], []],
+        "origin": ["manual", "synthetic", "synthetic", "synthetic"],
+        "reviewed": [None, True, False, False],
+    }
+)
+
+
+def test_refuse_unreviewed_lists_every_unreviewed_synthetic_case(tmp_path: Path) -> None:
+    path = tmp_path / "corpus.csv"
+    write_table(MIXED, path, replace=False)
+    with pytest.raises(ContractError) as excinfo:
+        refuse_unreviewed(load_corpus(path))
+    error = excinfo.value
+    assert error.what == "set of cases to run (unreviewed synthetic cases are not gold)"
+    assert [(problem.row, problem.value) for problem in error.problems] == [(3, "'draft-a@v1'"), (4, "'draft-b@v1'")]
+    assert f"rag-compare admit {path} --ids draft-a@v1" in error.problems[0].expected
+    assert "--include-unreviewed" in str(error)
+
+
+def test_refuse_unreviewed_looks_only_at_the_cases_used() -> None:
+    corpus = load_corpus(MIXED)
+    with pytest.raises(ContractError) as excinfo:
+        refuse_unreviewed(corpus, pl.Series(["manual@v1", "draft-b@v1", "elsewhere@v1"]))
+    assert [problem.value for problem in excinfo.value.problems] == ["'draft-b@v1'"]
+    refuse_unreviewed(corpus, pl.Series(["manual@v1", "gold-draft@v1"]))
+    refuse_unreviewed(corpus, pl.Series([], dtype=pl.String))
+
+
+def test_refuse_unreviewed_is_silent_for_reviewed_and_manual_cases() -> None:
+    refuse_unreviewed(load_corpus(MIXED.filter(pl.col("reviewed").is_null() | pl.col("reviewed"))))
