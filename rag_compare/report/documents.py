@@ -24,10 +24,10 @@ from rag_compare._version import __version__
 from rag_compare.compute.aggregates import BREAKDOWN_COLUMNS, SCOPES
 from rag_compare.compute.comparison import REPORTED_STATUSES, SCOPE_TITLES, SIDES
 from rag_compare.core.frames import row_index
-from rag_compare.core.result import REPORT_FORMATS
+from rag_compare.core.result import DEFAULT_MAX_CASES, REPORT_FORMATS
 from rag_compare.core.signals import ALL_SIGNALS, JUDGE_FAILED, SCORE_SIGNALS
 from rag_compare.report.charts import category_grid, delta_chart, delta_tone, status_chart, tone_of
-from rag_compare.report.text import AGGREGATE_HEADERS, DEFAULT_MAX_CASES, aggregate_cells, config_text, k_text
+from rag_compare.report.text import AGGREGATE_HEADERS, aggregate_cells, config_text, k_text
 
 if TYPE_CHECKING:
     import jinja2

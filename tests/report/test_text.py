@@ -9,9 +9,10 @@ from pathlib import Path
 import pytest
 
 from rag_compare.compute.audit import audit_corpora
+from rag_compare.core.listing import counts_line
 from rag_compare.core.result import to_json
 from rag_compare.io.corpus import load_corpus
-from rag_compare.report.text import counts_line, text_table
+from rag_compare.report.text import text_table
 from tests.helpers.data import EXAMPLE_CORPUS
 
 Write = Callable[[str, str | bytes], Path]
