@@ -9,7 +9,6 @@ from pathlib import Path
 import pytest
 
 from rag_compare.compute.audit import audit_corpora
-from rag_compare.core.listing import counts_line
 from rag_compare.core.result import to_json
 from rag_compare.io.corpus import load_corpus
 from rag_compare.report.text import text_table
@@ -37,12 +36,10 @@ def test_notebook_html_escapes_data(write: Write) -> None:
     assert "[bold]x[/bold]" in audit.render("text")  # data is never read as terminal markup
 
 
-def test_text_table_and_counts_line() -> None:
+def test_text_table() -> None:
     table = text_table(("key", "value"), [("a", 1), ("[red]b[/red]", None)])
     assert table.splitlines()[0].split() == ["key", "value"]
     assert "[red]b[/red]" in table
-    assert counts_line({"ok": 3, "failed": 0}) == "ok 3 · failed 0"
-    assert counts_line({}) == "none"
 
 
 def _refuse_constant(name: str) -> None:
