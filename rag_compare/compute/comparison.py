@@ -1,4 +1,4 @@
-"""The result of comparing two runs: frames a user can filter, and the renderings of them."""
+"""The result of comparing two runs: frames a user can filter, and their JSON (the report floor renders the rest)."""
 
 from __future__ import annotations
 
