@@ -11,7 +11,7 @@ import pytest
 from rag_compare.compute.audit import audit_corpora
 from rag_compare.core.result import to_json
 from rag_compare.io.corpus import load_corpus
-from rag_compare.report.text import counts_line, text_table
+from rag_compare.report.text import text_table
 from tests.helpers.data import EXAMPLE_CORPUS
 
 Write = Callable[[str, str | bytes], Path]
@@ -36,12 +36,10 @@ def test_notebook_html_escapes_data(write: Write) -> None:
     assert "[bold]x[/bold]" in audit.render("text")  # data is never read as terminal markup
 
 
-def test_text_table_and_counts_line() -> None:
+def test_text_table() -> None:
     table = text_table(("key", "value"), [("a", 1), ("[red]b[/red]", None)])
     assert table.splitlines()[0].split() == ["key", "value"]
     assert "[red]b[/red]" in table
-    assert counts_line({"ok": 3, "failed": 0}) == "ok 3 · failed 0"
-    assert counts_line({}) == "none"
 
 
 def _refuse_constant(name: str) -> None:
