@@ -1,10 +1,11 @@
 """Library messages in the words of the command line.
 
 A library message names a Python parameter in backticks: `` `k` ``, `` `strict=True` ``,
-`` `assignments=['top_k=5']` ``, `` `ids=[ID, ...]` `` (a placeholder); and a call it suggests the same
-way: `` `admit_cases('drafts.csv', ids=['a@v1'])` ``. Here each becomes its flag (``--k``, ``--strict``,
-``--set top_k=5``, ``--ids ID[,ID...]``) or its command (``rag-compare admit drafts.csv --ids a@v1``),
-found from the click parameters of the command run (else of any command). Other quoted text stays.
+`` `assignments=['top_k=5']` ``, `` `ids=[ID, ...]` `` (a placeholder); and a function or a call it
+suggests the same way: `` `freeze_run` ``, `` `admit_cases('drafts.csv', ids=['a@v1'])` ``. Here each
+becomes its flag (``--k``, ``--strict``, ``--set top_k=5``, ``--ids ID[,ID...]``), found from the click
+parameters of the command run (else of any command), or its command (`` `rag-compare freeze` ``,
+``rag-compare admit drafts.csv --ids a@v1``). Other quoted text stays as it is.
 """
 
 from __future__ import annotations
@@ -22,8 +23,14 @@ _NAMED = re.compile(r"`([^`\n]+)`")
 _PARAMETERS = {"cache": "cache_path", "cache=False": "no_cache"}
 """Library parameters (or settings) by the click parameter of another name that gives them."""
 
-_COMMANDS = {"admit_cases": "admit"}
-"""Library functions a message may suggest calling, by the command that calls them."""
+_COMMANDS = {
+    "admit_cases": "admit",
+    "freeze_run": "freeze",
+    "import_scores": "import-scores",
+    "load_scores": "show",
+    "score_run": "score",
+}
+"""Library functions a message may suggest, by the command that does their work."""
 
 
 def as_flags(text: str, group: click.Group, command: str | None) -> str:
@@ -46,6 +53,8 @@ def _said(named: str, group: click.Group, commands: Sequence[click.Command]) -> 
     if wrapped.keywords:
         return _setting(wrapped.keywords[0], commands)
     node = wrapped.args[0]
+    if isinstance(node, ast.Name) and node.id in _COMMANDS:
+        return f"`rag-compare {_COMMANDS[node.id]}`"
     if isinstance(node, ast.Name):
         option = _option(node.id, commands)
         return None if option is None else option.opts[0]
@@ -80,16 +89,20 @@ def _given(option: click.Option, value: ast.expr) -> str:
 
 
 def _command_line(call: ast.Call, command: click.Command) -> str | None:
-    """``rag-compare COMMAND ARGUMENT... --option VALUE...`` for a call of the library function it runs."""
-    try:
-        arguments = [str(ast.literal_eval(arg)) for arg in call.args]
-    except ValueError:
-        return None
+    """``rag-compare COMMAND ARGUMENT... --option VALUE...`` for a call of the library function it runs;
+    an argument that is no string (a placeholder such as ``RUN``, or ``...``) is shown as written."""
+    arguments = [_argument(arg) for arg in call.args]
     options = [_setting(keyword, [command]) for keyword in call.keywords]
     said = [option for option in options if option is not None]
     if len(said) != len(options):
         return None
     return " ".join(["rag-compare", str(command.name), *arguments, *said])
+
+
+def _argument(node: ast.expr) -> str:
+    if isinstance(node, ast.Constant) and isinstance(node.value, str):
+        return node.value
+    return ast.unparse(node)
 
 
 def _option(name: str, commands: Sequence[click.Command]) -> click.Option | None:

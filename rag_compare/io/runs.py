@@ -140,7 +140,7 @@ def load_run(path: str | Path) -> Run:
     if metadata.get(FORMAT_KEY) == SCORES_FORMAT:
         raise RunFileError(
             f"{path}: is a scores file, not a run. Pass it with `baseline_scores` or `candidate_scores` "
-            "beside its run; `rag-compare show` shows it."
+            "beside its run; `load_scores` shows it."
         )
     if metadata.get(FORMAT_KEY) != FORMAT_VERSION or CONFIG_KEY not in metadata:
         raise RunFileError(
