@@ -25,7 +25,6 @@ import click
 from rag_compare._version import __version__
 from rag_compare.cli.capture import capture_command
 from rag_compare.cli.drafts import admit_command, draft_cases_command
-from rag_compare.cli.flags import as_flags
 from rag_compare.cli.options import (
     ASSIGNMENTS,
     CONFIG,
@@ -100,6 +99,8 @@ class _Cli(click.Group):
         except RagCompareError as error:
             if ctx.meta.get("rag_compare.debug"):
                 raise
+            from rag_compare.cli.flags import as_flags
+
             said = partial(as_flags, group=self, command=ctx.invoked_subcommand)
             if isinstance(error, ContractError) and ctx.meta.get("rag_compare.json"):
                 click.echo(redact(json.dumps(_contract_payload(error, said), indent=2, ensure_ascii=False)))
@@ -349,6 +350,7 @@ def compare_command(
     p-values. A report for reviewers: --format html --output report.html (or --format markdown).
     LLM verdicts: score each run (rag-compare score) and pass --baseline-scores/--candidate-scores.
     """
+    from rag_compare.cli.flags import as_flags
     from rag_compare.compute.compare import compare
 
     comparison = compare(
