@@ -46,7 +46,7 @@ def _said(named: str, group: click.Group, commands: Sequence[click.Command]) -> 
     """How the command line says ``named``; ``None`` when it is no parameter or call of the library."""
     try:
         wrapped = ast.parse(f"_({named})", mode="eval").body
-    except SyntaxError:
+    except (SyntaxError, ValueError):  # not Python, or holding a NUL
         return None
     if not isinstance(wrapped, ast.Call) or len(wrapped.args) + len(wrapped.keywords) != 1:
         return None
@@ -78,7 +78,7 @@ def _given(option: click.Option, value: ast.expr) -> str:
     """The option given ``value``: each item of a list once per item when the option repeats."""
     try:
         literal = ast.literal_eval(value)
-    except ValueError:  # a placeholder such as NAME
+    except (ValueError, TypeError):  # a placeholder such as NAME, or no value a literal can make
         return f"{option.opts[0]} {option.metavar or ast.unparse(value)}"
     if literal is True and option.is_flag:
         return option.opts[0]

@@ -33,6 +33,7 @@ hotel@v2,What is the hotel cap?,answerable,v2,hotel-1,synthetic,false
         ("freeze", "(e.g. `assignments=['top_k=5']`)", "(e.g. --set top_k=5)"),
         ("freeze", "Check the `config_file` path.", "Check the --config path."),
         ("admit", "give `ids=[ID, ...]`", "give --ids ID[,ID...]"),
+        ("compare", "`k={[1]: 2}`", "--k {[1]: 2}"),
         ("import-scores", "`evaluator=NAME`, `mapping={COLUMN: SIGNAL}`", "--evaluator NAME, --map COLUMN=SIGNAL"),
         ("freeze", "then `admit_cases('d.csv', ids=['a@v1'])`", "then rag-compare admit d.csv --ids a@v1"),
         ("compare", "score it: `score_run(RUN, ...)`", "score it: rag-compare score RUN ..."),
@@ -48,7 +49,7 @@ def test_a_parameter_the_command_lacks_is_the_flag_of_the_command_that_has_it() 
 
 
 @pytest.mark.parametrize(
-    "text", ["`rag-compare show` shows it", "`problems`", "`no_such_parameter`", "`a, b`", "`x=1`"]
+    "text", ["`rag-compare show` shows it", "`problems`", "`no_such_parameter`", "`a, b`", "`x=1`", "`k\0`"]
 )
 def test_other_quoted_text_stays_as_written(text: str) -> None:
     assert as_flags(text, main, "compare") == text
