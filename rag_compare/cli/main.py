@@ -13,7 +13,9 @@ import os
 import signal
 import sys
 import traceback
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
+from dataclasses import replace
+from functools import partial
 from pathlib import Path
 from types import FrameType
 from typing import Any, NoReturn
@@ -40,7 +42,7 @@ from rag_compare.cli.options import (
 )
 from rag_compare.cli.scores import fallback, import_scores_command, score
 from rag_compare.core.credentials import redact
-from rag_compare.core.errors import ContractError, RagCompareError
+from rag_compare.core.errors import LISTED_AS_JSON, ContractError, RagCompareError
 from rag_compare.core.result import DEFAULT_MAX_CASES, FORMATS, REPORT_FORMATS, terminal_safe
 
 __all__ = ["main"]
@@ -96,9 +98,12 @@ class _Cli(click.Group):
         except RagCompareError as error:
             if ctx.meta.get("rag_compare.debug"):
                 raise
+            from rag_compare.cli.flags import as_flags
+
+            said = partial(as_flags, group=self, command=ctx.invoked_subcommand)
             if isinstance(error, ContractError) and ctx.meta.get("rag_compare.json"):
-                click.echo(redact(json.dumps(_contract_payload(error), indent=2, ensure_ascii=False)))
-            _fail(str(error))
+                click.echo(redact(json.dumps(_contract_payload(error, said), indent=2, ensure_ascii=False)))
+            _fail(said(error.message(LISTED_AS_JSON) if isinstance(error, ContractError) else str(error)))
         except click.UsageError as error:  # it quotes the value given, which may be a key
             raise click.UsageError(redact(error.format_message()), error.ctx) from None
         except BrokenPipeError:
@@ -155,11 +160,11 @@ def _fail(message: str) -> NoReturn:
     sys.exit(EXIT_BAD_INPUT)
 
 
-def _contract_payload(error: ContractError) -> dict[str, Any]:
+def _contract_payload(error: ContractError, said: Callable[[str], str]) -> dict[str, Any]:
     return {
         "source": error.source,
         "valid": False,
-        "problems": [problem.to_dict() for problem in error.problems],
+        "problems": [{**problem.to_dict(), "expected": said(problem.expected)} for problem in error.problems],
     }
 
 
@@ -344,6 +349,7 @@ def compare_command(
     p-values. A report for reviewers: --format html --output report.html (or --format markdown).
     LLM verdicts: score each run (rag-compare score) and pass --baseline-scores/--candidate-scores.
     """
+    from rag_compare.cli.flags import as_flags
     from rag_compare.compute.compare import compare
 
     comparison = compare(
@@ -355,6 +361,9 @@ def compare_command(
         tolerance=tolerance,
         baseline_scores=baseline_scores,
         candidate_scores=candidate_scores,
+    )
+    comparison = replace(
+        comparison, warnings=tuple(as_flags(warning, main, "compare") for warning in comparison.warnings)
     )
     limit = max_cases or None
     emit(lambda stream: comparison.write(stream, output_format, all_cases=all_cases, max_cases=limit), output)

@@ -88,7 +88,7 @@ def compare(
     if labels is None:
         drifted = _drifted(*frames)
         if drifted:
-            warnings.append(f"the two runs hold different labels for {_counted(drifted)}: compare with --corpus.")
+            warnings.append(f"the two runs hold different labels for {_counted(drifted)}: compare with `corpus`.")
     if knowledge_base is not None:
         warnings += _unknown_passage_warning(frames, knowledge_base)
     sides = [_prefixed(side, frame) for side, frame in zip(SIDES, frames, strict=True)]
@@ -179,7 +179,7 @@ def _k_of(run: Run, k: int | None) -> int | None:
     if not is_k(top_k):
         raise CompareError(
             f"run '{run.name}': its config's top_k is {top_k!r}, not {K_EXPECTED}. "
-            "Pass --k to choose the cut-off for both runs."
+            "Pass `k` to choose the cut-off for both runs."
         )
     return top_k
 
@@ -198,11 +198,11 @@ def _corpus_label_warnings(run: Run, labels: pl.DataFrame) -> list[str]:
     warnings = []
     drifted = _drifted(run.records, labels)
     if drifted:
-        warnings.append(f"run '{run.name}' was frozen with other labels than --corpus for {_counted(drifted)}.")
+        warnings.append(f"run '{run.name}' was frozen with other labels than `corpus` for {_counted(drifted)}.")
     unknown = run.records.join(labels, on="case_id", how="anti").get_column("case_id").sort().to_list()
     if unknown:
         warnings.append(
-            f"run '{run.name}' has cases that --corpus lacks: {truncated(unknown)}; they keep their frozen labels."
+            f"run '{run.name}' has cases that `corpus` lacks: {truncated(unknown)}; they keep their frozen labels."
         )
     return warnings
 
@@ -233,7 +233,7 @@ def _unknown_passage_warning(frames: list[pl.DataFrame], knowledge_base: pl.Data
     if not unknown:
         return []
     return [
-        f"--passages lacks {len(unknown)} required passages ({truncated(unknown)}); where a record has no "
+        f"`passages` lacks {len(unknown)} required passages ({truncated(unknown)}); where a record has no "
         "context_passage_ids, they count as absent from its context."
     ]
 

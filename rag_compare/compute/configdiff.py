@@ -55,7 +55,7 @@ def config_warnings(diff: Sequence[ConfigChange]) -> list[str]:
     if corpus is not None:
         warnings.append(
             f"the runs were frozen against different corpora (fingerprints {_short(corpus['baseline'])} and "
-            f"{_short(corpus['candidate'])}): pass --corpus to judge both runs against the same labels."
+            f"{_short(corpus['candidate'])}): pass `corpus` to judge both runs against the same labels."
         )
     return warnings
 

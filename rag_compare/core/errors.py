@@ -1,7 +1,9 @@
 """Errors raised by rag-compare, and the problems they carry.
 
 Every error a user can cause is a ``RagCompareError``; its message says what is wrong and how to
-fix it. The command line turns each into exit code 2 without a traceback.
+fix it. A message names a Python parameter in backticks (`` `k` ``, `` `strict=True` ``) and a call
+to make in backticks too (`` `admit_cases('drafts.csv', ids=['a@v1'])` ``); the command line turns
+each into exit code 2 without a traceback, saying the flag or the command in their place.
 
     RagCompareError
     ├── InputFileError          a file cannot be read as a table (missing, not UTF-8, empty, ...)
@@ -85,12 +87,14 @@ def show_value(value: object) -> str:
     return text
 
 
-def problem_lines(problems: Sequence[Problem]) -> str:
-    """Problems as an indented list, the first 50 only (``--format json`` lists them all)."""
+LISTED_AS_JSON = "all are listed with --format json"
+"""Where a report (and the command line) says the problems past the first 50 are."""
+
+
+def problem_lines(problems: Sequence[Problem], listed: str = LISTED_AS_JSON) -> str:
+    """Problems as an indented list, the first 50 only, then how many more and where they are ``listed``."""
     lines = [f"  - {problem}\n" for problem in problems]
-    return truncated(
-        lines, _MAX_PROBLEMS_SHOWN, separator="", prefix="  ", suffix=" (all are listed with --format json)\n"
-    )
+    return truncated(lines, _MAX_PROBLEMS_SHOWN, separator="", prefix="  ", suffix=f" ({listed})\n")
 
 
 def sorted_problems(problems: Iterable[Problem]) -> list[Problem]:
@@ -117,11 +121,16 @@ class ContractError(RagCompareError):
         self.source = source
         self.what = what
         self.problems = tuple(sorted_problems(problems))
+        super().__init__(self.message())
+
+    def message(self, listed: str = "all are in the error's `problems`") -> str:
+        """The message, past the first 50 problems saying where all of them are ``listed``."""
         count = len(self.problems)
         noun = "problem" if count == 1 else "problems"
-        super().__init__(
-            f"{source}: not a valid {what} ({count} {noun}; nothing was loaded):\n{problem_lines(self.problems)}"
-            f"Fix these and run again; the file format is described in the README."
+        return (
+            f"{self.source}: not a valid {self.what} ({count} {noun}; nothing was loaded):\n"
+            f"{problem_lines(self.problems, listed)}"
+            "Fix these and run again; the file format is described in the README."
         )
 
 

@@ -1,4 +1,4 @@
-"""Run configs: reading TOML/JSON files, ``--set KEY=VALUE`` overrides, flattening, and the checks a
+"""Run configs: reading TOML/JSON files, ``KEY=VALUE`` assignments, flattening, and the checks a
 config passes before it is stored (no credentials, only finite numbers)."""
 
 from __future__ import annotations
@@ -30,7 +30,7 @@ def read_config_file(path: str | Path) -> dict[str, Any]:
 
 def _read_config_file(path: Path) -> dict[str, Any]:
     if not path.is_file():
-        raise ConfigError(f"{path}: no such config file. Check the --config path.")
+        raise ConfigError(f"{path}: no such config file. Check the `config_file` path.")
     suffix = path.suffix.lower()
     try:
         text = path.read_text(encoding="utf-8")
@@ -66,7 +66,9 @@ def apply_assignments(config: Mapping[str, Any], assignments: Iterable[str]) -> 
         key, separator, raw = assignment.partition("=")
         parts = key.strip().split(".")
         if not separator or not all(part.strip() for part in parts):
-            raise ConfigError(f"--set expects KEY=VALUE (e.g. --set top_k=5), got {show_value(assignment)}.")
+            raise ConfigError(
+                f"`assignments` expects KEY=VALUE (e.g. `assignments=['top_k=5']`), got {show_value(assignment)}."
+            )
         shown = redact(key.strip())
         try:
             value: Any = json.loads(raw)
@@ -74,14 +76,16 @@ def apply_assignments(config: Mapping[str, Any], assignments: Iterable[str]) -> 
             value = raw
         if _non_finite({"value": value}) is not None:
             raise ConfigError(
-                f"--set {shown}={redact(raw.strip())}: not a finite number; give a number "
+                f"`assignments=[{shown + '=' + redact(raw.strip())!r}]`: not a finite number; give a number "
                 "(NaN and infinities cannot be stored)."
             )
         table = result
         for part in parts[:-1]:
             inner = table.setdefault(part, {})
             if not isinstance(inner, dict):
-                raise ConfigError(f"--set {shown}=...: '{redact(part)}' is a value, not a table of settings.")
+                raise ConfigError(
+                    f"`assignments=[{shown + '=...'!r}]`: '{redact(part)}' is a value, not a table of settings."
+                )
             table = inner
         table[parts[-1]] = value
     return result

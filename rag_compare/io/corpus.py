@@ -26,7 +26,7 @@ class Corpus(Report):
     """A validated corpus: one row per case, contract columns first, then user metadata.
 
     ``warnings`` are problems that do not make the labels untrustworthy (a case id that does not
-    name its source version, synthetic cases not yet reviewed); ``--strict`` turns them into errors.
+    name its source version, synthetic cases not yet reviewed); ``strict=True`` turns them into errors.
     """
 
     frame: pl.DataFrame = field(repr=False)
@@ -85,7 +85,7 @@ def load_corpus(
             raise ContractError(name, "corpus for these passages", unknown)
         warnings = sorted_problems([*warnings, *other_version])
     if strict and warnings:
-        raise ContractError(name, "corpus (--strict turns warnings into errors)", warnings)
+        raise ContractError(name, "corpus (`strict=True` turns warnings into errors)", warnings)
     frame = contract_first(frame, CORPUS_COLUMNS)
     return Corpus(
         frame=frame,
@@ -176,8 +176,8 @@ def refuse_unreviewed(corpus: Corpus, case_ids: pl.Series | None = None) -> None
             column="case_id",
             value=show_value(case_id),
             expected=(
-                f"a reviewed case, not a synthetic draft: review it, then rag-compare admit {file} --ids {case_id} "
-                "(or pass --include-unreviewed to use drafts anyway)"
+                f"a reviewed case, not a synthetic draft: review it, then `admit_cases({file!r}, ids=[{case_id!r}])` "
+                "(or pass `include_unreviewed=True` to use drafts anyway)"
             ),
         )
         for row, case_id in found.iter_rows()

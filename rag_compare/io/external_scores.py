@@ -44,9 +44,9 @@ def import_scores(
     if output is not None:
         ensure_absent(Path(output), "scores file")
     if not evaluator.strip():
-        raise ScoresError("name the evaluator the scores come from: --evaluator NAME.")
+        raise ScoresError("name the evaluator the scores come from: `evaluator=NAME`.")
     if not mapping:
-        raise ScoresError("map at least one column to a signal: --map COLUMN=SIGNAL.")
+        raise ScoresError("map at least one column to a signal: `mapping={COLUMN: SIGNAL}`.")
     unknown = sorted({signal for signal in mapping.values() if signal not in SCORED_SIGNALS})
     if unknown:
         raise ScoresError(f"unknown signal {', '.join(unknown)}; map columns to any of: {', '.join(SCORED_SIGNALS)}.")

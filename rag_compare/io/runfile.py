@@ -78,7 +78,7 @@ def read_frozen(path: Path) -> tuple[pl.DataFrame, dict[str, str], str]:
         ) from None
     fingerprint = metadata.pop(FINGERPRINT_KEY, None)
     if fingerprint is None or not re.fullmatch(r"[0-9a-f]{64}", fingerprint):
-        raise RunFileError(f"{path}: is an Arrow file but not a frozen run (no fingerprint). Use `rag-compare freeze`.")
+        raise RunFileError(f"{path}: is an Arrow file but not a frozen run (no fingerprint). Use `freeze_run`.")
     if _digest(data, _positions(data, fingerprint)) != fingerprint:
         raise RunIntegrityError(
             f"{path}: does not match its fingerprint {fingerprint[:12]}: the file was changed or damaged "

@@ -123,8 +123,8 @@ def load_run(path: str | Path) -> Run:
     frame, metadata, fingerprint = read_frozen(path)
     if metadata.get(FORMAT_KEY) == SCORES_FORMAT:
         raise RunFileError(
-            f"{path}: is a scores file, not a run. Pass it with --baseline-scores or --candidate-scores "
-            "beside its run; `rag-compare show` shows it."
+            f"{path}: is a scores file, not a run. Pass it with `baseline_scores` or `candidate_scores` "
+            "beside its run; `load_scores` shows it."
         )
     if metadata.get(FORMAT_KEY) != FORMAT_VERSION or CONFIG_KEY not in metadata:
         raise RunFileError(

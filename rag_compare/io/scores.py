@@ -83,7 +83,7 @@ class Scores(Report):
             raise ScoresError(
                 f"{self.path or 'these scores'}: scored run '{self.run['name']}' "
                 f"({str(self.run['fingerprint'])[:12]}), not '{run.name}' ({run.fingerprint[:12]}). "
-                "Pass the scores made from this run, or score it: rag-compare score RUN ..."
+                "Pass the scores made from this run, or score it: `score_run(RUN, ...)`"
             )
 
     def to_dict(self) -> dict[str, Any]:
@@ -177,7 +177,7 @@ def load_scores(path: str | Path) -> Scores:
     if metadata.get(FORMAT_KEY) != SCORES_FORMAT or SCORES_KEY not in metadata:
         raise ScoresError(
             f"{path}: is not a scores file (format {metadata.get(FORMAT_KEY)!r}). "
-            "Make one with `rag-compare score` or `rag-compare import-scores`."
+            "Make one with `score_run` or `import_scores`."
         )
     described = json.loads(metadata[SCORES_KEY])
     _check_columns(frame, str(path))

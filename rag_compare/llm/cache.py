@@ -71,7 +71,7 @@ class ReplyCache:
         except (OSError, sqlite3.Error) as error:
             raise ConfigError(
                 f"{self.path}: cannot be used as the reply cache ({error}). "
-                f"Choose another file with --cache or {CACHE_ENV}, or pass --no-cache."
+                f"Choose another file with `cache` or {CACHE_ENV}, or pass `cache=False`."
             ) from None
 
     def get_many(self, keys: Iterable[str]) -> dict[str, dict[str, Any]]:

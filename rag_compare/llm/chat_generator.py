@@ -63,14 +63,14 @@ class OpenAIGenerator:
 
     def __post_init__(self) -> None:
         if not self.model.strip():
-            raise ConfigError("the generator needs a model: pass --model (the name the endpoint serves).")
+            raise ConfigError("the generator needs a model: pass `model` (the name the endpoint serves).")
         if self.client is None:
             check_key_transport(self.base_url, self.api_key)
         path = Path(self.prompt_template)
         try:
             text = path.read_text(encoding="utf-8")
         except (OSError, UnicodeDecodeError) as error:
-            message = f"{path}: the prompt template cannot be read ({error}). Check --prompt-template."
+            message = f"{path}: the prompt template cannot be read ({error}). Check `prompt_template`."
             raise ConfigError(message) from None
         object.__setattr__(self, "template_text", text)
         object.__setattr__(self, "_template", _compile(path, text))

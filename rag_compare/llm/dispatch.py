@@ -272,7 +272,7 @@ def refused_error(error: BaseException, kind: type[EndpointError] = EndpointErro
     """The error that stops everything when the endpoint refuses the credentials, model or route."""
     return kind(
         f"the endpoint refused the request: {describe(error)}. Check OPENAI_API_KEY, "
-        "--model and --base-url (the endpoint's chat completions route)."
+        "`model` and `base_url` (the endpoint's chat completions route)."
     )
 
 

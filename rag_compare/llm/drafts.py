@@ -206,7 +206,7 @@ def draft_cases(
         first = failures[0].error if failures else "every reply was blank"
         raise EndpointError(
             f"no case could be drafted from the {chosen.height} passages sent (first failure: {first}). "
-            "Check --model and --base-url, then run again."
+            "Check `model` and `base_url`, then run again."
         )
     return Drafts(
         frame=load_corpus(frame).frame,
@@ -231,7 +231,7 @@ def check_output(output: Path) -> None:
     """Refuse, before any request is paid for, an output that exists or names no table format."""
     table_format(output, "drafts")
     if output.exists():
-        raise RunExistsError(f"{output}: already exists; drafts are never overwritten. Choose a new --output.")
+        raise RunExistsError(f"{output}: already exists; drafts are never overwritten. Choose a new `output`.")
 
 
 def write_drafts(drafts: Drafts, output: Path) -> None:
@@ -250,13 +250,13 @@ def admit_cases(drafts_path: Path, ids: Sequence[str], *, output: Path | None = 
     """
     wanted = list(dict.fromkeys(case_id.strip() for case_id in ids if case_id.strip()))
     if not wanted:
-        raise ConfigError("no case id to admit: give --ids ID[,ID...] (the case_id of each reviewed draft).")
+        raise ConfigError("no case id to admit: give `ids=[ID, ...]` (the case_id of each reviewed draft).")
     target = drafts_path if output is None else output
     table_format(target, "drafts")
     in_place = output is None or (output.exists() and output.resolve() == drafts_path.resolve())
     if not in_place and target.exists():
         raise RunExistsError(
-            f"{output}: already exists and is not replaced. Choose a new --output, or admit in place without one."
+            f"{output}: already exists and is not replaced. Choose a new `output`, or admit in place without one."
         )
     corpus = load_corpus(drafts_path)
     known = set(corpus.frame.get_column("case_id").to_list())
@@ -274,11 +274,11 @@ def admit_cases(drafts_path: Path, ids: Sequence[str], *, output: Path | None = 
 
 def _check_settings(model: str, n: int, wordings: int) -> None:
     if not model.strip():
-        raise ConfigError("drafting needs a model: pass --model (the name the endpoint serves).")
+        raise ConfigError("drafting needs a model: pass `model` (the name the endpoint serves).")
     if n < 1:
-        raise ConfigError(f"--n must be 1 or more (the number of passages to draft from), not {n}.")
+        raise ConfigError(f"`n` must be 1 or more (the number of passages to draft from), not {n}.")
     if wordings < 0:
-        raise ConfigError(f"--wordings must be 0 or more (alternative wordings per question), not {wordings}.")
+        raise ConfigError(f"`wordings` must be 0 or more (alternative wordings per question), not {wordings}.")
 
 
 def _choose(passages: pl.DataFrame, n: int, source_version: str | None, seed: int) -> tuple[pl.DataFrame, int]:

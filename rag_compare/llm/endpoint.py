@@ -28,7 +28,7 @@ def open_client(base_url: str | None = None, api_key: str | None = None) -> Any:
     base_url, api_key = check_key_transport(base_url, api_key)
     if not api_key:
         if base_url is None:
-            raise ConfigError("no API key: set OPENAI_API_KEY, or give --base-url for an endpoint that needs none.")
+            raise ConfigError("no API key: set OPENAI_API_KEY, or give `base_url` for an endpoint that needs none.")
         api_key = "unused"  # a local endpoint without authentication; the client insists on a value
     return openai.AsyncOpenAI(base_url=base_url, api_key=api_key, max_retries=0)
 

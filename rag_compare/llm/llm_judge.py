@@ -100,7 +100,7 @@ class OpenAIJudge:
 
     def __post_init__(self) -> None:
         if not self.model.strip():
-            raise ConfigError("the judge needs a model: pass --model (the name the endpoint serves).")
+            raise ConfigError("the judge needs a model: pass `model` (the name the endpoint serves).")
         unknown = [name for name in self.checks if name not in CHECKS]
         if unknown or not self.checks:
             raise ConfigError(f"unknown check {', '.join(unknown) or '(none given)'}; use any of: {', '.join(CHECKS)}.")

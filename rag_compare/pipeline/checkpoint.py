@@ -78,7 +78,7 @@ def _read(path: Path, settings: str) -> tuple[dict[str, dict[str, Any]], int]:
         header = {}
     if header.get("format") != _FORMAT:
         raise CaptureError(
-            f"{path}: is not a capture checkpoint. Move it away, or choose another --output for the run."
+            f"{path}: is not a capture checkpoint. Move it away, or choose another `output` for the run."
         )
     if header.get("settings") != settings:
         raise CaptureError(

@@ -160,7 +160,7 @@ def test_refuses_an_unusable_k(runs: tuple[Run, Run]) -> None:
         with pytest.raises(CompareError, match="k must be a whole number from 1 to 1,000,000"):
             compare(*runs, k=k)
     odd = Run(records=runs[0].records, config={"top_k": "three", "name": "odd"}, fingerprint="f")
-    with pytest.raises(CompareError, match=r"top_k is 'three'.*Pass --k"):
+    with pytest.raises(CompareError, match=r"top_k is 'three'.*Pass `k`"):
         compare(odd, runs[1])
     forced = compare(odd, runs[1], k=2)
     assert (forced.baseline.k, forced.candidate.k) == (2, 2)
@@ -180,7 +180,7 @@ def test_label_drift_is_a_warning_naming_the_cases(runs: tuple[Run, Run]) -> Non
     assert drift.startswith("the two runs hold different labels for 1 case (c-cut@v1)")
     assert "different corpora" in corpora
     against_corpus = compare(runs[0], candidate, corpus=corpus).warnings
-    assert "run 'candidate' was frozen with other labels than --corpus for 1 case (c-cut@v1)." in against_corpus
+    assert "run 'candidate' was frozen with other labels than `corpus` for 1 case (c-cut@v1)." in against_corpus
 
 
 SWAPPED = {

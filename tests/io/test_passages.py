@@ -58,7 +58,7 @@ def test_unknown_required_passage_is_an_error_and_other_version_a_warning(write:
     (problem,) = excinfo.value.problems
     assert (problem.row, problem.column) == (1, "required_passage_ids")
     assert "not found: hotel-exc-1" in problem.expected
-    with pytest.raises(ContractError, match="--strict"):
+    with pytest.raises(ContractError, match="`strict=True`"):
         load_corpus(small_corpus, passages=passages, strict=True)
 
 

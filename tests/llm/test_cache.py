@@ -49,5 +49,5 @@ def test_default_path_follows_the_environment(tmp_path: Path) -> None:
 def test_an_unusable_cache_path_is_a_clear_error(tmp_path: Path) -> None:
     blocker = tmp_path / "file"
     blocker.write_text("not a folder")
-    with pytest.raises(ConfigError, match=r"cannot be used as the reply cache.*--no-cache"):
+    with pytest.raises(ConfigError, match=r"cannot be used as the reply cache.*`cache=False`"):
         ReplyCache(blocker / "replies.sqlite3")

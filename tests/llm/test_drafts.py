@@ -212,8 +212,8 @@ def test_blank_and_repeated_texts_are_left_out() -> None:
     ("options", "message"),
     [
         ({"model": " "}, "needs a model"),
-        ({"n": 0}, "--n must be 1 or more"),
-        ({"wordings": -1}, "--wordings must be 0 or more"),
+        ({"n": 0}, "`n` must be 1 or more"),
+        ({"wordings": -1}, "`wordings` must be 0 or more"),
         ({"source_version": "v9"}, "no passage has source version 'v9'. Versions found: v1, v2."),
         ({"concurrency": 0}, "unusable limits"),
     ],
@@ -279,7 +279,7 @@ def test_admit_to_an_output_leaves_the_drafts_and_refuses_an_existing_output(tmp
     admit_cases(path, [known], output=output)
     assert path.read_bytes() == before
     assert load_corpus(output).frame.filter("reviewed").get_column("case_id").to_list() == [known]
-    with pytest.raises(RunExistsError, match="Choose a new --output, or admit in place"):
+    with pytest.raises(RunExistsError, match="Choose a new `output`, or admit in place"):
         admit_cases(path, [known], output=output)
     admit_cases(path, [known], output=path)  # the drafts file itself: in place
     assert load_corpus(path).frame.filter("reviewed").get_column("case_id").to_list() == [known]
@@ -366,8 +366,8 @@ def test_refuse_unreviewed_lists_every_unreviewed_synthetic_case(tmp_path: Path)
     error = excinfo.value
     assert error.what == "set of cases to run (unreviewed synthetic cases are not gold)"
     assert [(problem.row, problem.value) for problem in error.problems] == [(3, "'draft-a@v1'"), (4, "'draft-b@v1'")]
-    assert f"rag-compare admit {path} --ids draft-a@v1" in error.problems[0].expected
-    assert "--include-unreviewed" in str(error)
+    assert f"`admit_cases({str(path)!r}, ids=['draft-a@v1'])`" in error.problems[0].expected
+    assert "`include_unreviewed=True`" in str(error)
 
 
 def test_refuse_unreviewed_looks_only_at_the_cases_used() -> None:
