@@ -27,7 +27,7 @@ def _library_strings() -> list[tuple[str, int, str]]:
 def test_the_scan_sees_the_library_messages() -> None:
     texts = [text for _, _, text in _library_strings()]
     assert any("Pass `k` to choose the cut-off" in text for text in texts)
-    assert any(text.startswith(" more (") for text in texts)  # the parts of an f-string too
+    assert any(text.startswith(" required passages (") for text in texts)  # the parts of an f-string too
 
 
 def test_no_library_string_names_a_flag() -> None:

@@ -86,7 +86,7 @@ def test_problems_past_fifty_are_listed_in_the_error_or_with_format_json(cli: Cl
     header = "case_id,question,answerability,source_version,required_passage_ids\n"
     corpus = write("many.csv", header + "".join(f"c{n}@v1,Q,perhaps,v1,p1\n" for n in range(60)))
     result = cli("validate", corpus)
-    assert "  ... and 10 more (all are listed with --format json)\n" in result.stderr
+    assert "  … and 10 more (all are listed with --format json)\n" in result.stderr
     assert "`problems`" not in result.stderr
 
 
