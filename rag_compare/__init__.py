@@ -1,14 +1,16 @@
 """rag-compare: compare two versions of a retrieval-augmented chatbot, case by case.
 
-The public API is what ``__all__`` lists; everything else is private and may change.
+The public API is what ``__all__`` lists; everything else is private and may change. Names are
+imported on first use, so ``import rag_compare`` loads no heavy dependency (the errors, standard
+library only, are imported at once).
 """
 
+from __future__ import annotations
+
+import importlib
+from typing import TYPE_CHECKING, Any
+
 from rag_compare._version import __version__
-from rag_compare.compute.audit import CorpusAudit, audit_corpora
-from rag_compare.compute.compare import compare
-from rag_compare.compute.comparison import Comparison
-from rag_compare.compute.fallback import FallbackSimulation, simulate_fallback
-from rag_compare.compute.lexical_judge import LexicalJudge
 from rag_compare.core.errors import (
     CaptureError,
     CompareError,
@@ -25,32 +27,39 @@ from rag_compare.core.errors import (
     ScoresError,
     SecretInConfigError,
 )
-from rag_compare.core.protocols import (
-    Case,
-    CaseFailure,
-    Context,
-    ContextBuilder,
-    Generation,
-    Generator,
-    Judge,
-    Passage,
-    Retriever,
-)
-from rag_compare.io.config import apply_assignments, read_config_file
-from rag_compare.io.corpus import Corpus, load_corpus
-from rag_compare.io.external_scores import import_scores
-from rag_compare.io.passages import load_passages
-from rag_compare.io.runs import Run, freeze_run, load_run
-from rag_compare.io.schemas import CorpusSchema, PassagesSchema, RecordsSchema
-from rag_compare.io.scores import Scores, load_scores, score_run
-from rag_compare.llm.batch import batch_generate
-from rag_compare.llm.chat_generator import OpenAIGenerator
-from rag_compare.llm.drafts import Drafts, admit_cases, draft_cases
-from rag_compare.llm.llm_judge import JudgePlan, OpenAIJudge
-from rag_compare.pipeline.bm25 import BM25Retriever
-from rag_compare.pipeline.context_builder import BudgetContextBuilder
-from rag_compare.pipeline.extractive import ExtractiveGenerator
-from rag_compare.pipeline.runner import capture
+
+if TYPE_CHECKING:
+    from rag_compare.compute.audit import CorpusAudit, audit_corpora
+    from rag_compare.compute.compare import compare
+    from rag_compare.compute.comparison import Comparison
+    from rag_compare.compute.fallback import FallbackSimulation, simulate_fallback
+    from rag_compare.compute.lexical_judge import LexicalJudge
+    from rag_compare.core.protocols import (
+        Case,
+        CaseFailure,
+        Context,
+        ContextBuilder,
+        Generation,
+        Generator,
+        Judge,
+        Passage,
+        Retriever,
+    )
+    from rag_compare.io.config import apply_assignments, read_config_file
+    from rag_compare.io.corpus import Corpus, load_corpus
+    from rag_compare.io.external_scores import import_scores
+    from rag_compare.io.passages import load_passages
+    from rag_compare.io.runs import Run, freeze_run, load_run
+    from rag_compare.io.schemas import CorpusSchema, PassagesSchema, RecordsSchema
+    from rag_compare.io.scores import Scores, load_scores, score_run
+    from rag_compare.llm.batch import batch_generate
+    from rag_compare.llm.chat_generator import OpenAIGenerator
+    from rag_compare.llm.drafts import Drafts, admit_cases, draft_cases
+    from rag_compare.llm.llm_judge import JudgePlan, OpenAIJudge
+    from rag_compare.pipeline.bm25 import BM25Retriever
+    from rag_compare.pipeline.context_builder import BudgetContextBuilder
+    from rag_compare.pipeline.extractive import ExtractiveGenerator
+    from rag_compare.pipeline.runner import capture
 
 __all__ = [
     "BM25Retriever",
@@ -111,3 +120,63 @@ __all__ = [
     "score_run",
     "simulate_fallback",
 ]
+
+_LAZY = {
+    "BM25Retriever": "rag_compare.pipeline.bm25",
+    "BudgetContextBuilder": "rag_compare.pipeline.context_builder",
+    "Case": "rag_compare.core.protocols",
+    "CaseFailure": "rag_compare.core.protocols",
+    "Comparison": "rag_compare.compute.comparison",
+    "Context": "rag_compare.core.protocols",
+    "ContextBuilder": "rag_compare.core.protocols",
+    "Corpus": "rag_compare.io.corpus",
+    "CorpusAudit": "rag_compare.compute.audit",
+    "CorpusSchema": "rag_compare.io.schemas",
+    "Drafts": "rag_compare.llm.drafts",
+    "ExtractiveGenerator": "rag_compare.pipeline.extractive",
+    "FallbackSimulation": "rag_compare.compute.fallback",
+    "Generation": "rag_compare.core.protocols",
+    "Generator": "rag_compare.core.protocols",
+    "Judge": "rag_compare.core.protocols",
+    "JudgePlan": "rag_compare.llm.llm_judge",
+    "LexicalJudge": "rag_compare.compute.lexical_judge",
+    "OpenAIGenerator": "rag_compare.llm.chat_generator",
+    "OpenAIJudge": "rag_compare.llm.llm_judge",
+    "Passage": "rag_compare.core.protocols",
+    "PassagesSchema": "rag_compare.io.schemas",
+    "RecordsSchema": "rag_compare.io.schemas",
+    "Retriever": "rag_compare.core.protocols",
+    "Run": "rag_compare.io.runs",
+    "Scores": "rag_compare.io.scores",
+    "admit_cases": "rag_compare.llm.drafts",
+    "apply_assignments": "rag_compare.io.config",
+    "audit_corpora": "rag_compare.compute.audit",
+    "batch_generate": "rag_compare.llm.batch",
+    "capture": "rag_compare.pipeline.runner",
+    "compare": "rag_compare.compute.compare",
+    "draft_cases": "rag_compare.llm.drafts",
+    "freeze_run": "rag_compare.io.runs",
+    "import_scores": "rag_compare.io.external_scores",
+    "load_corpus": "rag_compare.io.corpus",
+    "load_passages": "rag_compare.io.passages",
+    "load_run": "rag_compare.io.runs",
+    "load_scores": "rag_compare.io.scores",
+    "read_config_file": "rag_compare.io.config",
+    "score_run": "rag_compare.io.scores",
+    "simulate_fallback": "rag_compare.compute.fallback",
+}
+"""Each lazily imported public name and the module defining it."""
+
+
+def __getattr__(name: str) -> Any:
+    """The public name ``name``, imported from its module on first use (then kept in this module)."""
+    module = _LAZY.get(name)
+    if module is None:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    value = getattr(importlib.import_module(module), name)
+    globals()[name] = value
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted({*globals(), *__all__})

@@ -112,3 +112,14 @@ def test_capture_benchmark_captures_through_the_chat_server_and_offline(tmp_path
     assert "same top-1 passage" in lines
     assert "every case ok after 1 attempt in every run (60 requests a chat pass)" in lines
     assert "target                     CLI through the chat model within 1.5x the ideal:" in lines
+
+
+def test_startup_benchmark_times_the_cli_and_the_import_beside_click() -> None:
+    result = run_script("bench_startup.py", "--repeats", "1")
+    assert result.returncode == 0, result.stderr + result.stdout
+    lines = result.stdout
+    assert "processes                       1 of each, fresh, interleaved" in lines
+    assert 'python -c "import click"        ' in lines
+    assert "(reference; median of 1: " in lines
+    assert lines.count("x click; median of 1: ") == 2
+    assert 'target                          median <= 0.2 s: python -c "import rag_compare" ' in lines

@@ -2,28 +2,30 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
 from pathlib import Path
+from typing import TYPE_CHECKING, Any
 
 import click
 
+from rag_compare.cli.exits import interrupted, say
 from rag_compare.cli.options import (
-    ASSIGNMENTS,
     BASE_URL,
-    CONFIG,
     FORMAT,
     INCLUDE_UNREVIEWED,
     PATH,
+    RUN_CONFIG,
     Command,
-    interrupted,
+    choice_option,
     limit_options,
     model_option,
-    read_config,
-    say,
-    wants_json,
 )
+from rag_compare.cli.output import wants_json
 from rag_compare.core.listing import counts_line
 from rag_compare.core.protocols import MAX_K
+
+if TYPE_CHECKING:
+    from rag_compare.core.protocols import Generator
+    from rag_compare.io.runs import Run
 
 __all__ = ["capture_command"]
 
@@ -32,19 +34,11 @@ __all__ = ["capture_command"]
 @click.argument("corpus", type=PATH)
 @click.option("--passages", type=PATH, required=True, help="The knowledge base the retriever searches.")
 @click.option("--top-k", type=click.IntRange(min=1, max=MAX_K), required=True, help="Passages retrieved per case.")
-@click.option(
-    "--retriever",
-    type=click.Choice(["bm25"]),
-    default="bm25",
-    show_default=True,
-    help="bm25: BM25 over the passages of the case's source version.",
-)
-@click.option(
+@choice_option("--retriever", choices=["bm25"], help="bm25: BM25 over the passages of the case's source version.")
+@choice_option(
     "--generator",
     "generator_name",
-    type=click.Choice(["extractive", "openai"]),
-    default="extractive",
-    show_default=True,
+    choices=["extractive", "openai"],
     help="extractive: offline, answers with the context sentences that best match the question; openai: a chat "
     "model over any OpenAI-compatible endpoint.",
 )
@@ -56,8 +50,7 @@ __all__ = ["capture_command"]
 @click.option("--context-budget", type=click.IntRange(min=1), help="Characters the context may take [default: all].")
 @click.option("--context-budget-tokens", type=click.IntRange(min=1), help="Tokens (approximate) the context may take.")
 @limit_options(concurrency=4, timeout=120.0, max_retries=2, unit="case")
-@CONFIG
-@ASSIGNMENTS
+@RUN_CONFIG
 @INCLUDE_UNREVIEWED
 @click.option("--output", type=PATH, required=True, help="The run file to write (never overwritten).")
 @FORMAT
@@ -72,11 +65,8 @@ def capture_command(
     prompt_template: Path | None,
     context_budget: int | None,
     context_budget_tokens: int | None,
-    concurrency: int,
-    timeout: float,
-    max_retries: int,
-    config_file: Path | None,
-    assignments: Sequence[str],
+    limits: dict[str, Any],
+    config: dict[str, Any],
     include_unreviewed: bool,
     output: Path,
     output_format: str,
@@ -89,25 +79,12 @@ def capture_command(
     Each finished case goes to OUTPUT.checkpoint.jsonl at once: after an interruption, run the same
     command again and only the unfinished cases run.
     """
-    from rag_compare.core.protocols import Generator
-    from rag_compare.llm.chat_generator import DEFAULT_PROMPT, OpenAIGenerator
     from rag_compare.pipeline.bm25 import BM25Retriever
     from rag_compare.pipeline.context_builder import BudgetContextBuilder
-    from rag_compare.pipeline.extractive import ExtractiveGenerator
     from rag_compare.pipeline.runner import capture
 
     wants_json(output_format)
-    generator: Generator
-    if generator_name == "openai":
-        if not model:
-            raise click.UsageError("--generator openai needs --model (the model name the endpoint serves).")
-        generator = OpenAIGenerator(model, base_url=base_url, prompt_template=prompt_template or DEFAULT_PROMPT)
-    else:
-        unused = [name for name, value in (("--model", model), ("--prompt-template", prompt_template)) if value]
-        if unused:
-            raise click.UsageError(f"{' and '.join(unused)} apply to --generator openai, not the extractive one.")
-        generator = ExtractiveGenerator()
-    config = read_config(config_file, assignments)
+    generator = _generator(generator_name, model, base_url, prompt_template)
     config.setdefault("knowledge_base", str(passages))
     try:
         run = capture(
@@ -118,9 +95,7 @@ def capture_command(
             context_builder=BudgetContextBuilder(context_budget, context_budget_tokens),
             config=config,
             output=output,
-            concurrency=concurrency,
-            timeout=timeout,
-            max_retries=max_retries,
+            **limits,
             include_unreviewed=include_unreviewed,
             progress=True,
         )
@@ -128,7 +103,26 @@ def capture_command(
         interrupted("every finished case is in the checkpoint")
     if output_format == "json":
         click.echo(run.to_json(), nl=False)
-        return
+    else:
+        _say_captured(run, output)
+
+
+def _generator(generator_name: str, model: str | None, base_url: str | None, prompt_template: Path | None) -> Generator:
+    """The generator ``--generator`` names, refusing the options it does not take."""
+    from rag_compare.llm.chat_generator import DEFAULT_PROMPT, OpenAIGenerator
+    from rag_compare.pipeline.extractive import ExtractiveGenerator
+
+    if generator_name == "openai":
+        if not model:
+            raise click.UsageError("--generator openai needs --model (the model name the endpoint serves).")
+        return OpenAIGenerator(model, base_url=base_url, prompt_template=prompt_template or DEFAULT_PROMPT)
+    unused = [name for name, value in (("--model", model), ("--prompt-template", prompt_template)) if value]
+    if unused:
+        raise click.UsageError(f"{' and '.join(unused)} apply to --generator openai, not the extractive one.")
+    return ExtractiveGenerator()
+
+
+def _say_captured(run: Run, output: Path) -> None:
     statuses = counts_line(run.to_dict()["status_counts"])
     say(
         f"captured {run.records.height} cases of '{run.name}' to {output} ({statuses}; "

@@ -4,22 +4,22 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from pathlib import Path
+from typing import Any
 
 import click
 
+from rag_compare.cli.exits import interrupted, say
 from rag_compare.cli.options import (
     BASE_URL,
     CACHE,
     FORMAT,
     PATH,
     Command,
-    cache_setting,
-    interrupted,
+    endpoint_settings,
     limit_options,
     model_option,
-    say,
-    wants_json,
 )
+from rag_compare.cli.output import wants_json
 from rag_compare.core.result import to_json
 
 __all__ = ["admit_command", "draft_cases_command"]
@@ -53,11 +53,8 @@ def draft_cases_command(
     source_version: str | None,
     wordings: int,
     seed: int,
-    concurrency: int,
-    timeout: float,
-    max_retries: int,
-    cache_path: Path | None,
-    no_cache: bool,
+    limits: dict[str, Any],
+    cache: Path | bool,
     output: Path,
     output_format: str,
 ) -> None:
@@ -77,15 +74,10 @@ def draft_cases_command(
             passages,
             model=model,
             n=n,
-            base_url=base_url,
             source_version=source_version,
             seed=seed,
             wordings=wordings,
-            concurrency=concurrency,
-            timeout=timeout,
-            max_retries=max_retries,
-            cache=cache_setting(cache_path, no_cache),
-            progress=True,
+            **endpoint_settings(base_url, limits, cache),
         )
     except KeyboardInterrupt:
         interrupted("every reply received so far is cached")

@@ -13,7 +13,7 @@ import os
 import signal
 import sys
 import traceback
-from collections.abc import Callable, Sequence
+from collections.abc import Callable
 from dataclasses import replace
 from functools import partial
 from pathlib import Path
@@ -25,32 +25,15 @@ import click
 from rag_compare._version import __version__
 from rag_compare.cli.capture import capture_command
 from rag_compare.cli.drafts import admit_command, draft_cases_command
-from rag_compare.cli.options import (
-    ASSIGNMENTS,
-    CONFIG,
-    FORMAT,
-    INCLUDE_UNREVIEWED,
-    PATH,
-    Command,
-    emit,
-    finite_float,
-    format_option,
-    interrupted,
-    read_config,
-    say,
-    wants_json,
-)
+from rag_compare.cli.exits import EXIT_BAD_INPUT, EXIT_BROKEN_PIPE, EXIT_FOUND, EXIT_TERMINATED, interrupted, say
+from rag_compare.cli.options import FORMAT, INCLUDE_UNREVIEWED, PATH, RUN_CONFIG, Command, finite_float, format_option
+from rag_compare.cli.output import emit, wants_json
 from rag_compare.cli.scores import fallback, import_scores_command, score
 from rag_compare.core.credentials import redact
 from rag_compare.core.errors import LISTED_AS_JSON, ContractError, RagCompareError
 from rag_compare.core.result import DEFAULT_MAX_CASES, FORMATS, REPORT_FORMATS, terminal_safe
 
 __all__ = ["main"]
-
-EXIT_FOUND, EXIT_BAD_INPUT = 1, 2
-EXIT_BROKEN_PIPE = 128 + 13  # what a shell reports for a command ended by SIGPIPE
-EXIT_TERMINATED = 128 + 15  # ... and by SIGTERM
-
 
 _GROUP_FLAGS = frozenset({"--debug", "--version", "-h", "--help"})
 
@@ -222,16 +205,14 @@ def audit(old: Path, new: Path, output_format: str) -> None:
 @main.command()
 @click.argument("records", type=PATH)
 @click.option("--corpus", type=PATH, required=True, help="The corpus the records were run against.")
-@CONFIG
-@ASSIGNMENTS
+@RUN_CONFIG
 @INCLUDE_UNREVIEWED
 @click.option("--output", type=PATH, required=True, help="The run file to write (never overwritten).")
 @FORMAT
 def freeze(
     records: Path,
     corpus: Path,
-    config_file: Path | None,
-    assignments: Sequence[str],
+    config: dict[str, Any],
     include_unreviewed: bool,
     output: Path,
     output_format: str,
@@ -240,7 +221,6 @@ def freeze(
     from rag_compare.io.runs import freeze_run
 
     wants_json(output_format)
-    config = read_config(config_file, assignments)
     run = freeze_run(records, corpus, config, output=output, include_unreviewed=include_unreviewed)
     if output_format == "json":
         click.echo(run.to_json(), nl=False)

@@ -1,37 +1,32 @@
-"""Options and output helpers shared by the command-line modules."""
+"""The click options and types the commands share, and the command class that checks its paths."""
 
 from __future__ import annotations
 
-import io
+import functools
 import math
-import sys
 from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import Any, NoReturn, TextIO
+from typing import Any
 
 import click
 
-from rag_compare.core.result import FORMATS, terminal_safe
+from rag_compare.core.result import FORMATS
 
 __all__ = [
     "ASSIGNMENTS",
     "BASE_URL",
     "CACHE",
-    "CONFIG",
     "FORMAT",
     "INCLUDE_UNREVIEWED",
     "PATH",
+    "RUN_CONFIG",
     "Command",
-    "cache_setting",
-    "emit",
+    "choice_option",
+    "endpoint_settings",
     "finite_float",
     "format_option",
-    "interrupted",
     "limit_options",
     "model_option",
-    "read_config",
-    "say",
-    "wants_json",
 ]
 
 PATH = click.Path(path_type=Path)  # existence is checked by the library, with its own messages
@@ -92,11 +87,14 @@ def finite_float(
     return _FiniteFloat(min, max, min_open=min_open, max_open=max_open)
 
 
+def choice_option(*names: str, choices: Sequence[str], help: str) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
+    """An option taking one of ``choices``, the first by default."""
+    return click.option(*names, type=click.Choice(choices), default=choices[0], show_default=True, help=help)
+
+
 def format_option(choices: Sequence[str], help: str) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
-    """A ``--format`` option offering ``choices``, ``text`` by default."""
-    return click.option(
-        "--format", "output_format", type=click.Choice(choices), default="text", show_default=True, help=help
-    )
+    """A ``--format`` option offering ``choices`` (``text`` first, the default)."""
+    return choice_option("--format", "output_format", choices=choices, help=help)
 
 
 FORMAT = format_option(FORMATS, "Output for a terminal (text) or for programs (json).")
@@ -107,16 +105,7 @@ ASSIGNMENTS = click.option(
     metavar="KEY=VALUE",
     help="Set a config key (dots for nested keys); VALUE is JSON where it parses, else text. Repeatable.",
 )
-
-CONFIG = click.option("--config", "config_file", type=PATH, help="Run config keys from a .toml or .json file.")
 BASE_URL = click.option("--base-url", help="The endpoint, e.g. http://localhost:8000/v1 [default: $OPENAI_BASE_URL].")
-_CACHE_PATH = click.option(
-    "--cache",
-    "cache_path",
-    type=PATH,
-    help="The reply cache file [default: $RAG_COMPARE_CACHE, else rag-compare/replies.sqlite3 in the user cache].",
-)
-_NO_CACHE = click.option("--no-cache", is_flag=True, help="Neither read nor store replies (every request is paid for).")
 INCLUDE_UNREVIEWED = click.option(
     "--include-unreviewed",
     is_flag=True,
@@ -135,48 +124,31 @@ def _stacked(*decorators: Callable[[Any], Any]) -> Callable[[Callable[..., Any]]
     return apply
 
 
-CACHE = _stacked(_CACHE_PATH, _NO_CACHE)
-"""``--cache PATH`` and ``--no-cache``; ``cache_setting`` turns them into a library ``cache=``."""
-
-
-def model_option(help: str, *, required: bool = False) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
-    """``--model``: the model name an endpoint serves."""
-    return click.option("--model", required=required, help=help)
-
-
-def limit_options(
-    concurrency: int, timeout: float, max_retries: int, unit: str
+def _gathered(
+    name: str, into: Callable[..., Any], *decorators: Callable[[Any], Any]
 ) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
-    """``--concurrency``, ``--timeout`` and ``--max-retries`` with these defaults; ``unit`` names what is
-    bounded, timed and retried ("request", "case")."""
-    return _stacked(
-        click.option(
-            "--concurrency",
-            type=click.IntRange(min=1),
-            default=concurrency,
-            show_default=True,
-            help=f"{unit.capitalize()}s at once.",
-        ),
-        click.option(
-            "--timeout",
-            type=finite_float(0, min_open=True),
-            default=timeout,
-            show_default=True,
-            help=f"Seconds one attempt at a {unit} may take.",
-        ),
-        click.option(
-            "--max-retries",
-            type=click.IntRange(min=0),
-            default=max_retries,
-            show_default=True,
-            help=f"Retries of a {unit}.",
-        ),
-    )
+    """The options of ``decorators`` (listed in that order), reaching the command as one parameter
+    ``name``: ``into`` called with their values."""
+
+    def apply(function: Callable[..., Any]) -> Callable[..., Any]:
+        below = len(getattr(function, "__click_params__", []))
+        function = _stacked(*decorators)(function)
+        options = [param.name for param in getattr(function, "__click_params__")[below:]]  # noqa: B009
+
+        @functools.wraps(function)
+        def command(**values: Any) -> Any:
+            gathered = {option: values.pop(option) for option in options}
+            return function(**values, **{name: into(**gathered)})
+
+        return command
+
+    return apply
 
 
-def cache_setting(cache_path: Path | None, no_cache: bool) -> Path | bool:
-    """The ``cache=`` of the library from ``--cache``/``--no-cache``."""
-    return False if no_cache else cache_path or True
+def endpoint_settings(base_url: str | None, limits: dict[str, Any], cache: Path | bool) -> dict[str, Any]:
+    """The library keywords of a command that calls an endpoint: where it is, the ``limits``, the reply
+    ``cache``, and a progress bar."""
+    return {"base_url": base_url, **limits, "cache": cache, "progress": True}
 
 
 def read_config(config_file: Path | None, assignments: Sequence[str]) -> dict[str, Any]:
@@ -186,35 +158,56 @@ def read_config(config_file: Path | None, assignments: Sequence[str]) -> dict[st
     return apply_assignments(read_config_file(config_file) if config_file else {}, assignments)
 
 
-EXIT_INTERRUPTED = 128 + 2  # what a shell reports for a command ended by SIGINT
+RUN_CONFIG = _gathered(
+    "config",
+    read_config,
+    click.option("--config", "config_file", type=PATH, help="Run config keys from a .toml or .json file."),
+    ASSIGNMENTS,
+)
+"""``--config FILE`` and ``--set KEY=VALUE``: the command gets ``config``, the file's keys with each ``--set``
+applied."""
 
 
-def interrupted(kept: str | None = None) -> NoReturn:
-    """Say in one line that the command was interrupted (and what it ``kept``, to resume), and exit 130."""
-    said = f"{kept}; run the same command again to resume" if kept else "no output was left half-written"
-    click.echo(f"\ninterrupted: {said}.", err=True)
-    sys.exit(EXIT_INTERRUPTED)
+def _cache_setting(cache_path: Path | None, no_cache: bool) -> Path | bool:
+    return False if no_cache else cache_path or True
 
 
-def say(text: str, *, err: bool = False) -> None:
-    """Print a line for a person at a terminal (control characters from data escaped)."""
-    click.echo(terminal_safe(text), err=err)
+CACHE = _gathered(
+    "cache",
+    _cache_setting,
+    click.option(
+        "--cache",
+        "cache_path",
+        type=PATH,
+        help="The reply cache file [default: $RAG_COMPARE_CACHE, else rag-compare/replies.sqlite3 in the user cache].",
+    ),
+    click.option("--no-cache", is_flag=True, help="Neither read nor store replies (every request is paid for)."),
+)
+"""``--cache PATH`` and ``--no-cache``: the command gets the library's ``cache=`` (a path, or whether to use
+the default file)."""
 
 
-def wants_json(output_format: str) -> None:
-    """Let the error funnel answer in JSON too."""
-    click.get_current_context().meta["rag_compare.json"] = output_format == "json"
+def model_option(help: str, *, required: bool = False) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
+    """``--model``: the model name an endpoint serves."""
+    return click.option("--model", required=required, help=help)
 
 
-def emit(writer: Callable[[TextIO], object], output: Path | None) -> None:
-    """Run ``writer`` on stdout, or on a file that appears at ``output`` only once it is complete."""
-    if output is None:
-        writer(sys.stdout)
-        return
-    from rag_compare.io.runfile import atomic_output
+def _shown_default(flag: str, type: click.ParamType[Any], default: float, help: str) -> Callable[[Any], Any]:
+    return click.option(flag, type=type, default=default, show_default=True, help=help)
 
-    with atomic_output(output, replace=True, what="report") as raw:
-        stream = io.TextIOWrapper(raw, encoding="utf-8", newline="")
-        writer(stream)
-        stream.flush()
-        stream.detach()
+
+def limit_options(
+    concurrency: int, timeout: float, max_retries: int, unit: str
+) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
+    """``--concurrency``, ``--timeout`` and ``--max-retries`` with these defaults; ``unit`` names what is
+    bounded, timed and retried ("request", "case"). The command gets ``limits``, the library's keywords
+    of the same names."""
+    return _gathered(
+        "limits",
+        dict,
+        _shown_default("--concurrency", click.IntRange(min=1), concurrency, f"{unit.capitalize()}s at once."),
+        _shown_default(
+            "--timeout", finite_float(0, min_open=True), timeout, f"Seconds one attempt at a {unit} may take."
+        ),
+        _shown_default("--max-retries", click.IntRange(min=0), max_retries, f"Retries of a {unit}."),
+    )

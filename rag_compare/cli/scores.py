@@ -4,9 +4,11 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from pathlib import Path
+from typing import TYPE_CHECKING, Any
 
 import click
 
+from rag_compare.cli.exits import interrupted, say
 from rag_compare.cli.options import (
     ASSIGNMENTS,
     BASE_URL,
@@ -14,16 +16,19 @@ from rag_compare.cli.options import (
     FORMAT,
     PATH,
     Command,
-    cache_setting,
+    choice_option,
+    endpoint_settings,
     finite_float,
-    interrupted,
     limit_options,
     model_option,
-    say,
-    wants_json,
 )
+from rag_compare.cli.output import wants_json
 from rag_compare.core.listing import counts_line
 from rag_compare.llm.checks import CHECKS, DEFAULT_CHECKS
+
+if TYPE_CHECKING:
+    from rag_compare.core.protocols import Judge
+    from rag_compare.io.scores import Scores
 
 __all__ = ["fallback", "import_scores_command", "score"]
 
@@ -42,12 +47,10 @@ def _checks(ctx: click.Context, param: click.Parameter, value: str) -> tuple[str
 
 @click.command(cls=Command)
 @click.argument("run", type=PATH)
-@click.option(
+@choice_option(
     "--judge",
     "judge_name",
-    type=click.Choice(["openai", "lexical"]),
-    default="openai",
-    show_default=True,
+    choices=["openai", "lexical"],
     help="openai: an LLM over any OpenAI-compatible endpoint; lexical: the offline judge's verdicts, frozen.",
 )
 @model_option("The model the endpoint serves (required with --judge openai).")
@@ -74,13 +77,10 @@ def score(
     model: str | None,
     base_url: str | None,
     checks: tuple[str, ...],
-    concurrency: int,
-    timeout: float,
-    max_retries: int,
+    limits: dict[str, Any],
     temperature: float,
     seed: int | None,
-    cache_path: Path | None,
-    no_cache: bool,
+    cache: Path | bool,
     dry_run: bool,
     output: Path | None,
     output_format: str,
@@ -92,8 +92,6 @@ def score(
     judge_failed with its error. Compare with LLM verdicts: rag-compare BASELINE CANDIDATE
     --baseline-scores B.scores.arrow --candidate-scores C.scores.arrow
     """
-    from rag_compare.compute.lexical_judge import LexicalJudge
-    from rag_compare.core.protocols import Judge
     from rag_compare.io.runs import load_run
     from rag_compare.io.scores import score_run
     from rag_compare.llm.llm_judge import OpenAIJudge
@@ -101,24 +99,7 @@ def score(
     wants_json(output_format)
     if output is None and not dry_run:
         raise click.UsageError("give --output PATH for the scores file (or --dry-run to see the cost first).")
-    judge: Judge
-    if judge_name == "lexical":
-        judge = LexicalJudge()
-    else:
-        if not model:
-            raise click.UsageError("--judge openai needs --model (the model name the endpoint serves).")
-        judge = OpenAIJudge(
-            model,
-            base_url=base_url,
-            checks=checks,
-            temperature=temperature,
-            seed=seed,
-            concurrency=concurrency,
-            timeout=timeout,
-            max_retries=max_retries,
-            cache=cache_setting(cache_path, no_cache),
-            progress=True,
-        )
+    judge = _judge(judge_name, model, base_url, checks, temperature, seed, limits, cache)
     loaded = load_run(run)
     if dry_run:
         if not isinstance(judge, OpenAIJudge):
@@ -131,11 +112,38 @@ def score(
         interrupted("every reply received so far is cached")
     if output_format == "json":
         click.echo(scores.to_json(), nl=False)
-        return
+    else:
+        _say_scored(scores, loaded.name, judge, output)
+
+
+def _judge(
+    judge_name: str,
+    model: str | None,
+    base_url: str | None,
+    checks: tuple[str, ...],
+    temperature: float,
+    seed: int | None,
+    limits: dict[str, Any],
+    cache: Path | bool,
+) -> Judge:
+    """The judge ``--judge`` names; the LLM judge needs ``--model``."""
+    from rag_compare.compute.lexical_judge import LexicalJudge
+    from rag_compare.llm.llm_judge import OpenAIJudge
+
+    if judge_name == "lexical":
+        return LexicalJudge()
+    if not model:
+        raise click.UsageError("--judge openai needs --model (the model name the endpoint serves).")
+    return OpenAIJudge(
+        model, checks=checks, temperature=temperature, seed=seed, **endpoint_settings(base_url, limits, cache)
+    )
+
+
+def _say_scored(scores: Scores, name: str, judge: Judge, output: Path | None) -> None:
     counts = {status: count for status, count in scores.counts.items() if count}
     usage = scores.to_dict()["usage"]
     sent = f", {usage['requests']:,} requests sent" if "requests" in usage else ""
-    say(f"scored {scores.frame.height} cases of '{loaded.name}' ({counts_line(counts, ', ')}){sent}")
+    say(f"scored {scores.frame.height} cases of '{name}' ({counts_line(counts, ', ')}){sent}")
     say(f"wrote {output} (evaluator {judge.name} {judge.fingerprint[:12]}, fingerprint {scores.fingerprint[:12]})")
     if scores.counts["judge_failed"]:
         say(

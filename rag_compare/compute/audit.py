@@ -14,9 +14,9 @@ from typing import Any
 
 import polars as pl
 
+from rag_compare.core.contract import LABEL_COLUMNS
 from rag_compare.core.result import Report
 from rag_compare.io.corpus import Corpus, load_corpus
-from rag_compare.io.schemas import LABEL_COLUMNS
 
 __all__ = ["CorpusAudit", "audit_corpora", "question_key"]
 

@@ -19,6 +19,7 @@ from rag_compare.compute.case_signals import case_signals
 from rag_compare.compute.comparison import CASE_STATUSES, SIDES, ComparedRun, Comparison
 from rag_compare.compute.configdiff import config_diff, config_warnings
 from rag_compare.compute.lexical_judge import LexicalJudge
+from rag_compare.core.contract import LABEL_COLUMNS
 from rag_compare.core.errors import CompareError, ScoresError
 from rag_compare.core.frames import row_index, spread_by_row
 from rag_compare.core.listing import truncated
@@ -27,7 +28,6 @@ from rag_compare.core.signals import JUDGE_FAILED, Signal, judge_failed, signals
 from rag_compare.io.corpus import Corpus, load_corpus
 from rag_compare.io.passages import load_passages
 from rag_compare.io.runs import Run, load_run
-from rag_compare.io.schemas import LABEL_COLUMNS
 from rag_compare.io.scores import Scores, evaluator_label, evaluator_summary, load_scores
 
 __all__ = ["compare"]

@@ -11,27 +11,14 @@ much as a native NaN in Parquet) are refused like any other cell that is not a n
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
-from typing import Literal
 
 import polars as pl
 
+from rag_compare.core.contract import DTYPES, ColumnSpec, Kind
 from rag_compare.core.errors import Problem, show_value
 from rag_compare.io.tables import ROW
 
-__all__ = ["ColumnSpec", "Kind", "coerce_columns", "contract_first", "problems_where"]
-
-Kind = Literal["text", "id", "text_list", "float_list", "bool", "float", "int"]
-
-DTYPES: dict[Kind, pl.DataType] = {
-    "text": pl.String(),
-    "id": pl.String(),
-    "text_list": pl.List(pl.String()),
-    "float_list": pl.List(pl.Float64()),
-    "bool": pl.Boolean(),
-    "float": pl.Float64(),
-    "int": pl.Int64(),
-}
+__all__ = ["coerce_columns", "contract_first", "problems_where"]
 
 _JSON_STRING = r'"(?:[^"\\]|\\.)*"'
 _JSON_NUMBER = r"-?\d+(?:\.\d+)?(?:[eE][+-]?\d+)?"
@@ -50,19 +37,6 @@ _EXPECTED: dict[Kind, str] = {
     "float": "a finite number",
     "int": "a whole number",
 }
-
-
-@dataclass(frozen=True)
-class ColumnSpec:
-    """A contract column: its name, the kind of values it holds and whether the file must have it."""
-
-    name: str
-    kind: Kind
-    required: bool = False
-
-    @property
-    def dtype(self) -> pl.DataType:
-        return DTYPES[self.kind]
 
 
 def coerce_columns(frame: pl.DataFrame, specs: Sequence[ColumnSpec]) -> tuple[pl.DataFrame, list[Problem]]:

@@ -6,9 +6,10 @@ from pathlib import Path
 
 import polars as pl
 
+from rag_compare.core.contract import PASSAGE_COLUMNS
 from rag_compare.core.errors import ContractError, Problem, show_value
 from rag_compare.io.columns import coerce_columns, contract_first
-from rag_compare.io.schemas import PASSAGE_COLUMNS, PassagesSchema, contract_problems
+from rag_compare.io.schemas import PassagesSchema, contract_problems
 from rag_compare.io.tables import ROW, read_source
 
 __all__ = ["load_passages", "required_passage_problems"]

@@ -14,6 +14,7 @@ from typing import Any
 import polars as pl
 
 from rag_compare._version import __version__
+from rag_compare.core.contract import CORPUS_COLUMNS, RECORD_COLUMNS, STATUSES
 from rag_compare.core.errors import ConfigError, RunFileError
 from rag_compare.core.frames import count_by
 from rag_compare.core.protocols import K_EXPECTED, is_k
@@ -22,7 +23,6 @@ from rag_compare.io.config import RESERVED_KEYS, check_config
 from rag_compare.io.corpus import Corpus, load_corpus, refuse_unreviewed
 from rag_compare.io.records import join_labels
 from rag_compare.io.runfile import ensure_absent, freeze_frame, read_frozen
-from rag_compare.io.schemas import CORPUS_COLUMNS, RECORD_COLUMNS, STATUSES
 
 __all__ = ["SCORES_FORMAT", "Run", "freeze_run", "is_scores_file", "load_run"]
 

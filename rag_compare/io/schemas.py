@@ -1,4 +1,4 @@
-"""The file contracts of DESIGN.md as column specs (for reading) and Pandera models (for rules).
+"""The rules of the file contracts of DESIGN.md as Pandera models (the column specs are ``core.contract``).
 
 Reading (``columns.coerce_columns``) gives each contract column its type; the models then check the
 values, lazily, so every broken rule of a file is reported in one pass by ``contract_problems``.
@@ -7,68 +7,29 @@ values, lazily, so every broken rule of a file is reported in one pass by ``cont
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import Any
 
 import pandera.polars as pa
 import polars as pl
 
+from rag_compare.core.contract import ANSWERABILITY, ORIGINS, STATUSES
 from rag_compare.core.errors import Problem, show_value, sorted_problems
-from rag_compare.io.columns import ColumnSpec
 
 __all__ = [
-    "ANSWERABILITY",
-    "CORPUS_COLUMNS",
-    "LABEL_COLUMNS",
-    "ORIGINS",
-    "PASSAGE_COLUMNS",
-    "RECORD_COLUMNS",
-    "STATUSES",
     "CorpusSchema",
     "PassagesSchema",
     "RecordsSchema",
     "contract_problems",
 ]
 
-ANSWERABILITY = ("answerable", "unanswerable", "conflict")
-ORIGINS = ("manual", "synthetic")
-STATUSES = ("ok", "failed", "timeout")
 
-CORPUS_COLUMNS = (
-    ColumnSpec("case_id", "id", required=True),
-    ColumnSpec("question", "text", required=True),
-    ColumnSpec("answerability", "id", required=True),
-    ColumnSpec("source_version", "id", required=True),
-    ColumnSpec("required_passage_ids", "text_list", required=True),
-    ColumnSpec("acceptance_note", "text"),
-    ColumnSpec("category", "id"),
-    ColumnSpec("origin", "id"),
-    ColumnSpec("reviewed", "bool"),
-)
-LABEL_COLUMNS = ("question", "answerability", "source_version", "required_passage_ids")
-"""The corpus columns that make a case's label: changing one under the same case id is a relabel."""
+def _not_blank(*columns: str) -> Any:
+    """The model check that each of ``columns`` holds a non-blank value."""
 
-PASSAGE_COLUMNS = (
-    ColumnSpec("passage_id", "id", required=True),
-    ColumnSpec("source_version", "id", required=True),
-    ColumnSpec("text", "text", required=True),
-)
+    def not_blank(cls: type[pa.DataFrameModel], data: pa.PolarsData) -> pl.LazyFrame:
+        return data.lazyframe.select(pl.col(data.key).str.strip_chars().str.len_chars() > 0)
 
-RECORD_COLUMNS = (
-    ColumnSpec("case_id", "id", required=True),
-    ColumnSpec("status", "id"),
-    ColumnSpec("error", "text"),
-    ColumnSpec("retrieved_passage_ids", "text_list"),
-    ColumnSpec("retrieved_scores", "float_list"),
-    ColumnSpec("context", "text"),
-    ColumnSpec("context_passage_ids", "text_list"),
-    ColumnSpec("answer", "text"),
-    ColumnSpec("latency_ms", "float"),
-    ColumnSpec("prompt_tokens", "int"),
-    ColumnSpec("completion_tokens", "int"),
-)
-
-
-def _not_blank(data: pa.PolarsData) -> pl.LazyFrame:
-    return data.lazyframe.select(pl.col(data.key).str.strip_chars().str.len_chars() > 0)
+    return pa.check(*columns, error="a non-blank value")(not_blank)
 
 
 def _not_negative(data: pa.PolarsData) -> pl.LazyFrame:
@@ -77,9 +38,6 @@ def _not_negative(data: pa.PolarsData) -> pl.LazyFrame:
 
 def _is_one_of(data: pa.PolarsData, values: tuple[str, ...]) -> pl.LazyFrame:
     return data.lazyframe.select(pl.col(data.key).is_in(values))
-
-
-_NOT_BLANK = "a non-blank value"
 
 
 def _list_is_clean(column: str) -> pl.Expr:
@@ -110,9 +68,7 @@ class CorpusSchema(_ContractModel):
     origin: str
     reviewed: bool
 
-    @pa.check("case_id", "question", "source_version", error=_NOT_BLANK)
-    def not_blank(cls, data: pa.PolarsData) -> pl.LazyFrame:
-        return _not_blank(data)
+    not_blank = _not_blank("case_id", "question", "source_version")
 
     @pa.check("answerability", error=f"one of: {', '.join(ANSWERABILITY)}")
     def answerability_known(cls, data: pa.PolarsData) -> pl.LazyFrame:
@@ -144,9 +100,7 @@ class PassagesSchema(_ContractModel):
     source_version: str
     text: str
 
-    @pa.check("passage_id", "source_version", "text", error=_NOT_BLANK)
-    def not_blank(cls, data: pa.PolarsData) -> pl.LazyFrame:
-        return _not_blank(data)
+    not_blank = _not_blank("passage_id", "source_version", "text")
 
 
 class RecordsSchema(_ContractModel):
@@ -164,9 +118,7 @@ class RecordsSchema(_ContractModel):
     prompt_tokens: int = pa.Field(nullable=True)
     completion_tokens: int = pa.Field(nullable=True)
 
-    @pa.check("case_id", error=_NOT_BLANK)
-    def not_blank(cls, data: pa.PolarsData) -> pl.LazyFrame:
-        return _not_blank(data)
+    not_blank = _not_blank("case_id")
 
     @pa.check("status", error=f"one of: {', '.join(STATUSES)}")
     def status_known(cls, data: pa.PolarsData) -> pl.LazyFrame:

@@ -236,7 +236,7 @@ def _part_config(part: object) -> dict[str, Any]:
 
 def _cases(frame: pl.DataFrame) -> list[Case]:
     """The pipeline's view of each case: id, question, source version and user metadata, no labels."""
-    from rag_compare.io.schemas import CORPUS_COLUMNS
+    from rag_compare.core.contract import CORPUS_COLUMNS
 
     metadata = [name for name in frame.columns if name not in {spec.name for spec in CORPUS_COLUMNS}]
     return [

@@ -3,13 +3,14 @@
 from __future__ import annotations
 
 from collections.abc import Callable
+from pathlib import Path
 
 import click
 import pytest
-from click.testing import Result
+from click.testing import CliRunner, Result
 
 from rag_compare.cli.main import main
-from rag_compare.cli.options import finite_float
+from rag_compare.cli.options import CACHE, RUN_CONFIG, finite_float, limit_options
 from tests.helpers.data import HANDMADE_RUNS
 
 Cli = Callable[..., Result]
@@ -62,3 +63,38 @@ def test_finite_float_keeps_its_range() -> None:
         unit.convert("1.5", None, None)
     with pytest.raises(click.BadParameter, match="not in the range x>0"):
         finite_float(0, min_open=True).convert("0", None, None)
+
+
+def test_gathered_options_reach_the_command_as_one_parameter_each() -> None:
+    seen: dict[str, object] = {}
+
+    @click.command()
+    @limit_options(concurrency=2, timeout=1.0, max_retries=0, unit="request")
+    @CACHE
+    @RUN_CONFIG
+    def command(limits: dict[str, object], cache: object, config: dict[str, object]) -> None:
+        seen.update(limits=limits, cache=cache, config=config)
+
+    options = ["--concurrency", "3", "--no-cache", "--set", "top_k=5", "--set", "name=b"]
+    result = CliRunner().invoke(command, options)
+    assert result.exit_code == 0, result.output
+    assert seen == {
+        "limits": {"concurrency": 3, "timeout": 1.0, "max_retries": 0},
+        "cache": False,
+        "config": {"top_k": 5, "name": "b"},
+    }
+    names = ["concurrency", "timeout", "max_retries", "cache_path", "no_cache", "config_file", "assignments"]
+    assert [param.name for param in command.params] == names
+
+
+@pytest.mark.parametrize(("options", "cache"), [([], True), (["--cache", "r.sqlite3"], Path("r.sqlite3"))])
+def test_the_cache_options_give_the_library_setting(options: list[str], cache: object) -> None:
+    seen: list[object] = []
+
+    @click.command()
+    @CACHE
+    def command(cache: object) -> None:
+        seen.append(cache)
+
+    assert CliRunner().invoke(command, options).exit_code == 0
+    assert seen == [cache]

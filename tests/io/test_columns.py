@@ -14,8 +14,9 @@ from click.testing import Result
 from hypothesis import given
 from hypothesis import strategies as st
 
+from rag_compare.core.contract import ColumnSpec, Kind
 from rag_compare.core.errors import Problem
-from rag_compare.io.columns import ColumnSpec, Kind, coerce_columns
+from rag_compare.io.columns import coerce_columns
 from rag_compare.io.tables import ROW
 
 

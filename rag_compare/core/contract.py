@@ -1,0 +1,89 @@
+"""The file contracts of DESIGN.md as column specs: each contract column, its kind and Polars type.
+
+Reading (``io.columns.coerce_columns``) gives each contract column its type from these specs; the
+Pandera models of ``io.schemas`` then check the values.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Literal
+
+import polars as pl
+
+__all__ = [
+    "ANSWERABILITY",
+    "CORPUS_COLUMNS",
+    "DTYPES",
+    "LABEL_COLUMNS",
+    "ORIGINS",
+    "PASSAGE_COLUMNS",
+    "RECORD_COLUMNS",
+    "STATUSES",
+    "ColumnSpec",
+    "Kind",
+]
+
+Kind = Literal["text", "id", "text_list", "float_list", "bool", "float", "int"]
+
+DTYPES: dict[Kind, pl.DataType] = {
+    "text": pl.String(),
+    "id": pl.String(),
+    "text_list": pl.List(pl.String()),
+    "float_list": pl.List(pl.Float64()),
+    "bool": pl.Boolean(),
+    "float": pl.Float64(),
+    "int": pl.Int64(),
+}
+
+
+@dataclass(frozen=True)
+class ColumnSpec:
+    """A contract column: its name, the kind of values it holds and whether the file must have it."""
+
+    name: str
+    kind: Kind
+    required: bool = False
+
+    @property
+    def dtype(self) -> pl.DataType:
+        return DTYPES[self.kind]
+
+
+ANSWERABILITY = ("answerable", "unanswerable", "conflict")
+ORIGINS = ("manual", "synthetic")
+STATUSES = ("ok", "failed", "timeout")
+
+CORPUS_COLUMNS = (
+    ColumnSpec("case_id", "id", required=True),
+    ColumnSpec("question", "text", required=True),
+    ColumnSpec("answerability", "id", required=True),
+    ColumnSpec("source_version", "id", required=True),
+    ColumnSpec("required_passage_ids", "text_list", required=True),
+    ColumnSpec("acceptance_note", "text"),
+    ColumnSpec("category", "id"),
+    ColumnSpec("origin", "id"),
+    ColumnSpec("reviewed", "bool"),
+)
+LABEL_COLUMNS = ("question", "answerability", "source_version", "required_passage_ids")
+"""The corpus columns that make a case's label: changing one under the same case id is a relabel."""
+
+PASSAGE_COLUMNS = (
+    ColumnSpec("passage_id", "id", required=True),
+    ColumnSpec("source_version", "id", required=True),
+    ColumnSpec("text", "text", required=True),
+)
+
+RECORD_COLUMNS = (
+    ColumnSpec("case_id", "id", required=True),
+    ColumnSpec("status", "id"),
+    ColumnSpec("error", "text"),
+    ColumnSpec("retrieved_passage_ids", "text_list"),
+    ColumnSpec("retrieved_scores", "float_list"),
+    ColumnSpec("context", "text"),
+    ColumnSpec("context_passage_ids", "text_list"),
+    ColumnSpec("answer", "text"),
+    ColumnSpec("latency_ms", "float"),
+    ColumnSpec("prompt_tokens", "int"),
+    ColumnSpec("completion_tokens", "int"),
+)

@@ -1,0 +1,59 @@
+"""``import rag_compare`` and ``rag-compare --help`` load no heavy dependency (each checked in a fresh process)."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+
+import pytest
+
+from tests.helpers.data import ROOT
+
+HEAVY = ("polars", "pyarrow", "pandera", "numpy", "openai", "jinja2", "bm25s", "rich", "Stemmer", "jsonschema")
+
+_LOADED = f"sorted({{name.split('.')[0] for name in sys.modules}} & set({HEAVY!r}))"
+
+_CLI = f"""
+import json, os, sys
+from rag_compare.cli.main import main
+
+exit = os._exit
+
+
+def report(code):
+    print(json.dumps({{"code": code, "loaded": {_LOADED}}}), flush=True)
+    exit(0)
+
+
+os._exit = report
+sys.argv = ["rag-compare", *sys.argv[1:]]
+main()
+"""
+
+
+def _python(code: str, *args: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-c", code, *args], capture_output=True, text=True, check=False, cwd=ROOT, timeout=60
+    )
+
+
+def test_import_rag_compare_loads_no_heavy_dependency() -> None:
+    result = _python(f"import sys, json, rag_compare\nrag_compare.__all__\nprint(json.dumps({_LOADED}))")
+    assert result.returncode == 0, result.stderr
+    assert json.loads(result.stdout) == []
+
+
+def test_a_public_name_loads_its_dependencies_on_first_use() -> None:
+    result = _python(f"import sys, json\nfrom rag_compare import load_run\nprint(json.dumps({_LOADED}))")
+    assert result.returncode == 0, result.stderr
+    assert "polars" in json.loads(result.stdout)
+
+
+@pytest.mark.parametrize("args", [["--help"], ["score", "--help"], ["capture", "--help"], ["compare", "--help"]])
+def test_help_loads_no_heavy_dependency(args: list[str]) -> None:
+    result = _python(_CLI, *args)
+    assert result.returncode == 0, result.stderr
+    help_text, _, last = result.stdout.rstrip("\n").rpartition("\n")
+    assert help_text.startswith("Usage: rag-compare")
+    assert json.loads(last) == {"code": 0, "loaded": []}
