@@ -11,7 +11,7 @@ passages of three sentences each (from ``synthetic.py``'s sentence templates, on
 a corpus of ``--cases`` answerable cases whose question names the entity of its source passage's first
 sentence ("What is the rule for cost centre 2003 in the handbook?"), so BM25 has a word to find.
 
-``tests/chat_server.py --latency L`` serves in a process of its own. Then, ``--repeats`` times:
+``chat_endpoint.py --latency L`` serves in a process of its own. Then, ``--repeats`` times:
 
 1. Through a chat model (ideal: ceil(cases / concurrency) x latency):
    - CLI: ``python -m rag_compare capture CORPUS --passages P --top-k 4 --generator openai --model bench

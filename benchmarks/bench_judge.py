@@ -9,7 +9,7 @@ and an answer that quotes one sentence of the context (never an abstention), so 
 request per check. The requests actually planned (``OpenAIJudge.plan``) set the ideal time:
 ceil(requests / concurrency) x latency, what a client with no overhead of its own would take.
 
-``tests/chat_server.py --latency L`` serves in a process of its own (its threads do not share this
+``chat_endpoint.py --latency L`` serves in a process of its own (its threads do not share this
 process's or the CLI's GIL). Then, ``--repeats`` times, each with a fresh, empty reply cache:
 
 - CLI, first pass: ``python -m rag_compare score RUN --model bench --base-url URL --checks C

@@ -10,7 +10,7 @@ from contextlib import contextmanager
 from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
-SERVER = HERE.parent / "tests" / "helpers" / "chat_server.py"
+ENDPOINT = HERE / "chat_endpoint.py"
 
 
 def measure_command(command: list[str], what: str) -> tuple[float, int]:
@@ -37,15 +37,15 @@ def yes(met: bool) -> str:
 
 @contextmanager
 def chat_server(latency: float) -> Iterator[str]:
-    """The base URL of ``tests/chat_server.py`` serving in its own process, terminated on the way out."""
+    """The base URL of ``chat_endpoint.py`` serving in its own process, terminated on the way out."""
     server = subprocess.Popen(
-        [sys.executable, str(SERVER), "--latency", str(latency)], stdout=subprocess.PIPE, text=True
+        [sys.executable, str(ENDPOINT), "--latency", str(latency)], stdout=subprocess.PIPE, text=True
     )
     try:
         assert server.stdout is not None
         url = server.stdout.readline().strip()
         if not url.startswith("http"):
-            raise SystemExit(f"the chat server did not start (it printed {url!r}; exit code {server.poll()})")
+            raise SystemExit(f"the chat endpoint did not start (it printed {url!r}; exit code {server.poll()})")
         yield url
     finally:
         server.terminate()
