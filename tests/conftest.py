@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import errno
+import functools
 import os
 import textwrap
 from collections.abc import Callable
@@ -15,6 +16,7 @@ from click.testing import CliRunner, Result
 from rag_compare import Comparison
 from rag_compare.cli.main import main
 from tests.helpers.data import SMALL_CORPUS, SMALL_RECORDS
+from tests.helpers.golden import check_golden
 from tests.helpers.hostile import hostile_comparison
 
 
@@ -90,14 +92,14 @@ def pytest_addoption(parser: pytest.Parser) -> None:
     parser.addoption(
         "--update-golden",
         action="store_true",
-        help="Rewrite the golden report files from the current output instead of checking against them.",
+        help="Rewrite the golden files (tests/golden) from the current output instead of checking against them.",
     )
 
 
 @pytest.fixture
-def update_golden(request: pytest.FixtureRequest) -> bool:
-    """Whether this run rewrites golden files (``pytest --update-golden``) rather than checking them."""
-    return bool(request.config.getoption("--update-golden"))
+def golden(request: pytest.FixtureRequest) -> Callable[[str, str], None]:
+    """Check an output against its golden file in tests/golden, or rewrite that file (``pytest --update-golden``)."""
+    return functools.partial(check_golden, update=bool(request.config.getoption("--update-golden")))
 
 
 @pytest.fixture(scope="module")

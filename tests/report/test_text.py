@@ -7,12 +7,14 @@ from collections.abc import Callable
 from pathlib import Path
 
 import pytest
+from click.testing import Result
 
 from rag_compare.compute.audit import audit_corpora
 from rag_compare.core.result import to_json
 from rag_compare.io.corpus import load_corpus
 from rag_compare.report.text import counts_line, text_table
-from tests.helpers.data import EXAMPLE_CORPUS
+from tests.helpers.data import EXAMPLE_CORPUS, ROOT
+from tests.helpers.golden import HANDMADE_COMPARISON
 
 Write = Callable[[str, str | bytes], Path]
 HEADER = "case_id,question,answerability,source_version,required_passage_ids\n"
@@ -57,3 +59,12 @@ def test_to_json_writes_a_number_that_is_not_finite_as_null() -> None:
         "nested": [{"x": None}],
     }
     assert payload["p"] != payload["p"]  # the caller's payload is left as it was
+
+
+def test_text_summary_of_the_handmade_runs_matches_the_golden_file(
+    cli: Callable[..., Result], golden: Callable[[str, str], None], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.chdir(ROOT)  # the summary names the run files by the paths they were opened with
+    result = cli(*HANDMADE_COMPARISON, env={"COLUMNS": "50"})  # the tables' width is fixed, not the terminal's
+    assert (result.exit_code, result.stderr) == (0, "")
+    golden("handmade.txt", result.stdout)
