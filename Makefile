@@ -1,51 +1,59 @@
 # The two quickstart commands: `make demo` (the main job on the shipped examples) and `make test`.
 # `make report` writes the examples' HTML and Markdown reports to build/; `make tour` shows the other commands.
-# Each sets up its own virtual environment in .venv on first use.
+# Each sets up its own virtual environment in .venv on first use: `make demo` and the other commands that run the
+# tool install the runtime dependencies only; `make lint` and `make test` add the dev extras.
 
 PYTHON ?= python3
 VENV := .venv
 BIN := $(VENV)/bin
-STAMP := $(VENV)/.installed
+RUNTIME := $(VENV)/.runtime
+DEV := $(VENV)/.dev
 EXAMPLE_EPOCH := 1795000000
 LINTED := rag_compare tests benchmarks
 HANDMADE := tests/fixtures/handmade
 
 .PHONY: demo report tour test lint examples handmade clean
 
-$(STAMP): pyproject.toml
+# The runtime dependencies only, for the commands a newcomer runs first; the dev extras on top for lint and tests.
+$(RUNTIME): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install --quiet --upgrade pip
-	$(BIN)/python -m pip install --quiet -e ".[dev]"
-	touch $(STAMP)
+	$(BIN)/python -m pip install --quiet -e .
+	touch $(RUNTIME)
 
-demo: $(STAMP)
+$(DEV): $(RUNTIME)
+	$(BIN)/python -m pip install --quiet -e ".[dev]"
+	touch $(DEV)
+
+demo: $(RUNTIME)
 	$(BIN)/rag-compare runs/baseline.arrow runs/candidate.arrow --passages corpora/handbook_passages.csv
 
 # The examples' comparison as the reports a reviewer reads, in build/ (open build/report.html in a browser).
-report: $(STAMP)
+report: $(RUNTIME)
 	mkdir -p build
 	$(BIN)/rag-compare runs/baseline.arrow runs/candidate.arrow --passages corpora/handbook_passages.csv \
 		--format html --output build/report.html
 	$(BIN)/rag-compare runs/baseline.arrow runs/candidate.arrow --passages corpora/handbook_passages.csv \
 		--format markdown --output build/report.md
 
-tour: $(STAMP)
+tour: $(RUNTIME)
 	$(BIN)/rag-compare validate corpora/handbook.csv
 	$(BIN)/rag-compare audit corpora/handbook_2025.csv corpora/handbook.csv
 	$(BIN)/rag-compare show runs/baseline.arrow
 	$(BIN)/rag-compare show runs/candidate.arrow
 
-lint: $(STAMP)
+lint: $(DEV)
 	$(BIN)/ruff check $(LINTED)
 	$(BIN)/ruff format --check $(LINTED)
 	$(BIN)/mypy rag_compare
+	$(BIN)/lint-imports
 
 test: lint
 	$(BIN)/pytest
 
 # Capture the example runs from the example corpus, offline: BM25 and the extractive generator, top_k 3 and 5.
 # SOURCE_DATE_EPOCH fixes their creation time; the latencies they record are measured anew.
-examples: $(STAMP)
+examples: $(RUNTIME)
 	rm -f runs/baseline.arrow runs/candidate.arrow
 	SOURCE_DATE_EPOCH=$(EXAMPLE_EPOCH) $(BIN)/rag-compare capture corpora/handbook.csv \
 		--passages corpora/handbook_passages.csv --top-k 3 --context-budget 600 --set name=baseline \
@@ -55,7 +63,7 @@ examples: $(STAMP)
 		--output runs/candidate.arrow
 
 # Rebuild the hand-made test runs (every status, failures included) from their records; byte-stable.
-handmade: $(STAMP)
+handmade: $(RUNTIME)
 	rm -f $(HANDMADE)/baseline.arrow $(HANDMADE)/candidate.arrow
 	for name in baseline candidate; do \
 		SOURCE_DATE_EPOCH=$(EXAMPLE_EPOCH) $(BIN)/rag-compare freeze $(HANDMADE)/records/$$name.jsonl \

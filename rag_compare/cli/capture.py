@@ -22,8 +22,8 @@ from rag_compare.cli.options import (
     say,
     wants_json,
 )
+from rag_compare.core.listing import counts_line
 from rag_compare.core.protocols import MAX_K
-from rag_compare.report.text import counts_line
 
 __all__ = ["capture_command"]
 

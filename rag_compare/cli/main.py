@@ -41,8 +41,7 @@ from rag_compare.cli.options import (
 from rag_compare.cli.scores import fallback, import_scores_command, score
 from rag_compare.core.credentials import redact
 from rag_compare.core.errors import ContractError, RagCompareError
-from rag_compare.core.result import FORMATS, REPORT_FORMATS, terminal_safe
-from rag_compare.report.text import DEFAULT_MAX_CASES
+from rag_compare.core.result import DEFAULT_MAX_CASES, FORMATS, REPORT_FORMATS, terminal_safe
 
 __all__ = ["main"]
 

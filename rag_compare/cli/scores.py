@@ -22,8 +22,8 @@ from rag_compare.cli.options import (
     say,
     wants_json,
 )
+from rag_compare.core.listing import counts_line
 from rag_compare.llm.checks import CHECKS, DEFAULT_CHECKS
-from rag_compare.report.text import counts_line
 
 __all__ = ["fallback", "import_scores_command", "score"]
 

@@ -17,7 +17,6 @@ import polars as pl
 from rag_compare.core.result import Report
 from rag_compare.io.corpus import Corpus, load_corpus
 from rag_compare.io.schemas import LABEL_COLUMNS
-from rag_compare.report.text import text_table
 
 __all__ = ["CorpusAudit", "audit_corpora", "question_key"]
 
@@ -54,28 +53,6 @@ class CorpusAudit(Report):
             "new_versions": self.new_versions.to_dicts(),
             "unreviewed_synthetic": self.unreviewed.to_dicts(),
         }
-
-    def _text(self) -> str:
-        verdict = "no violations" if not self.violations else f"{self.violations} violation(s)"
-        text = (
-            f"audit {self.old.source} ({self.old.frame.height} cases) -> "
-            f"{self.new.source} ({self.new.frame.height} cases): {verdict}\n"
-            f"added {self.added.height} · new versions {self.new_versions.height} · "
-            f"removed {self.removed.height} · relabeled {self.relabeled.get_column('case_id').n_unique()} · "
-            f"unreviewed synthetic {self.unreviewed.height}\n"
-        )
-        sections = [
-            ("Removed cases (violation: keep old cases; retire them by adding new ones)", self.removed),
-            ("Relabeled cases (violation: a relabel needs a new case id and source version)", self.relabeled),
-            ("New versions of a question", self.new_versions),
-            ("Added cases", self.added),
-            ("Synthetic cases not yet reviewed (candidates, not gold)", self.unreviewed),
-        ]
-        for title, frame in sections:
-            if frame.height:
-                rows = frame.select(pl.all().cast(pl.String)).rows()
-                text += "\n" + text_table(frame.columns, rows, title=title)
-        return text
 
 
 def audit_corpora(old: str | Path | pl.DataFrame | Corpus, new: str | Path | pl.DataFrame | Corpus) -> CorpusAudit:

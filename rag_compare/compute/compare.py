@@ -21,6 +21,7 @@ from rag_compare.compute.configdiff import config_diff, config_warnings
 from rag_compare.compute.lexical_judge import LexicalJudge
 from rag_compare.core.errors import CompareError, ScoresError
 from rag_compare.core.frames import row_index, spread_by_row
+from rag_compare.core.listing import truncated
 from rag_compare.core.protocols import K_EXPECTED, Judge, is_k
 from rag_compare.core.signals import JUDGE_FAILED, Signal, judge_failed, signals_in
 from rag_compare.io.corpus import Corpus, load_corpus
@@ -34,7 +35,6 @@ __all__ = ["compare"]
 DEFAULT_TOLERANCE = 1e-9
 CASE_LABELS = ("question", "answerability", "source_version", "required_passage_ids", "category", "acceptance_note")
 SIDE_COLUMNS = ("status", "error", "retrieved_passage_ids", "context_passage_ids", "answer")
-_MAX_NAMED = 10
 _MAX_ERROR_CHARS = 200
 _REASON_DECIMALS = range(3, 16)
 """Decimals a reason may round its two numbers to: the fewest of these at which they differ."""
@@ -146,7 +146,7 @@ def _check_unique(run: Run) -> None:
     repeated = run.records.filter(pl.col("case_id").is_duplicated()).get_column("case_id").unique().sort()
     if repeated.len():
         raise CompareError(
-            f"{run.path or run.name}: these case ids appear more than once: {_named(repeated.to_list())}. "
+            f"{run.path or run.name}: these case ids appear more than once: {truncated(repeated.to_list())}. "
             "A run holds one record per case; freeze it again from records with unique case ids."
         )
 
@@ -202,7 +202,7 @@ def _corpus_label_warnings(run: Run, labels: pl.DataFrame) -> list[str]:
     unknown = run.records.join(labels, on="case_id", how="anti").get_column("case_id").sort().to_list()
     if unknown:
         warnings.append(
-            f"run '{run.name}' has cases that --corpus lacks: {_named(unknown)}; they keep their frozen labels."
+            f"run '{run.name}' has cases that --corpus lacks: {truncated(unknown)}; they keep their frozen labels."
         )
     return warnings
 
@@ -233,7 +233,7 @@ def _unknown_passage_warning(frames: list[pl.DataFrame], knowledge_base: pl.Data
     if not unknown:
         return []
     return [
-        f"--passages lacks {len(unknown)} required passages ({_named(unknown)}); where a record has no "
+        f"--passages lacks {len(unknown)} required passages ({truncated(unknown)}); where a record has no "
         "context_passage_ids, they count as absent from its context."
     ]
 
@@ -395,10 +395,5 @@ def _rounded(number: pl.Expr, decimals: pl.Expr) -> pl.Expr:
     return pl.coalesce(*(pl.when(decimals == places).then(number.round(places)) for places in _REASON_DECIMALS), number)
 
 
-def _named(ids: list[Any]) -> str:
-    shown = ", ".join(str(item) for item in ids[:_MAX_NAMED])
-    return shown + (f" and {len(ids) - _MAX_NAMED} more" if len(ids) > _MAX_NAMED else "")
-
-
 def _counted(ids: list[str]) -> str:
-    return f"{len(ids)} case{'s' if len(ids) != 1 else ''} ({_named(ids)})"
+    return f"{len(ids)} case{'s' if len(ids) != 1 else ''} ({truncated(ids)})"

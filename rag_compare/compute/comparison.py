@@ -1,4 +1,4 @@
-"""The result of comparing two runs: frames a user can filter, and the renderings of them."""
+"""The result of comparing two runs: frames a user can filter, and their JSON (the report floor renders the rest)."""
 
 from __future__ import annotations
 
@@ -15,20 +15,12 @@ import polars as pl
 
 from rag_compare.compute.configdiff import ConfigChange
 from rag_compare.core.frames import count_by
+from rag_compare.core.listing import counts_line
+from rag_compare.core.result import DEFAULT_MAX_CASES, REPORT_FORMATS, Report, to_json
 from rag_compare.core.result import FORMATS as SUMMARY_FORMATS  # the text and JSON every result renders
-from rag_compare.core.result import REPORT_FORMATS, Report, terminal_safe, to_json
 from rag_compare.core.signals import JUDGE_COLUMNS, Signal, signals_in
 from rag_compare.io.runs import Run
 from rag_compare.io.scores import evaluator_label
-from rag_compare.report.text import (
-    AGGREGATE_HEADERS,
-    DEFAULT_MAX_CASES,
-    aggregate_cells,
-    config_text,
-    counts_line,
-    k_text,
-    text_table,
-)
 
 __all__ = [
     "CASE_STATUSES",
@@ -73,8 +65,6 @@ CASE_STATUSES = (
     "mixed",
     "unchanged",
 )
-_MAX_LISTED = 100
-_STATUS_WIDTH = max(len(status) for status in CASE_STATUSES)
 _JSON_SLICE_ROWS = 50_000
 """Cases serialised at a time: a million cases never sit in memory as one string."""
 SCOPE_TITLES = {
@@ -199,19 +189,12 @@ class Comparison(Report):
             raise ValueError(f"unknown format {format!r}; use one of {', '.join(FORMATS)}")
         if max_cases is not None and max_cases < 1:
             raise ValueError(f"max_cases must be 1 or more, or None for every case; got {max_cases!r}")
-        if format == "text":
-            stream.write(terminal_safe(self._text()))
-        elif format == "json":
+        if format == "json":
             self.write_json(stream)
+        elif format == "text":
+            self._write(stream, format)
         else:
-            from rag_compare.report.documents import write_report
-
-            write_report(self, stream, format, all_cases=all_cases, max_cases=max_cases)
-
-    def _repr_html_(self) -> str:
-        from rag_compare.report.documents import summary_html
-
-        return summary_html(self)
+            self._write(stream, format, all_cases=all_cases, max_cases=max_cases)
 
     def write_json(self, stream: TextIO) -> None:
         """Write the JSON of ``to_dict`` to ``stream``, one case per line, serialised by Polars.
@@ -271,50 +254,3 @@ class Comparison(Report):
         return self.cases.select(
             "case_id", pl.col("status").cast(pl.String), "reasons", "category", "answerability", *sides
         )
-
-    def _text(self) -> str:
-        runs = [
-            (side, run.name, run.fingerprint[:12], run.created_at, run.path_text, k_text(run.k))
-            for side, run in zip(SIDES, (self.baseline, self.candidate), strict=True)
-        ]
-        scores = self.scores_text()
-        parts = [
-            text_table(("", "run", "fingerprint", "created", "path", "k"), runs)
-            + f"evaluator {self.evaluator['name']} ({self.evaluator['fingerprint'][:12]}), "
-            f"tolerance {self.tolerance:g}" + (f"; scores: {scores}" if scores else "")
-        ]
-        if self.config_diff:
-            changes = [
-                (change["key"], config_text(change["baseline"], 40), config_text(change["candidate"], 40))
-                for change in self.config_diff
-            ]
-            parts.append(text_table(("config key", "baseline", "candidate"), changes, title="Config differences"))
-        if self.warnings:
-            parts.append("".join(f"warning: {warning}\n" for warning in self.warnings))
-        parts.append(f"{self.cases.height} cases: {self.counts_text()}")
-        for scope, title in SCOPE_TITLES.items():
-            rows = self.aggregates.filter(pl.col("scope") == scope, pl.col("n") > 0).iter_rows(named=True)
-            parts.append(text_table(AGGREGATE_HEADERS, (aggregate_cells(row) for row in rows), title=title))
-        empty = self.signals_without_values
-        if empty:
-            hint = " (answer_completeness needs --passages)" if "answer_completeness" in empty else ""
-            parts.append(f"no values for: {', '.join(empty)}{hint}")
-        parts.append(self._listed_cases())
-        return "\n".join(part.rstrip("\n") + "\n" for part in parts)
-
-    def _listed_cases(self) -> str:
-        order = {status: rank for rank, status in enumerate(REPORTED_STATUSES)}
-        listed = (
-            self.cases.select("case_id", pl.col("status").cast(pl.String), "reasons")
-            .filter(pl.col("status").is_in(REPORTED_STATUSES))
-            .sort(pl.col("status").replace_strict(order, return_dtype=pl.Int32), "case_id")
-        )
-        if listed.is_empty():
-            return "No case changed, failed or is missing."
-        lines = ["Cases that changed, failed or are missing"]
-        for case_id, status, reasons in listed.head(_MAX_LISTED).iter_rows():
-            lines.append(f"{status:<{_STATUS_WIDTH}} {case_id}")
-            lines += [f"{'':<{_STATUS_WIDTH + 2}}{reason}" for reason in reasons]
-        if listed.height > _MAX_LISTED:
-            lines.append(f"... and {listed.height - _MAX_LISTED} more (--format json lists every case)")
-        return "\n".join(lines)

@@ -32,11 +32,11 @@ import polars as pl
 from rag_compare.compute.lexical_judge import LexicalJudge
 from rag_compare.compute.metrics import context_signals
 from rag_compare.core.errors import ScoresError
+from rag_compare.core.listing import truncated
 from rag_compare.core.result import Report
 from rag_compare.io.runfile import atomic_output
 from rag_compare.io.runs import Run
 from rag_compare.io.tables import TABLE_SUFFIXES
-from rag_compare.report.text import config_text, text_table
 
 __all__ = ["DEFAULT_FALLBACK_TEXT", "SWEEP_THRESHOLDS", "FallbackSimulation", "simulate_fallback"]
 
@@ -45,17 +45,6 @@ SWEEP_THRESHOLDS: tuple[float, ...] = tuple(round(step * 0.05, 2) for step in ra
 """0.0, 0.05, ..., 1.0: the thresholds of a sweep."""
 
 _CASE_COLUMNS = ("case_id", "question", "answerability", "category")
-_MAX_IDS_SHOWN = 10
-_THRESHOLD_HEADERS = (
-    "threshold",
-    "replaced",
-    "bad caught",
-    "good hidden",
-    "bad shown",
-    "unscored",
-    "catch rate",
-    "hide rate",
-)
 
 
 @dataclass(frozen=True)
@@ -86,29 +75,6 @@ class FallbackSimulation(Report):
             "thresholds": self.thresholds.to_dicts(),
             "cases": self.cases.to_dicts(),
         }
-
-    def _text(self) -> str:
-        truth = "corpus labels (abstention, context coverage)" if self.truth is None else f"column '{self.truth}'"
-        head = [
-            ("run", f"{self.run_name} ({self.run_fingerprint[:12]})"),
-            ("signal", self.signal),
-            ("evaluator", _evaluator_text(self.evaluator)),
-            ("truth", truth),
-            ("fallback text", self.fallback_text),
-            ("rule", f"replace the answer when {self.signal} < T"),
-        ]
-        rows = [_threshold_cells(row) for row in self.thresholds.iter_rows(named=True)]
-        first = self.thresholds.item(0, "threshold")
-        replaced = self.cases.filter(pl.col("replaced")).get_column("case_id")
-        shown = ", ".join(replaced.head(_MAX_IDS_SHOWN).to_list()) or "none"
-        if replaced.len() > _MAX_IDS_SHOWN:
-            shown += f" … and {replaced.len() - _MAX_IDS_SHOWN} more"
-        return (
-            text_table(("", ""), head)
-            + "\n"
-            + text_table(_THRESHOLD_HEADERS, rows)
-            + f"\nreplaced at {self.signal} < {_threshold_text(first)}: {shown}\n"
-        )
 
     def write_cases(self, path: str | Path) -> None:
         """Write ``cases`` as CSV, Parquet or JSONL (by suffix) atomically; an existing file is refused."""
@@ -181,20 +147,16 @@ def _check_ids(run: Run, scores: pl.DataFrame) -> None:
     ids = scores.get_column("case_id").cast(pl.String)
     if ids.is_duplicated().any():
         twice = ids.filter(ids.is_duplicated()).unique(maintain_order=True)
-        raise ScoresError(f"the scores hold some case ids more than once: {_some(twice)}. Give one row per case.")
+        raise ScoresError(
+            f"the scores hold some case ids more than once: {truncated(twice.to_list())}. Give one row per case."
+        )
     known = run.records.select(pl.col("case_id").cast(pl.String))
     unknown = ids.to_frame().join(known, on="case_id", how="anti", maintain_order="left").to_series()
     if unknown.len():
         raise ScoresError(
-            f"the scores hold {unknown.len()} case ids that run '{run.name}' lacks: {_some(unknown)}. "
+            f"the scores hold {unknown.len()} case ids that run '{run.name}' lacks: {truncated(unknown.to_list())}. "
             "Pass the scores made for this run."
         )
-
-
-def _some(ids: pl.Series) -> str:
-    """Up to ten ids, then ``… and N more``."""
-    text = ", ".join(ids.head(_MAX_IDS_SHOWN).to_list())
-    return text + (f" … and {ids.len() - _MAX_IDS_SHOWN} more" if ids.len() > _MAX_IDS_SHOWN else "")
 
 
 def _ok(records: pl.DataFrame) -> pl.Series:
@@ -300,23 +262,3 @@ def _rate(hit: str, miss: str) -> pl.Expr:
     """``hit / (hit + miss)``, null when both are 0."""
     total = pl.col(hit) + pl.col(miss)
     return pl.when(total > 0).then(pl.col(hit) / total)
-
-
-def _threshold_cells(row: Mapping[str, Any]) -> tuple[str, ...]:
-    counts = (f"{row[name]:,}" for name in ("replaced", "bad_caught", "good_hidden", "bad_shown", "unscored"))
-    return (_threshold_text(row["threshold"]), *counts, _percent(row["catch_rate"]), _percent(row["hide_rate"]))
-
-
-def _threshold_text(threshold: float) -> str:
-    """Two decimals (``0.05``, ``1.00``), more only when the threshold has them."""
-    return f"{threshold:.2f}" if round(threshold, 2) == threshold else f"{threshold:g}"
-
-
-def _percent(rate: float | None) -> str:
-    return "n/a" if rate is None else f"{rate * 100:.1f}%"
-
-
-def _evaluator_text(evaluator: Mapping[str, Any] | None) -> str:
-    if evaluator is None:
-        return "not given"
-    return " · ".join(f"{key} {config_text(value, 40)}" for key, value in evaluator.items()) or "not given"

@@ -25,6 +25,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from rag_compare.core.credentials import redact
+from rag_compare.core.listing import truncated
 
 __all__ = [
     "CaptureError",
@@ -86,10 +87,10 @@ def show_value(value: object) -> str:
 
 def problem_lines(problems: Sequence[Problem]) -> str:
     """Problems as an indented list, the first 50 only (``--format json`` lists them all)."""
-    lines = [f"  - {problem}\n" for problem in problems[:_MAX_PROBLEMS_SHOWN]]
-    if len(problems) > _MAX_PROBLEMS_SHOWN:
-        lines.append(f"  ... and {len(problems) - _MAX_PROBLEMS_SHOWN} more (all are listed with --format json)\n")
-    return "".join(lines)
+    lines = [f"  - {problem}\n" for problem in problems]
+    return truncated(
+        lines, _MAX_PROBLEMS_SHOWN, separator="", prefix="  ", suffix=" (all are listed with --format json)\n"
+    )
 
 
 def sorted_problems(problems: Iterable[Problem]) -> list[Problem]:

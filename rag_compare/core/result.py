@@ -2,15 +2,16 @@
 
 from __future__ import annotations
 
-import html
+import io
 import json
 import math
 import re
 from abc import ABC, abstractmethod
 from collections.abc import Mapping
-from typing import Any
+from typing import Any, TextIO
 
 __all__ = [
+    "DEFAULT_MAX_CASES",
     "FORMATS",
     "REPORT_FORMATS",
     "Report",
@@ -21,21 +22,20 @@ __all__ = [
 FORMATS = ("text", "json")
 REPORT_FORMATS = ("markdown", "html")
 """What a comparison renders beyond ``FORMATS``: reports for people to read."""
+DEFAULT_MAX_CASES = 1_000
+"""Cases a Markdown or HTML report lists per status by default: a report stays readable at any scale."""
 _UNSAFE = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f\u061c\u200e\u200f\u2028-\u202e\u2066-\u2069]")
 """What a terminal would obey rather than show: C0 and C1 controls (ESC starts an escape sequence) but
 the newline and tab, DEL, and the bidirectional marks, embeddings, overrides and isolates."""
 
 
 class Report(ABC):
-    """A result that renders itself: ``to_dict``, ``to_json``, ``render(format)``, and HTML in notebooks."""
+    """A result: ``to_dict``, ``to_json``, ``render(format)``, and HTML in notebooks. It holds data; the
+    report floor renders it for people (``rag_compare.report.rendering``)."""
 
     @abstractmethod
     def to_dict(self) -> dict[str, Any]:
         """Plain data (JSON-ready) describing the result."""
-
-    @abstractmethod
-    def _text(self) -> str:
-        """The result for a terminal."""
 
     def to_json(self) -> str:
         return to_json(self.to_dict())
@@ -44,10 +44,24 @@ class Report(ABC):
         """The result as ``text`` (for a terminal) or ``json``."""
         if format not in FORMATS:
             raise ValueError(f"unknown format {format!r}; use one of {', '.join(FORMATS)}")
-        return self.to_json() if format == "json" else terminal_safe(self._text())
+        return self.to_json() if format == "json" else self._rendered("text")
 
     def _repr_html_(self) -> str:
-        return f"<pre>{html.escape(self._text())}</pre>"
+        return self._rendered("notebook")
+
+    def _rendered(self, format: str) -> str:
+        buffer = io.StringIO()
+        self._write(buffer, format)
+        return buffer.getvalue()
+
+    def _write(self, stream: TextIO, format: str, **options: Any) -> None:
+        """Write the result to ``stream`` as the report floor renders ``format``: ``text``, ``notebook``
+        (HTML), or a comparison's ``markdown`` or ``html`` report (``options``: what it lists)."""
+        # The one import up the floors (pyproject's layers contract lists it): results are rendered by
+        # the report floor, which imports their types; imported here, when a result is rendered.
+        from rag_compare.report.rendering import write
+
+        write(self, stream, format, **options)
 
 
 def to_json(payload: Mapping[str, Any]) -> str:

@@ -8,14 +8,13 @@ from typing import Any
 
 import polars as pl
 
-from rag_compare.core.errors import ContractError, Problem, problem_lines, show_value, sorted_problems
+from rag_compare.core.errors import ContractError, Problem, show_value, sorted_problems
 from rag_compare.core.frames import content_fingerprint, count_by, lookalike_key
 from rag_compare.core.result import Report
 from rag_compare.io.columns import coerce_columns, contract_first, problems_where
 from rag_compare.io.passages import load_passages, required_passage_problems
 from rag_compare.io.schemas import ANSWERABILITY, CORPUS_COLUMNS, ORIGINS, CorpusSchema, contract_problems
 from rag_compare.io.tables import ROW, read_source
-from rag_compare.report.text import counts_line, text_table
 
 __all__ = ["Corpus", "load_corpus"]
 
@@ -56,23 +55,6 @@ class Corpus(Report):
             "warnings": [warning.to_dict() for warning in self.warnings],
             "problems": [],
         }
-
-    def _text(self) -> str:
-        summary = self.to_dict()
-        counts = summary["counts"]
-        rows = [
-            ("cases", summary["cases"]),
-            ("fingerprint", self.fingerprint[:16]),
-            ("answerability", counts_line(counts["answerability"])),
-            ("source versions", counts_line(counts["source_version"])),
-            ("categories", counts_line(counts["category"])),
-            ("origin", f"{counts_line(counts['origin'])} ({counts['unreviewed']} not reviewed)"),
-            ("metadata columns", ", ".join(self.metadata_columns) or "none"),
-        ]
-        text = f"{self.source}: valid corpus\n" + text_table(("", ""), rows)
-        if self.warnings:
-            text += f"warnings ({len(self.warnings)}):\n" + problem_lines(self.warnings)
-        return text
 
 
 def load_corpus(

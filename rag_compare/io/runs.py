@@ -18,12 +18,11 @@ from rag_compare.core.errors import ConfigError, RunFileError
 from rag_compare.core.frames import count_by
 from rag_compare.core.protocols import K_EXPECTED, is_k
 from rag_compare.core.result import Report
-from rag_compare.io.config import RESERVED_KEYS, check_config, flatten
+from rag_compare.io.config import RESERVED_KEYS, check_config
 from rag_compare.io.corpus import Corpus, load_corpus, refuse_unreviewed
 from rag_compare.io.records import join_labels
 from rag_compare.io.runfile import ensure_absent, freeze_frame, read_frozen
 from rag_compare.io.schemas import CORPUS_COLUMNS, RECORD_COLUMNS, STATUSES
-from rag_compare.report.text import counts_line, text_table
 
 __all__ = ["SCORES_FORMAT", "Run", "freeze_run", "is_scores_file", "load_run"]
 
@@ -64,21 +63,6 @@ class Run(Report):
             "status_counts": count_by(self.records, "status", STATUSES),
             "config": _plain(self.config),
         }
-
-    def _text(self) -> str:
-        summary = self.to_dict()
-        head = [
-            ("run", self.name),
-            ("path", summary["path"] or "(not written)"),
-            ("fingerprint", self.fingerprint),
-            ("created", self.created_at),
-            ("cases", f"{summary['cases']} of {summary['corpus_cases']} in the corpus"),
-            ("status", counts_line(summary["status_counts"])),
-        ]
-        config_rows = sorted(
-            (key, json.dumps(value, ensure_ascii=False)) for key, value in flatten(summary["config"]).items()
-        )
-        return text_table(("", ""), head) + "\n" + text_table(("config key", "value"), config_rows)
 
 
 def freeze_run(

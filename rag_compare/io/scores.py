@@ -38,7 +38,6 @@ from rag_compare.io.config import check_config
 from rag_compare.io.credential_scan import credential_cells
 from rag_compare.io.runfile import ensure_absent, freeze_frame, read_frozen
 from rag_compare.io.runs import FORMAT_KEY, SCORES_FORMAT, Run
-from rag_compare.report.text import counts_line, text_table
 
 __all__ = [
     "JUDGE_STATUSES",
@@ -105,20 +104,6 @@ class Scores(Report):
             "means": {name: self.frame.get_column(name).cast(pl.Float64).mean() for name in self.signals},
             "usage": tokens,
         }
-
-    def _text(self) -> str:
-        summary = self.to_dict()
-        head = [
-            ("scores", summary["path"] or "(not written)"),
-            ("fingerprint", self.fingerprint),
-            ("run", f"{self.run['name']} ({str(self.run['fingerprint'])[:12]})"),
-            ("evaluator", f"{self.evaluator['name']} ({str(self.evaluator['fingerprint'])[:12]})"),
-            ("cases", str(self.frame.height)),
-            ("judging", counts_line({status: count for status, count in self.counts.items() if count})),
-        ]
-        head += [(name, f"{count:,}") for name, count in summary["usage"].items()]
-        means = [(name, "n/a" if mean is None else f"{mean:.3f}") for name, mean in summary["means"].items()]
-        return text_table(("", ""), head) + "\n" + text_table(("signal", "mean"), means)
 
 
 def evaluator_summary(scores: Scores) -> dict[str, Any]:

@@ -31,7 +31,6 @@ from rag_compare.io.tables import table_format, write_table
 from rag_compare.llm.cache import opened_cache
 from rag_compare.llm.dispatch import Limits, Outcome, chat_body, send_all
 from rag_compare.llm.endpoint import client_factory, endpoint_name
-from rag_compare.report.text import counts_line, text_table
 
 __all__ = [
     "DISTRACTOR_CATEGORY",
@@ -122,28 +121,6 @@ class Drafts(Report):
                 "completion_tokens": self.completion_tokens,
             },
         }
-
-    def _text(self) -> str:
-        summary = self.to_dict()
-        version = f" of source version {self.source_version}" if self.source_version else ""
-        rows = [
-            ("cases", f"{self.frame.height} (all synthetic, reviewed=false: drafts, not gold)"),
-            ("answerability", counts_line(summary["counts"]["answerability"])),
-            ("categories", counts_line(summary["counts"]["category"])),
-            ("passages", f"{self.drafted} drafted of {self.passages} sent ({self.available} available{version})"),
-            ("model", f"{self.model} at {self.endpoint}"),
-            ("requests", f"{self.sent} sent, {self.cached} from the cache"),
-        ]
-        text = f"drafted {self.frame.height} cases from {self.drafted} passages\n" + text_table(("", ""), rows)
-        if self.requested > self.available:
-            text += f"asked for {self.requested} passages; only {self.available} exist{version}, so all were used\n"
-        if self.dropped:
-            text += f"left out {self.dropped} blank or repeated texts\n"
-        if self.failures:
-            noun = "passage" if len(self.failures) == 1 else "passages"
-            text += f"failed ({len(self.failures)} {noun}, no cases drafted from them):\n"
-            text += "".join(f"  - {failure.passage_id}: {failure.error}\n" for failure in self.failures)
-        return text
 
 
 def reply_schema(wordings: int) -> dict[str, Any]:

@@ -31,7 +31,6 @@ from rag_compare.llm.cache import opened_cache, request_key
 from rag_compare.llm.checks import CHECKS, DEFAULT_CHECKS, PROMPT_VERSION, Check, prompt_digest, render_messages
 from rag_compare.llm.dispatch import Limits, Outcome, chat_body, send_all
 from rag_compare.llm.endpoint import client_factory, endpoint_name
-from rag_compare.report.text import text_table
 
 __all__ = ["JudgePlan", "OpenAIJudge"]
 
@@ -66,12 +65,6 @@ class JudgePlan(Report):
             "estimated_prompt_tokens": self.prompt_tokens,
             "estimated_completion_tokens": self.completion_tokens,
         }
-
-    def _text(self) -> str:
-        rows = [(key.replace("_", " "), f"{value:,}") for key, value in self.to_dict().items()]
-        return text_table(("dry run: nothing was sent", ""), rows) + (
-            "Token estimates count only the requests to send, at four characters a token.\n"
-        )
 
 
 @dataclass(frozen=True)

@@ -24,10 +24,10 @@ from rag_compare._version import __version__
 from rag_compare.compute.aggregates import BREAKDOWN_COLUMNS, SCOPES
 from rag_compare.compute.comparison import REPORTED_STATUSES, SCOPE_TITLES, SIDES
 from rag_compare.core.frames import row_index
-from rag_compare.core.result import REPORT_FORMATS
+from rag_compare.core.result import DEFAULT_MAX_CASES, REPORT_FORMATS
 from rag_compare.core.signals import ALL_SIGNALS, JUDGE_FAILED, SCORE_SIGNALS
 from rag_compare.report.charts import category_grid, delta_chart, delta_tone, status_chart, tone_of
-from rag_compare.report.text import AGGREGATE_HEADERS, DEFAULT_MAX_CASES, aggregate_cells, config_text, k_text
+from rag_compare.report.text import AGGREGATE_HEADERS, aggregate_cells, config_text, k_text
 
 if TYPE_CHECKING:
     import jinja2
@@ -103,33 +103,10 @@ def _context(comparison: Comparison, *, all_cases: bool, max_cases: int | None) 
     counts = comparison.counts
     answer_signals = ANSWER_SIGNALS + tuple(signal.name for signal in comparison.signals if signal in SCORE_SIGNALS)
     listed = REPORTED_STATUSES + (("unchanged",) if all_cases else ())
-    aggregates = comparison.aggregates.filter(pl.col("n") > 0)
-    runs = [
-        {
-            "side": side,
-            "name": run.name,
-            "fingerprint": run.fingerprint,
-            "created_at": run.created_at,
-            "path": run.path_text,
-            "k": k_text(run.k),
-        }
-        for side, run in zip(SIDES, (comparison.baseline, comparison.candidate), strict=True)
-    ]
-    scopes = []
-    for scope in SCOPES:
-        rows = aggregates.filter(pl.col("scope") == scope).to_dicts()
-        scopes.append(
-            {
-                "name": scope,
-                "title": SCOPE_TITLES[scope],
-                "rows": [aggregate_cells(row) for row in rows],
-                "chart": delta_chart(rows),
-            }
-        )
     return {
         "version": __version__,
         "title": f"{comparison.baseline.name} → {comparison.candidate.name}",
-        "runs": runs,
+        "runs": _runs(comparison),
         "evaluator": dict(comparison.evaluator),
         "scores": comparison.scores_text(),
         "tolerance": f"{comparison.tolerance:g}",
@@ -142,7 +119,7 @@ def _context(comparison: Comparison, *, all_cases: bool, max_cases: int | None) 
         "counts": [(status, count, tone_of(status)) for status, count in counts.items()],
         "status_chart": status_chart(counts),
         "aggregate_headers": AGGREGATE_HEADERS,
-        "scopes": scopes,
+        "scopes": _scopes(comparison.aggregates.filter(pl.col("n") > 0)),
         "empty_signals": comparison.signals_without_values,
         "breakdowns": [_breakdown(comparison.breakdowns, by) for by in BREAKDOWN_COLUMNS],
         "groups": [
@@ -160,6 +137,37 @@ def _context(comparison: Comparison, *, all_cases: bool, max_cases: int | None) 
         "unlisted": 0 if all_cases else counts["unchanged"],
         "answer_signals": answer_signals,
     }
+
+
+def _runs(comparison: Comparison) -> list[dict[str, Any]]:
+    """The two runs as the report's header shows them."""
+    return [
+        {
+            "side": side,
+            "name": run.name,
+            "fingerprint": run.fingerprint,
+            "created_at": run.created_at,
+            "path": run.path_text,
+            "k": k_text(run.k),
+        }
+        for side, run in zip(SIDES, (comparison.baseline, comparison.candidate), strict=True)
+    ]
+
+
+def _scopes(aggregates: pl.DataFrame) -> list[dict[str, Any]]:
+    """Each scope's aggregates (the signals with values) as table rows and a delta chart."""
+    scopes = []
+    for scope in SCOPES:
+        rows = aggregates.filter(pl.col("scope") == scope).to_dicts()
+        scopes.append(
+            {
+                "name": scope,
+                "title": SCOPE_TITLES[scope],
+                "rows": [aggregate_cells(row) for row in rows],
+                "chart": delta_chart(rows),
+            }
+        )
+    return scopes
 
 
 def _breakdown(breakdowns: pl.DataFrame, by: str) -> dict[str, Any]:

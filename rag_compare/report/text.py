@@ -14,17 +14,13 @@ from rag_compare.core.result import terminal_safe
 
 __all__ = [
     "AGGREGATE_HEADERS",
-    "DEFAULT_MAX_CASES",
     "aggregate_cells",
     "config_text",
-    "counts_line",
     "k_text",
     "text_table",
 ]
 
 TEXT_WIDTH = 100
-DEFAULT_MAX_CASES = 1_000
-"""Cases a Markdown or HTML report lists per status by default: a report stays readable at any scale."""
 AGGREGATE_HEADERS = ("signal", "baseline", "candidate", "delta", "95% CI", "p", "p (Holm)", "n")
 
 
@@ -40,11 +36,6 @@ def text_table(headers: Sequence[str], rows: Iterable[Sequence[object]], title: 
     buffer = io.StringIO()
     Console(file=buffer, width=TEXT_WIDTH, color_system=None, highlight=False, soft_wrap=False).print(table)
     return "\n".join(line.rstrip() for line in buffer.getvalue().splitlines()) + "\n"
-
-
-def counts_line(counts: Mapping[str, int], separator: str = " · ") -> str:
-    """``a 3 · b 1`` for a mapping of counts, or ``none`` when empty."""
-    return separator.join(f"{key} {value}" for key, value in counts.items()) or "none"
 
 
 def k_text(k: int | None) -> str:

@@ -228,24 +228,6 @@ def test_write_cases_refuses_an_unknown_suffix(run: Run, tmp_path: Path) -> None
     assert not list(tmp_path.iterdir())
 
 
-def test_text_render(run: Run) -> None:
-    evaluator = {"name": "openai", "fingerprint": "f" * 64}
-    text = simulate_fallback(run, SCORES, "trustworthiness", [0.5, 1.0], fallback_text=FALLBACK, evaluator=evaluator)
-    rendered = text.render("text")
-    assert "hand-made" in rendered
-    assert "replace the answer when trustworthiness < T" in rendered
-    assert "name openai" in rendered
-    assert FALLBACK in rendered
-    assert "catch rate" in rendered
-    assert "0.50  " in rendered
-    assert "66.7%" in rendered  # catch rate at 0.5
-    assert "16.7%" in rendered  # hide rate at 0.5
-    assert "replaced at trustworthiness < 0.50: ceo@v1, hotel@v1, parking@v1, tax@v1" in rendered
-    assert "not given" in simulate_fallback(run, SCORES, "trustworthiness", [0.0]).render()
-    assert "n/a" not in rendered
-    assert "n/a" in simulate_fallback(_all_good(run), SCORES, "trustworthiness", [0.5], truth="human_ok").render()
-
-
 def test_json_render(run: Run) -> None:
     evaluator = {"name": "openai", "fingerprint": "abc"}
     payload = json.loads(simulate_fallback(run, SCORES, "trustworthiness", [0.5], evaluator=evaluator).render("json"))

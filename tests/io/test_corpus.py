@@ -174,5 +174,5 @@ def test_long_problem_lists_are_cut_in_text_but_complete_in_data(write: Write) -
     with pytest.raises(ContractError) as excinfo:
         load_corpus(write("many.csv", HEADER + rows))
     assert len(excinfo.value.problems) == 60
-    assert "... and 10 more (all are listed with --format json)" in str(excinfo.value)
+    assert "  … and 10 more (all are listed with --format json)\n" in str(excinfo.value)
     assert str(excinfo.value).count("  - row ") == 50

@@ -7,14 +7,12 @@ from collections.abc import Callable
 from pathlib import Path
 
 import pytest
-from click.testing import Result
 
 from rag_compare.compute.audit import audit_corpora
 from rag_compare.core.result import to_json
 from rag_compare.io.corpus import load_corpus
-from rag_compare.report.text import counts_line, text_table
-from tests.helpers.data import EXAMPLE_CORPUS, ROOT
-from tests.helpers.golden import HANDMADE_COMPARISON
+from rag_compare.report.text import text_table
+from tests.helpers.data import EXAMPLE_CORPUS
 
 Write = Callable[[str, str | bytes], Path]
 HEADER = "case_id,question,answerability,source_version,required_passage_ids\n"
@@ -38,12 +36,10 @@ def test_notebook_html_escapes_data(write: Write) -> None:
     assert "[bold]x[/bold]" in audit.render("text")  # data is never read as terminal markup
 
 
-def test_text_table_and_counts_line() -> None:
+def test_text_table() -> None:
     table = text_table(("key", "value"), [("a", 1), ("[red]b[/red]", None)])
     assert table.splitlines()[0].split() == ["key", "value"]
     assert "[red]b[/red]" in table
-    assert counts_line({"ok": 3, "failed": 0}) == "ok 3 · failed 0"
-    assert counts_line({}) == "none"
 
 
 def _refuse_constant(name: str) -> None:
@@ -59,12 +55,3 @@ def test_to_json_writes_a_number_that_is_not_finite_as_null() -> None:
         "nested": [{"x": None}],
     }
     assert payload["p"] != payload["p"]  # the caller's payload is left as it was
-
-
-def test_text_summary_of_the_handmade_runs_matches_the_golden_file(
-    cli: Callable[..., Result], golden: Callable[[str, str], None], monkeypatch: pytest.MonkeyPatch
-) -> None:
-    monkeypatch.chdir(ROOT)  # the summary names the run files by the paths they were opened with
-    result = cli(*HANDMADE_COMPARISON, env={"COLUMNS": "50"})  # the tables' width is fixed, not the terminal's
-    assert (result.exit_code, result.stderr) == (0, "")
-    golden("handmade.txt", result.stdout)

@@ -1,0 +1,32 @@
+"""Lists as one piece of text: counts (``ok 3 · failed 1``) and a long list cut short (``a, b … and 8 more``).
+
+Only the standard library: errors use it too.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+
+__all__ = ["counts_line", "truncated"]
+
+
+def counts_line(counts: Mapping[str, int], separator: str = " · ") -> str:
+    """``a 3 · b 1`` for a mapping of counts, or ``none`` when empty."""
+    return separator.join(f"{key} {value}" for key, value in counts.items()) or "none"
+
+
+def truncated(
+    items: Sequence[object],
+    limit: int = 10,
+    *,
+    separator: str = ", ",
+    prefix: str = " ",
+    suffix: str = "",
+    total: int | None = None,
+) -> str:
+    """The first ``limit`` of ``items`` joined by ``separator``; the rest, if any, said as ``… and N more``
+    between ``prefix`` and ``suffix`` (``suffix`` may say where every item is listed). ``total`` counts
+    the items when ``items`` holds only the first ones."""
+    shown = separator.join(str(item) for item in items[:limit])
+    hidden = (len(items) if total is None else total) - limit
+    return f"{shown}{prefix}… and {hidden} more{suffix}" if hidden > 0 else shown

@@ -1,0 +1,73 @@
+"""A comparison's text summary for a terminal: the runs, config differences, warnings, status counts,
+the aggregates of both scopes, then the cases that changed, failed or are missing (the first 100)."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+import polars as pl
+
+from rag_compare.compute.comparison import CASE_STATUSES, REPORTED_STATUSES, SCOPE_TITLES, SIDES
+from rag_compare.core.listing import truncated
+from rag_compare.report.text import AGGREGATE_HEADERS, aggregate_cells, config_text, k_text, text_table
+
+if TYPE_CHECKING:
+    from rag_compare.compute.comparison import Comparison
+
+__all__ = ["comparison_text"]
+
+_MAX_LISTED = 100
+_STATUS_WIDTH = max(len(status) for status in CASE_STATUSES)
+
+
+def comparison_text(comparison: Comparison) -> str:
+    """The summary, before control characters are escaped."""
+    evaluator = comparison.evaluator
+    runs = [
+        (side, run.name, run.fingerprint[:12], run.created_at, run.path_text, k_text(run.k))
+        for side, run in zip(SIDES, (comparison.baseline, comparison.candidate), strict=True)
+    ]
+    scores = comparison.scores_text()
+    parts = [
+        text_table(("", "run", "fingerprint", "created", "path", "k"), runs)
+        + f"evaluator {evaluator['name']} ({evaluator['fingerprint'][:12]}), "
+        f"tolerance {comparison.tolerance:g}" + (f"; scores: {scores}" if scores else "")
+    ]
+    if comparison.config_diff:
+        changes = [
+            (change["key"], config_text(change["baseline"], 40), config_text(change["candidate"], 40))
+            for change in comparison.config_diff
+        ]
+        parts.append(text_table(("config key", "baseline", "candidate"), changes, title="Config differences"))
+    if comparison.warnings:
+        parts.append("".join(f"warning: {warning}\n" for warning in comparison.warnings))
+    parts.append(f"{comparison.cases.height} cases: {comparison.counts_text()}")
+    for scope, title in SCOPE_TITLES.items():
+        rows = comparison.aggregates.filter(pl.col("scope") == scope, pl.col("n") > 0).iter_rows(named=True)
+        parts.append(text_table(AGGREGATE_HEADERS, (aggregate_cells(row) for row in rows), title=title))
+    empty = comparison.signals_without_values
+    if empty:
+        hint = " (answer_completeness needs --passages)" if "answer_completeness" in empty else ""
+        parts.append(f"no values for: {', '.join(empty)}{hint}")
+    parts.append(_listed_cases(comparison.cases))
+    return "\n".join(part.rstrip("\n") + "\n" for part in parts)
+
+
+def _listed_cases(cases: pl.DataFrame) -> str:
+    """The reported cases, in ``REPORTED_STATUSES`` order then by id, each with its reasons."""
+    order = {status: rank for rank, status in enumerate(REPORTED_STATUSES)}
+    listed = (
+        cases.select("case_id", pl.col("status").cast(pl.String), "reasons")
+        .filter(pl.col("status").is_in(REPORTED_STATUSES))
+        .sort(pl.col("status").replace_strict(order, return_dtype=pl.Int32), "case_id")
+    )
+    if listed.is_empty():
+        return "No case changed, failed or is missing."
+    indent = " " * (_STATUS_WIDTH + 2)
+    blocks = [
+        "\n".join([f"{status:<{_STATUS_WIDTH}} {case_id}", *(indent + reason for reason in reasons)])
+        for case_id, status, reasons in listed.head(_MAX_LISTED).iter_rows()
+    ]
+    every = " (--format json lists every case)"
+    shown = truncated(blocks, _MAX_LISTED, separator="\n", prefix="\n", suffix=every, total=listed.height)
+    return "Cases that changed, failed or are missing\n" + shown

@@ -1,0 +1,65 @@
+"""Every result rendered for people, by its type: text for a terminal, HTML for a notebook, and a
+comparison's Markdown and HTML reports.
+
+``core.result.Report`` defers here (``write``), so a result holds data and its renderings live on this
+floor: a new result type registers its text summary with ``text``.
+"""
+
+from __future__ import annotations
+
+import functools
+import html
+from typing import Any, TextIO
+
+from rag_compare.compute.audit import CorpusAudit
+from rag_compare.compute.comparison import Comparison
+from rag_compare.compute.fallback import FallbackSimulation
+from rag_compare.core.result import Report, terminal_safe
+from rag_compare.io.corpus import Corpus
+from rag_compare.io.runs import Run
+from rag_compare.io.scores import Scores
+from rag_compare.llm.drafts import Drafts
+from rag_compare.llm.llm_judge import JudgePlan
+from rag_compare.report import summaries
+from rag_compare.report.comparison_text import comparison_text
+from rag_compare.report.documents import summary_html, write_report
+
+__all__ = ["notebook", "text", "write"]
+
+
+def write(result: Report, stream: TextIO, format: str, **options: Any) -> None:
+    """Write ``result`` to ``stream`` as ``text`` (control characters escaped), ``notebook`` (HTML), or,
+    for a comparison, as a ``markdown`` or ``html`` report (``options``: ``all_cases``, ``max_cases``)."""
+    if format == "text":
+        stream.write(terminal_safe(text(result)))
+    elif format == "notebook":
+        stream.write(notebook(result))
+    elif isinstance(result, Comparison):
+        write_report(result, stream, format, **options)
+    else:
+        raise ValueError(f"a {type(result).__name__} renders as text or in a notebook, not as {format!r}")
+
+
+@functools.singledispatch
+def text(result: Report) -> str:
+    """``result`` for a terminal, before control characters are escaped."""
+    raise TypeError(f"no text rendering is registered for {type(result).__name__}")
+
+
+text.register(Corpus, summaries.corpus_text)
+text.register(Run, summaries.run_text)
+text.register(Scores, summaries.scores_text)
+text.register(CorpusAudit, summaries.audit_text)
+text.register(FallbackSimulation, summaries.simulation_text)
+text.register(Drafts, summaries.drafts_text)
+text.register(JudgePlan, summaries.plan_text)
+text.register(Comparison, comparison_text)
+
+
+@functools.singledispatch
+def notebook(result: Report) -> str:
+    """``result`` as HTML for a notebook: its text, escaped, in a ``<pre>``."""
+    return f"<pre>{html.escape(text(result))}</pre>"
+
+
+notebook.register(Comparison, summary_html)

@@ -1,0 +1,103 @@
+"""Every result renders through the report floor: ``Report.render``/``_repr_html_`` dispatch by type."""
+
+from __future__ import annotations
+
+import html
+import io
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+import polars as pl
+import pytest
+
+from rag_compare.compute.audit import audit_corpora
+from rag_compare.compute.compare import compare
+from rag_compare.compute.comparison import Comparison
+from rag_compare.compute.fallback import simulate_fallback
+from rag_compare.compute.lexical_judge import LexicalJudge
+from rag_compare.core.result import Report, terminal_safe
+from rag_compare.io.corpus import load_corpus
+from rag_compare.io.runs import load_run
+from rag_compare.io.scores import score_run
+from rag_compare.llm.drafts import DraftFailure, Drafts
+from rag_compare.llm.llm_judge import JudgePlan
+from rag_compare.report import rendering, summaries
+from rag_compare.report.comparison_text import comparison_text
+from rag_compare.report.documents import summary_html
+from tests.helpers.data import EXAMPLE_CORPUS, EXAMPLE_OLD_CORPUS, HANDMADE_RUNS, PAYLOAD
+
+Rendered = dict[str, tuple[Report, Callable[[Any], str]]]
+TYPES = ["Corpus", "Run", "Scores", "CorpusAudit", "FallbackSimulation", "Drafts", "JudgePlan", "Comparison"]
+
+
+@pytest.fixture(scope="module")
+def results() -> Rendered:
+    """One result of each type, with the report floor's text renderer for it, by type name."""
+    corpus = load_corpus(EXAMPLE_CORPUS)
+    run = load_run(HANDMADE_RUNS / "baseline.arrow")
+    scores = score_run(run, LexicalJudge())
+    trust = scores.frame.select("case_id", "judge_status", pl.col("grounded").cast(pl.Float64).alias("trust"))
+    drafts = Drafts(
+        frame=corpus.frame.head(2),
+        failures=(DraftFailure("p-1", f"HTTP 500 {PAYLOAD}\x1b[31m"),),
+        requested=2,
+        available=2,
+        passages=2,
+        model="m",
+        endpoint="http://127.0.0.1:9/v1",
+        source_version=None,
+        seed=1,
+        wordings=1,
+    )
+    pairs: list[tuple[Report, Callable[[Any], str]]] = [
+        (corpus, summaries.corpus_text),
+        (run, summaries.run_text),
+        (scores, summaries.scores_text),
+        (audit_corpora(EXAMPLE_OLD_CORPUS, EXAMPLE_CORPUS), summaries.audit_text),
+        (simulate_fallback(run, trust, "trust", [0.5]), summaries.simulation_text),
+        (drafts, summaries.drafts_text),
+        (JudgePlan(cases=1, requests=3, cached=1, prompt_tokens=900, completion_tokens=80), summaries.plan_text),
+        (compare(run, HANDMADE_RUNS / "candidate.arrow"), comparison_text),
+    ]
+    return {type(result).__name__: (result, renderer) for result, renderer in pairs}
+
+
+def test_every_type_is_rendered(results: Rendered) -> None:
+    assert sorted(results) == sorted(TYPES)
+
+
+@pytest.mark.parametrize("kind", TYPES)
+def test_each_result_renders_its_text_through_the_report_floor(results: Rendered, kind: str) -> None:
+    result, renderer = results[kind]
+    assert rendering.text.dispatch(type(result)) is renderer
+    text = renderer(result)
+    assert text.strip()
+    assert result.render("text") == result.render() == terminal_safe(text)
+    assert "\x1b" not in result.render("text")
+
+
+@pytest.mark.parametrize("kind", TYPES)
+def test_each_result_shows_in_a_notebook(results: Rendered, kind: str) -> None:
+    result, renderer = results[kind]
+    expected = summary_html(result) if isinstance(result, Comparison) else f"<pre>{html.escape(renderer(result))}</pre>"
+    assert result._repr_html_() == expected
+
+
+def test_a_result_type_without_a_renderer_is_refused() -> None:
+    @dataclass(frozen=True)
+    class Unknown(Report):
+        def to_dict(self) -> dict[str, Any]:
+            return {"x": 1}
+
+    assert Unknown().render("json") == '{\n  "x": 1\n}\n'
+    with pytest.raises(TypeError, match="no text rendering is registered for Unknown"):
+        Unknown().render("text")
+
+
+def test_only_a_comparison_renders_as_a_report(results: Rendered) -> None:
+    corpus, _ = results["Corpus"]
+    stream = io.StringIO()
+    with pytest.raises(ValueError, match="a Corpus renders as text or in a notebook, not as 'markdown'"):
+        rendering.write(corpus, stream, "markdown")
+    assert stream.getvalue() == ""
