@@ -11,7 +11,7 @@ passages of three sentences each (from ``synthetic.py``'s sentence templates, on
 a corpus of ``--cases`` answerable cases whose question names the entity of its source passage's first
 sentence ("What is the rule for cost centre 2003 in the handbook?"), so BM25 has a word to find.
 
-``tests/chat_server.py --latency L`` serves in a process of its own. Then, ``--repeats`` times:
+``chat_endpoint.py --latency L`` serves in a process of its own. Then, ``--repeats`` times:
 
 1. Through a chat model (ideal: ceil(cases / concurrency) x latency):
    - CLI: ``python -m rag_compare capture CORPUS --passages P --top-k 4 --generator openai --model bench
@@ -41,13 +41,13 @@ import statistics
 import sys
 import tempfile
 import time
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 import polars as pl
-from harness import chat_server, each, measure_command, yes
+from harness import Measured, chat_parser, chat_server, each, measure_command, print_correctness, yes
 from synthetic import SENTENCES, TEMPLATES, id_lists, make_pool, render
 
 from rag_compare import capture, load_run
@@ -197,27 +197,11 @@ def make_checkpoint(inputs: Inputs, folder: Path) -> tuple[Path, int]:
     return path, held
 
 
-@dataclass
-class Timings:
-    """Seconds per repeat of each pass, the CLI's peaks, and what went wrong."""
-
-    chat_cli: list[float] = field(default_factory=list)
-    chat_library: list[float] = field(default_factory=list)
-    build: list[float] = field(default_factory=list)
-    offline_cli: list[float] = field(default_factory=list)
-    offline_library: list[float] = field(default_factory=list)
-    resume_cli: list[float] = field(default_factory=list)
-    resume_library: list[float] = field(default_factory=list)
-    chat_peaks: list[int] = field(default_factory=list)
-    offline_peaks: list[int] = field(default_factory=list)
-    problems: list[str] = field(default_factory=list)
-
-
 def chat_passes(
-    python: str, inputs: Inputs, url: str, concurrency: int, cases: int, folder: Path, timings: Timings
+    python: str, inputs: Inputs, url: str, concurrency: int, cases: int, folder: Path, timings: Measured
 ) -> None:
     """One repeat of the passes through the chat model: the CLI, then the library."""
-    repeat = len(timings.chat_cli)
+    repeat = len(timings["chat_cli"])
     label = f"repeat {repeat + 1}"
     output = folder / f"chat-cli-{repeat}.arrow"
     options = ["--generator", "openai", "--model", MODEL, "--base-url", url]
@@ -225,12 +209,12 @@ def chat_passes(
     seconds, peak = measure_command(
         capture_command(python, inputs, output, *options), "rag-compare capture --generator openai"
     )
-    timings.chat_cli.append(seconds)
-    timings.chat_peaks.append(peak)
-    timings.problems += problems_of(load_run(output), cases, f"CLI through the chat model, {label}")
+    timings["chat_cli"].append(seconds)
+    timings["chat_peaks"].append(peak)
+    timings["problems"] += problems_of(load_run(output), cases, f"CLI through the chat model, {label}")
     start = time.perf_counter()
     retriever = BM25Retriever(inputs.passages)
-    timings.build.append(time.perf_counter() - start)
+    timings["build"].append(time.perf_counter() - start)
     generator = OpenAIGenerator(MODEL, base_url=url, api_key="unused")
     start = time.perf_counter()
     run = capture(
@@ -242,27 +226,27 @@ def chat_passes(
         max_retries=0,
         output=folder / f"chat-library-{repeat}.arrow",
     )
-    timings.chat_library.append(time.perf_counter() - start)
-    timings.problems += problems_of(run, cases, f"library through the chat model, {label}")
+    timings["chat_library"].append(time.perf_counter() - start)
+    timings["problems"] += problems_of(run, cases, f"library through the chat model, {label}")
 
 
-def offline_passes(python: str, inputs: Inputs, checkpoint: Path, cases: int, folder: Path, timings: Timings) -> None:
+def offline_passes(python: str, inputs: Inputs, checkpoint: Path, cases: int, folder: Path, timings: Measured) -> None:
     """One repeat of the offline passes: a whole capture and a resumed one, each by the CLI and the library."""
-    repeat = len(timings.offline_cli)
+    repeat = len(timings["offline_cli"])
     label = f"repeat {repeat + 1}"
     output = folder / f"offline-cli-{repeat}.arrow"
     seconds, peak = measure_command(capture_command(python, inputs, output), "rag-compare capture")
-    timings.offline_cli.append(seconds)
-    timings.offline_peaks.append(peak)
-    timings.problems += problems_of(load_run(output), cases, f"CLI offline, {label}")
+    timings["offline_cli"].append(seconds)
+    timings["offline_peaks"].append(peak)
+    timings["problems"] += problems_of(load_run(output), cases, f"CLI offline, {label}")
     output = folder / f"resume-cli-{repeat}.arrow"
     shutil.copyfile(checkpoint, checkpoint_path(output))
     seconds, _ = measure_command(capture_command(python, inputs, output), "rag-compare capture, resumed")
-    timings.resume_cli.append(seconds)
-    timings.problems += problems_of(load_run(output), cases, f"CLI resumed, {label}")
+    timings["resume_cli"].append(seconds)
+    timings["problems"] += problems_of(load_run(output), cases, f"CLI resumed, {label}")
     retriever = BM25Retriever(inputs.passages)
     knowledge_base = {"knowledge_base": str(inputs.passages)}
-    for name, seconds_of in (("offline", timings.offline_library), ("resume", timings.resume_library)):
+    for name, seconds_of in (("offline", timings["offline_library"]), ("resume", timings["resume_library"])):
         output = folder / f"{name}-library-{repeat}.arrow"
         if name == "resume":
             shutil.copyfile(checkpoint, checkpoint_path(output))
@@ -277,25 +261,12 @@ def offline_passes(python: str, inputs: Inputs, checkpoint: Path, cases: int, fo
             concurrency=OFFLINE_CONCURRENCY,
         )
         seconds_of.append(time.perf_counter() - start)
-        timings.problems += problems_of(run, cases, f"library {name}, {label}")
+        timings["problems"] += problems_of(run, cases, f"library {name}, {label}")
         if checkpoint_path(output).exists():
-            timings.problems.append(f"library {name}, {label}: the checkpoint was left behind")
+            timings["problems"].append(f"library {name}, {label}: the checkpoint was left behind")
 
 
-@dataclass
-class BM25Timings:
-    """Seconds per repeat of each library's index build and queries, and what they ranked first."""
-
-    ours_build: list[float] = field(default_factory=list)
-    ours_queries: list[float] = field(default_factory=list)
-    reference_build: list[float] = field(default_factory=list)
-    reference_queries: list[float] = field(default_factory=list)
-    ours_first: list[str | None] = field(default_factory=list)
-    reference_first: list[str] = field(default_factory=list)
-    source: list[str] = field(default_factory=list)
-
-
-def bm25_pass(inputs: Inputs, reference_queries: int, timings: BM25Timings) -> None:
+def bm25_pass(inputs: Inputs, reference_queries: int, timings: Measured) -> None:
     """One repeat of both BM25s on the same passages and questions, in this process."""
     from rank_bm25 import BM25Okapi  # type: ignore[import-untyped]
 
@@ -306,22 +277,22 @@ def bm25_pass(inputs: Inputs, reference_queries: int, timings: BM25Timings) -> N
     cases = [Case(case_id, question, "v1", {}) for case_id, question in corpus.select("case_id", "question").rows()]
     start = time.perf_counter()
     ours = BM25Retriever(passages)
-    timings.ours_build.append(time.perf_counter() - start)
+    timings["ours_build"].append(time.perf_counter() - start)
     start = time.perf_counter()
     ranked = [ours(case, TOP_K) for case in cases]
-    timings.ours_queries.append((time.perf_counter() - start) / len(cases) * 1_000)
+    timings["ours_queries"].append((time.perf_counter() - start) / len(cases) * 1_000)
     start = time.perf_counter()
     reference = BM25Okapi([text.lower().split() for text in texts])
-    timings.reference_build.append(time.perf_counter() - start)
+    timings["reference_build"].append(time.perf_counter() - start)
     start = time.perf_counter()
     tops = [
         np.argsort(-reference.get_scores(case.question.lower().split()), kind="stable")[:TOP_K]
         for case in cases[:reference_queries]
     ]
-    timings.reference_queries.append((time.perf_counter() - start) / len(tops) * 1_000)
-    timings.ours_first = [found[0].passage_id if found else None for found in ranked[: len(tops)]]
-    timings.reference_first = [ids[int(top[0])] for top in tops]
-    timings.source = [ids[0] for ids in corpus.get_column("required_passage_ids").head(len(tops)).to_list()]
+    timings["reference_queries"].append((time.perf_counter() - start) / len(tops) * 1_000)
+    timings["ours_first"] = [found[0].passage_id if found else None for found in ranked[: len(tops)]]
+    timings["reference_first"] = [ids[int(top[0])] for top in tops]
+    timings["source"] = [ids[0] for ids in corpus.get_column("required_passage_ids").head(len(tops)).to_list()]
 
 
 def median(values: list[float]) -> float:
@@ -329,88 +300,84 @@ def median(values: list[float]) -> float:
 
 
 def report(
-    inputs: Inputs, options: argparse.Namespace, held: int, timings: Timings, bm25: BM25Timings, made: str
+    inputs: Inputs, options: argparse.Namespace, held: int, timings: Measured, bm25: Measured, made: str
 ) -> None:
     """Print the medians, the ideal, the ratios and the verdict on the target."""
     cases, concurrency, latency = options.cases, options.concurrency, options.latency
     passages = PASSAGES_PER_CASE * cases
     ideal = math.ceil(cases / concurrency) * latency
-    chat_cli, chat_library, build = median(timings.chat_cli), median(timings.chat_library), median(timings.build)
-    offline_cli, offline_library = median(timings.offline_cli), median(timings.offline_library)
-    resume_cli, resume_library = median(timings.resume_cli), median(timings.resume_library)
+    chat_cli, chat_library, build = (
+        median(timings["chat_cli"]),
+        median(timings["chat_library"]),
+        median(timings["build"]),
+    )
+    offline_cli, offline_library = median(timings["offline_cli"]), median(timings["offline_library"])
+    resume_cli, resume_library = median(timings["resume_cli"]), median(timings["resume_library"])
     print(f"cases                      {cases:,}, {passages:,} passages, top_k {TOP_K} ({inputs.corpus.parent})")
     print(f"inputs                     {made}")
     print("-- through a chat model --")
     print(f"requests                   {cases:,} at concurrency {concurrency}, {latency:g} s each")
     print(f"ideal                      {ideal:.2f} s (ceil({cases:,} / {concurrency}) x {latency:g} s)")
     print(
-        f"CLI                        {chat_cli:.2f} s (median of {each(timings.chat_cli, 2)}): "
+        f"CLI                        {chat_cli:.2f} s (median of {each(timings['chat_cli'], 2)}): "
         f"{chat_cli / ideal:.2f}x the ideal"
     )
     print(
-        f"library                    {chat_library:.2f} s (median of {each(timings.chat_library, 2)}): "
+        f"library                    {chat_library:.2f} s (median of {each(timings['chat_library'], 2)}): "
         f"{chat_library / ideal:.2f}x the ideal"
     )
-    print(f"retriever build            {build:.2f} s (median of {each(timings.build, 2)}; before the library's pass)")
+    print(
+        f"retriever build            {build:.2f} s (median of {each(timings['build'], 2)}; before the library's pass)"
+    )
     print(f"CLI beyond the library     {chat_cli - chat_library:.2f} s (medians)")
-    print(f"peak RSS, CLI              {max(timings.chat_peaks) / MIB:,.0f} MiB (largest of every CLI process)")
+    print(f"peak RSS, CLI              {max(timings['chat_peaks']) / MIB:,.0f} MiB (largest of every CLI process)")
     print("-- offline: BM25 + extractive --")
     print(
-        f"CLI                        {offline_cli:.2f} s (median of {each(timings.offline_cli, 2)}): "
+        f"CLI                        {offline_cli:.2f} s (median of {each(timings['offline_cli'], 2)}): "
         f"{cases / offline_cli:,.0f} cases/s"
     )
     print(
-        f"library                    {offline_library:.2f} s (median of {each(timings.offline_library, 2)}; "
+        f"library                    {offline_library:.2f} s (median of {each(timings['offline_library'], 2)}; "
         f"retriever built before): {cases / offline_library:,.0f} cases/s"
     )
     print(
-        f"CLI, resumed               {resume_cli:.2f} s (median of {each(timings.resume_cli, 2)}; "
+        f"CLI, resumed               {resume_cli:.2f} s (median of {each(timings['resume_cli'], 2)}; "
         f"{held:,} cases checkpointed, 1 to capture): {resume_cli / offline_cli:.0%} of a whole capture"
     )
-    print(f"library, resumed           {resume_library:.2f} s (median of {each(timings.resume_library, 2)})")
-    print(f"peak RSS, CLI              {max(timings.offline_peaks) / MIB:,.0f} MiB")
+    print(f"library, resumed           {resume_library:.2f} s (median of {each(timings['resume_library'], 2)})")
+    print(f"peak RSS, CLI              {max(timings['offline_peaks']) / MIB:,.0f} MiB")
     print("-- BM25: rag-compare (bm25s) and rank_bm25 --")
-    ours_build, reference_build = median(bm25.ours_build), median(bm25.reference_build)
-    ours_queries, reference_queries = median(bm25.ours_queries), median(bm25.reference_queries)
-    compared = len(bm25.reference_first)
+    ours_build, reference_build = median(bm25["ours_build"]), median(bm25["reference_build"])
+    ours_queries, reference_queries = median(bm25["ours_queries"]), median(bm25["reference_queries"])
+    compared = len(bm25["reference_first"])
     print(
-        f"index build                rag-compare {ours_build:.3f} s ({each(bm25.ours_build, 3)}), "
-        f"rank_bm25 {reference_build:.3f} s ({each(bm25.reference_build, 3)})"
+        f"index build                rag-compare {ours_build:.3f} s ({each(bm25['ours_build'], 3)}), "
+        f"rank_bm25 {reference_build:.3f} s ({each(bm25['reference_build'], 3)})"
     )
     print(
         f"seconds per 1,000 queries  rag-compare {ours_queries:.3f} ({cases:,} queries), "
         f"rank_bm25 {reference_queries:.3f} ({compared:,} queries): rank_bm25 / rag-compare "
         f"{reference_queries / ours_queries:.1f}x"
     )
-    agree = sum(a == b for a, b in zip(bm25.ours_first, bm25.reference_first, strict=True))
-    ours_source = sum(a == b for a, b in zip(bm25.ours_first, bm25.source, strict=True))
-    reference_source = sum(a == b for a, b in zip(bm25.reference_first, bm25.source, strict=True))
+    agree = sum(a == b for a, b in zip(bm25["ours_first"], bm25["reference_first"], strict=True))
+    ours_source = sum(a == b for a, b in zip(bm25["ours_first"], bm25["source"], strict=True))
+    reference_source = sum(a == b for a, b in zip(bm25["reference_first"], bm25["source"], strict=True))
     print(f"same top-1 passage         {agree / compared:.1%} of {compared:,} queries")
     print(
         f"top-1 is the source        rag-compare {ours_source / compared:.1%}, rank_bm25 "
         f"{reference_source / compared:.1%} (the passage the question was written from)"
     )
-    if timings.problems:
-        print("correctness                FAILED:")
-        for problem in timings.problems:
-            print(f"                           {problem}")
-    else:
-        print(f"correctness                every case ok after 1 attempt in every run ({cases:,} requests a chat pass)")
+    fine = f"every case ok after 1 attempt in every run ({cases:,} requests a chat pass)"
+    print_correctness(timings["problems"], 27, fine)
     verdict = yes(chat_cli <= TARGET_RATIO * ideal)
     print(f"target                     CLI through the chat model within {TARGET_RATIO:g}x the ideal: {verdict}")
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--cases", type=int, default=2_000)
-    parser.add_argument("--latency", type=float, default=0.1, help="seconds the server waits before each reply")
-    parser.add_argument("--concurrency", type=int, default=32)
-    parser.add_argument("--repeats", type=int, default=3)
+    parser = chat_parser(__doc__.splitlines()[0], "the inputs are")
     parser.add_argument(
         "--reference-queries", type=int, default=1_000, help="questions rank_bm25 is timed on (it is slow)"
     )
-    parser.add_argument("--seed", type=int, default=0)
-    parser.add_argument("--workdir", type=Path, help="where the inputs are made, or reused (default: a temp folder)")
     parser.add_argument(
         "--cli-python",
         default=sys.executable,
@@ -425,7 +392,7 @@ def main() -> None:
     name = f"rag-compare-bench-capture-{options.cases}-seed{options.seed}"
     workdir = options.workdir or Path(tempfile.gettempdir()) / name
     inputs = make_inputs(workdir, options.cases, options.seed)
-    timings, bm25 = Timings(), BM25Timings()
+    timings, bm25 = Measured(list), Measured(list)
     with tempfile.TemporaryDirectory(dir=workdir) as temporary, chat_server(options.latency) as url:
         folder = Path(temporary)
         start = time.perf_counter()
@@ -439,7 +406,7 @@ def main() -> None:
             offline_passes(options.cli_python, inputs, checkpoint, options.cases, folder, timings)
             bm25_pass(inputs, min(options.reference_queries, options.cases), bm25)
     report(inputs, options, held, timings, bm25, f"{inputs.made}; {made}")
-    if timings.problems:
+    if timings["problems"]:
         sys.exit(1)
 
 

@@ -9,7 +9,7 @@ and an answer that quotes one sentence of the context (never an abstention), so 
 request per check. The requests actually planned (``OpenAIJudge.plan``) set the ideal time:
 ceil(requests / concurrency) x latency, what a client with no overhead of its own would take.
 
-``tests/chat_server.py --latency L`` serves in a process of its own (its threads do not share this
+``chat_endpoint.py --latency L`` serves in a process of its own (its threads do not share this
 process's or the CLI's GIL). Then, ``--repeats`` times, each with a fresh, empty reply cache:
 
 - CLI, first pass: ``python -m rag_compare score RUN --model bench --base-url URL --checks C
@@ -29,19 +29,18 @@ requests or a case is not judged ``ok``.
 
 from __future__ import annotations
 
-import argparse
 import math
 import statistics
 import sys
 import tempfile
 import time
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
 import polars as pl
-from harness import chat_server, each, measure_command, yes
+from harness import Measured, chat_parser, chat_server, each, measure_command, print_correctness, yes
 from synthetic import CONTEXT_PASSAGES, EPOCH, SENTENCES, id_lists, make_pool, render
 
 from rag_compare import freeze_run, load_corpus, load_run
@@ -145,47 +144,35 @@ class Bench:
     """Requests a first pass sends (planned by ``OpenAIJudge.plan``)."""
 
 
-@dataclass
-class Timings:
-    """Seconds per repeat of each pass, the CLI's peaks, and what went wrong."""
-
-    cli: list[float] = field(default_factory=list)
-    cached: list[float] = field(default_factory=list)
-    library: list[float] = field(default_factory=list)
-    library_cached: list[float] = field(default_factory=list)
-    peaks: list[int] = field(default_factory=list)
-    problems: list[str] = field(default_factory=list)
-
-
-def repeat_passes(bench: Bench, folder: Path, repeat: int, timings: Timings) -> None:
+def repeat_passes(bench: Bench, folder: Path, repeat: int, timings: Measured) -> None:
     """One repeat: the CLI's first pass and cached rerun, then the library's, each first pass on a fresh cache."""
     assert bench.run.path is not None
     label = f"{repeat + 1}"
     cache = folder / f"cli-{repeat}.sqlite3"
     for output, expected, seconds in (
-        (folder / f"cli-{repeat}.arrow", bench.requests, timings.cli),
-        (folder / f"cli-cached-{repeat}.arrow", 0, timings.cached),
+        (folder / f"cli-{repeat}.arrow", bench.requests, timings["cli"]),
+        (folder / f"cli-cached-{repeat}.arrow", 0, timings["cached"]),
     ):
         elapsed, peak = run_cli(bench.run.path, bench.url, ",".join(bench.checks), bench.concurrency, cache, output)
         seconds.append(elapsed)
-        timings.peaks.append(peak)
-        timings.problems += problems_of(load_scores(output), expected, f"CLI {output.stem}, repeat {label}")
+        timings["peaks"].append(peak)
+        timings["problems"] += problems_of(load_scores(output), expected, f"CLI {output.stem}, repeat {label}")
     judge = judge_for(bench.url, bench.checks, bench.concurrency, folder / f"library-{repeat}.sqlite3")
     for output, expected, seconds in (
-        (folder / f"library-{repeat}.arrow", bench.requests, timings.library),
-        (folder / f"library-cached-{repeat}.arrow", 0, timings.library_cached),
+        (folder / f"library-{repeat}.arrow", bench.requests, timings["library"]),
+        (folder / f"library-cached-{repeat}.arrow", 0, timings["library_cached"]),
     ):
         start = time.perf_counter()
         scores = score_run(bench.run, judge, output=output)
         seconds.append(time.perf_counter() - start)
-        timings.problems += problems_of(scores, expected, f"library {output.stem}, repeat {label}")
+        timings["problems"] += problems_of(scores, expected, f"library {output.stem}, repeat {label}")
 
 
-def report(bench: Bench, latency: float, made: str, timings: Timings) -> None:
+def report(bench: Bench, latency: float, made: str, timings: Measured) -> None:
     """Print the medians, the ideal, the ratios and the verdicts on the targets."""
     ideal = math.ceil(bench.requests / bench.concurrency) * latency
     cli, cached, library, library_cached = (
-        statistics.median(values) for values in (timings.cli, timings.cached, timings.library, timings.library_cached)
+        statistics.median(timings[name]) for name in ("cli", "cached", "library", "library_cached")
     )
     checks = ", ".join(bench.checks)
     print(f"cases                  {bench.run.records.height:,} (run {bench.run.path}, {made})")
@@ -193,21 +180,17 @@ def report(bench: Bench, latency: float, made: str, timings: Timings) -> None:
         f"requests               {bench.requests:,} ({checks}) at concurrency {bench.concurrency}, {latency:g} s each"
     )
     print(f"ideal                  {ideal:.2f} s (ceil({bench.requests:,} / {bench.concurrency}) x {latency:g} s)")
-    print(f"CLI, first pass        {cli:.2f} s (median of {each(timings.cli, 2)}): {cli / ideal:.2f}x the ideal")
+    print(f"CLI, first pass        {cli:.2f} s (median of {each(timings['cli'], 2)}): {cli / ideal:.2f}x the ideal")
     print(
-        f"library, first pass    {library:.2f} s (median of {each(timings.library, 2)}): "
+        f"library, first pass    {library:.2f} s (median of {each(timings['library'], 2)}): "
         f"{library / ideal:.2f}x the ideal"
     )
-    print(f"CLI, cached rerun      {cached:.2f} s (median of {each(timings.cached, 2)}; no request sent)")
-    print(f"library, cached rerun  {library_cached:.2f} s (median of {each(timings.library_cached, 2)})")
+    print(f"CLI, cached rerun      {cached:.2f} s (median of {each(timings['cached'], 2)}; no request sent)")
+    print(f"library, cached rerun  {library_cached:.2f} s (median of {each(timings['library_cached'], 2)})")
     print(f"CLI beyond the library {cli - library:.2f} s first pass, {cached - library_cached:.2f} s cached (medians)")
-    print(f"peak RSS, CLI          {max(timings.peaks) / MIB:,.0f} MiB (largest of every CLI process)")
-    if timings.problems:
-        print("correctness            FAILED:")
-        for problem in timings.problems:
-            print(f"                       {problem}")
-    else:
-        print(f"correctness            every case ok; each first pass sent {bench.requests:,} requests, reruns none")
+    print(f"peak RSS, CLI          {max(timings['peaks']) / MIB:,.0f} MiB (largest of every CLI process)")
+    fine = f"every case ok; each first pass sent {bench.requests:,} requests, reruns none"
+    print_correctness(timings["problems"], 23, fine)
     verdicts = (
         f"CLI first pass within {TARGET_RATIO:g}x the ideal: {yes(cli <= TARGET_RATIO * ideal)}",
         f"cached rerun under {TARGET_CACHED_SECONDS:g} s: {yes(cached < TARGET_CACHED_SECONDS)}",
@@ -216,14 +199,8 @@ def report(bench: Bench, latency: float, made: str, timings: Timings) -> None:
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--cases", type=int, default=2_000)
-    parser.add_argument("--latency", type=float, default=0.1, help="seconds the server waits before each reply")
-    parser.add_argument("--concurrency", type=int, default=32)
+    parser = chat_parser(__doc__.splitlines()[0], "the run is")
     parser.add_argument("--checks", default="groundedness", help="comma-separated checks")
-    parser.add_argument("--repeats", type=int, default=3)
-    parser.add_argument("--seed", type=int, default=0)
-    parser.add_argument("--workdir", type=Path, help="where the run is made, or reused (default: a temp folder)")
     options = parser.parse_args()
     checks = tuple(part.strip() for part in options.checks.split(",") if part.strip())
     if options.cases < 1 or options.latency <= 0 or options.concurrency < 1 or options.repeats < 1 or not checks:
@@ -232,7 +209,7 @@ def main() -> None:
     workdir = options.workdir or Path(tempfile.gettempdir()) / name
     run_path, made = make_run(workdir, options.cases, options.seed)
     run = load_run(run_path)
-    timings = Timings()
+    timings = Measured(list)
     with tempfile.TemporaryDirectory(dir=workdir) as temporary, chat_server(options.latency) as url:
         judge = judge_for(url, checks, options.concurrency, False)
         bench = Bench(run, url, checks, options.concurrency, judge.plan(run.records).requests)
@@ -240,7 +217,7 @@ def main() -> None:
         for repeat in range(options.repeats):
             repeat_passes(bench, Path(temporary), repeat, timings)
     report(bench, options.latency, made, timings)
-    if timings.problems:
+    if timings["problems"]:
         sys.exit(1)
 
 

@@ -3,19 +3,21 @@
 from __future__ import annotations
 
 import errno
+import functools
 import os
 import textwrap
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-import polars as pl
 import pytest
 from click.testing import CliRunner, Result
 
-from rag_compare import Comparison, compare, freeze_run, load_corpus
+from rag_compare import Comparison
 from rag_compare.cli.main import main
-from tests.helpers.data import IMAGE, PAYLOAD, SCRIPT, SMALL_CORPUS, SMALL_RECORDS
+from tests.helpers.data import SMALL_CORPUS, SMALL_RECORDS
+from tests.helpers.golden import check_golden
+from tests.helpers.hostile import hostile_comparison
 
 
 @pytest.fixture
@@ -90,55 +92,17 @@ def pytest_addoption(parser: pytest.Parser) -> None:
     parser.addoption(
         "--update-golden",
         action="store_true",
-        help="Rewrite the golden report files from the current output instead of checking against them.",
+        help="Rewrite the golden files (tests/golden) from the current output instead of checking against them.",
     )
 
 
 @pytest.fixture
-def update_golden(request: pytest.FixtureRequest) -> bool:
-    """Whether this run rewrites golden files (``pytest --update-golden``) rather than checking them."""
-    return bool(request.config.getoption("--update-golden"))
+def golden(request: pytest.FixtureRequest) -> Callable[[str, str], None]:
+    """Check an output against its golden file in tests/golden, or rewrite that file (``pytest --update-golden``)."""
+    return functools.partial(check_golden, update=bool(request.config.getoption("--update-golden")))
 
 
 @pytest.fixture(scope="module")
 def hostile() -> Comparison:
     """Two runs whose questions, notes, ids, answers, errors and config values carry ``PAYLOAD``."""
-    corpus = load_corpus(
-        pl.DataFrame(
-            {
-                "case_id": ["a@v1", f"b{SCRIPT}@v1", "c@v1"],
-                "question": [PAYLOAD, "Q?", "Q?"],
-                "answerability": ["answerable"] * 3,
-                "source_version": ["v1"] * 3,
-                "required_passage_ids": [["p1"], [f"p{IMAGE}"], ["p1"]],
-                "acceptance_note": [PAYLOAD, None, None],
-                "category": [PAYLOAD, "rule", "rule"],
-            }
-        )
-    )
-    records = {
-        "baseline": pl.DataFrame(
-            {
-                "case_id": ["a@v1", f"b{SCRIPT}@v1", "c@v1"],
-                "status": ["ok", "ok", "ok"],
-                "retrieved_passage_ids": [["p1"], [f"p{IMAGE}"], ["p1"]],
-                "context_passage_ids": [["p1"], [f"p{IMAGE}"], ["p1"]],
-                "answer": ["p1 says yes.", "Fine.", "Yes."],
-            }
-        ),
-        "candidate": pl.DataFrame(
-            {
-                "case_id": ["a@v1", f"b{SCRIPT}@v1", "c@v1"],
-                "status": ["ok", "ok", "failed"],
-                "error": [None, None, PAYLOAD],
-                "retrieved_passage_ids": [["x"], [f"p{IMAGE}"], None],
-                "context_passage_ids": [["x"], [f"p{IMAGE}"], None],
-                "answer": [f"{PAYLOAD}\nsecond line", "Fine.", None],
-            }
-        ),
-    }
-    runs = [
-        freeze_run(records[side], corpus, {"name": f"{side}{SCRIPT}", "top_k": 1, "prompt": PAYLOAD})
-        for side in ("baseline", "candidate")
-    ]
-    return compare(*runs)
+    return hostile_comparison()

@@ -2,15 +2,21 @@
 
 from __future__ import annotations
 
+import json
 import subprocess
 import sys
 from pathlib import Path
 
+import jsonschema
+import openai
 import polars as pl
 import pytest
+from openai.types.chat import ChatCompletion
 
+from benchmarks.harness import chat_server
 from benchmarks.synthetic import write_dataset
 from rag_compare import load_run
+from rag_compare.llm.checks import CHECKS
 from tests.helpers.data import ROOT
 
 BENCHMARKS = ROOT / "benchmarks"
@@ -65,53 +71,74 @@ def test_synthetic_data_is_byte_identical_for_the_same_arguments(
     assert written[0] == written[1]
 
 
-def test_compare_benchmark_checks_the_cli_against_ranx(tmp_path: Path) -> None:
-    result = run_script("bench_compare.py", "--cases", "300", "--repeats", "1", "--workdir", tmp_path / "data")
+SCALE_RUNS: dict[str, tuple[list[str], list[str]]] = {
+    "bench_compare.py": (
+        ["--cases", "300", "--repeats", "1"],
+        [
+            "cases                      300 at k=10",
+            "rag-compare CLI",
+            "ratio ranx / CLI",
+            "ranx / metrics",
+            "peak RSS, CLI",
+            "CLI aggregates of recall, precision, mrr, ndcg, hit_rate equal ranx's means",
+            "targets",
+        ],
+    ),
+    "bench_report.py": (
+        ["--cases", "300", "--k", "5", "--repeats", "1"],
+        ["cases         300 at k=5", "\ntext ", "\nmarkdown ", "\nhtml ", "s over text"],
+    ),
+    "bench_judge.py": (
+        ["--cases", "40", "--latency", "0.01", "--concurrency", "8", "--repeats", "1"],
+        [
+            "cases                  40",
+            "requests               40 (groundedness)",
+            "ideal                  0.05 s",
+            "CLI, first pass",
+            "library, first pass",
+            "CLI, cached rerun",
+            "peak RSS, CLI",
+            "targets",
+            "every case ok; each first pass sent 40 requests, reruns none",
+        ],
+    ),
+    "bench_capture.py": (
+        ["--cases", "60", "--repeats", "1", "--latency", "0.01", "--concurrency", "8"],
+        [
+            "cases                      60, 240 passages, top_k 4",
+            "ideal                      0.08 s (ceil(60 / 8) x 0.01 s)",
+            "59 cases checkpointed, 1 to capture",
+            "rank_bm25 / rag-compare",
+            "same top-1 passage",
+            "every case ok after 1 attempt in every run (60 requests a chat pass)",
+            "target                     CLI through the chat model within 1.5x the ideal:",
+        ],
+    ),
+}
+"""Per benchmark with a work folder: its options for tiny inputs, and what its output must say."""
+
+
+@pytest.mark.parametrize("script", SCALE_RUNS)
+def test_benchmark_runs_on_tiny_inputs_and_prints_its_figures(script: str, tmp_path: Path) -> None:
+    options, expected = SCALE_RUNS[script]
+    result = run_script(script, *options, "--workdir", tmp_path / "data")
     assert result.returncode == 0, result.stderr + result.stdout
-    lines = result.stdout
-    assert "cases                      300 at k=10" in lines
-    assert "rag-compare CLI" in lines
-    assert "ratio ranx / CLI" in lines
-    assert "ranx / metrics" in lines
-    assert "peak RSS, CLI" in lines
-    assert "CLI aggregates of recall, precision, mrr, ndcg, hit_rate equal ranx's means" in lines
-    assert "targets" in lines
+    assert [line for line in expected if line not in result.stdout] == [], result.stdout
 
 
-def test_report_benchmark_runs_every_format(tmp_path: Path) -> None:
-    result = run_script("bench_report.py", "--cases", "300", "--k", "5", "--repeats", "1", "--workdir", tmp_path)
-    assert result.returncode == 0, result.stderr
-    assert "cases         300 at k=5" in result.stdout
-    for output_format in ("text", "markdown", "html"):
-        assert f"\n{output_format} " in result.stdout
-    assert "s over text" in result.stdout
-
-
-def test_judge_benchmark_scores_against_the_chat_server(tmp_path: Path) -> None:
-    options = ["--cases", "40", "--latency", "0.01", "--concurrency", "8", "--repeats", "1"]
-    result = run_script("bench_judge.py", *options, "--workdir", tmp_path)
-    assert result.returncode == 0, result.stderr + result.stdout
-    lines = result.stdout
-    assert "cases                  40" in lines
-    assert "requests               40 (groundedness)" in lines
-    assert "ideal                  0.05 s" in lines
-    for label in ("CLI, first pass", "library, first pass", "CLI, cached rerun", "peak RSS, CLI", "targets"):
-        assert label in lines
-    assert "every case ok; each first pass sent 40 requests, reruns none" in lines
-
-
-def test_capture_benchmark_captures_through_the_chat_server_and_offline(tmp_path: Path) -> None:
-    options = ["--cases", "60", "--repeats", "1", "--latency", "0.01", "--concurrency", "8"]
-    result = run_script("bench_capture.py", *options, "--workdir", tmp_path)
-    assert result.returncode == 0, result.stderr + result.stdout
-    lines = result.stdout
-    assert "cases                      60, 240 passages, top_k 4" in lines
-    assert "ideal                      0.08 s (ceil(60 / 8) x 0.01 s)" in lines
-    assert "59 cases checkpointed, 1 to capture" in lines
-    assert "rank_bm25 / rag-compare" in lines
-    assert "same top-1 passage" in lines
-    assert "every case ok after 1 attempt in every run (60 requests a chat pass)" in lines
-    assert "target                     CLI through the chat model within 1.5x the ideal:" in lines
+@pytest.mark.parametrize("check", sorted(CHECKS))
+def test_the_chat_endpoint_answers_each_check_with_a_reply_its_schema_accepts(check: str) -> None:
+    with chat_server(latency=0) as url:
+        client = openai.OpenAI(base_url=url, api_key="unused", max_retries=0, timeout=5)
+        body = {"model": "bench", "messages": [{"role": "user", "content": "?"}]}
+        judged = client.post(
+            "/chat/completions", body=body | {"response_format": CHECKS[check].response_format}, cast_to=ChatCompletion
+        )
+        answered = client.post("/chat/completions", body=body, cast_to=ChatCompletion)
+    reply = json.loads(judged.choices[0].message.content or "")
+    jsonschema.Draft202012Validator(CHECKS[check].schema).validate(reply)
+    assert CHECKS[check].score(reply) == 1
+    assert answered.choices[0].message.content == "ok"
 
 
 def test_startup_benchmark_times_the_cli_and_the_import_beside_click() -> None:

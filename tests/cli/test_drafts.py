@@ -13,7 +13,7 @@ from click.testing import CliRunner, Result
 from rag_compare.cli.main import main
 from rag_compare.io.corpus import load_corpus
 from tests.helpers.chat_server import ChatServer, Reply
-from tests.llm.test_drafts import PASSAGES, distinct, passage_of
+from tests.helpers.drafting import PASSAGES, distinct, passage_of
 
 FAST = ("--timeout", "5", "--max-retries", "0")
 

@@ -1,18 +1,15 @@
-"""A loopback HTTP server that speaks the OpenAI chat-completions protocol, for tests and benchmarks.
+"""A loopback HTTP server that speaks the OpenAI chat-completions protocol, for tests.
 
 Use it as a context manager (``with ChatServer(responder) as server: ...``) and point an ``openai`` client at
 ``server.base_url``. The responder decides, per request, the status, content, headers and delay of the reply.
-Run as a script (``python tests/chat_server.py --latency 0.1``) it prints its base URL and serves until killed.
 """
 
 from __future__ import annotations
 
-import argparse
 import contextlib
 import itertools
 import json
 import math
-import signal
 import socket
 import sys
 import threading
@@ -21,7 +18,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from http import HTTPStatus
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
-from types import FrameType, TracebackType
+from types import TracebackType
 from typing import Any, cast
 
 __all__ = ["ChatServer", "Reply", "Responder", "sample_for_schema"]
@@ -414,26 +411,3 @@ class ChatServer:
                 },
             }
         )
-
-
-def main(argv: list[str] | None = None) -> int:
-    """Serve with the default responder, print the base URL, and run until SIGTERM or SIGINT."""
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0] if __doc__ else None)
-    parser.add_argument("--latency", type=float, default=0.0, help="seconds added to every request")
-    args = parser.parse_args(argv)
-    stop = threading.Event()
-
-    def on_signal(signum: int, frame: FrameType | None) -> None:
-        stop.set()
-
-    signal.signal(signal.SIGTERM, on_signal)
-    signal.signal(signal.SIGINT, on_signal)
-    with ChatServer(latency=args.latency) as server:
-        print(server.base_url, flush=True)
-        while not stop.wait(0.5):
-            pass
-    return 0
-
-
-if __name__ == "__main__":
-    sys.exit(main())

@@ -4,13 +4,9 @@ from __future__ import annotations
 
 import asyncio
 import json
-import selectors
-import subprocess
-import sys
 import threading
 import time
 from collections.abc import Iterator
-from pathlib import Path
 from typing import Any
 
 import jsonschema
@@ -19,7 +15,6 @@ import pytest
 
 from tests.helpers.chat_server import ChatServer, Reply, sample_for_schema
 
-SCRIPT = Path(__file__).with_name("chat_server.py")
 SCHEMA: dict[str, Any] = {
     "type": "object",
     "properties": {
@@ -236,26 +231,3 @@ def test_requests_records_bodies(server: ChatServer) -> None:
         "temperature": 0,
     }
     assert server.requests[1]["messages"][0]["content"] == "two"
-
-
-def test_script_mode_prints_its_url_and_serves() -> None:
-    process = subprocess.Popen(
-        [sys.executable, str(SCRIPT), "--latency", "0"],
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        text=True,
-    )
-    try:
-        assert process.stdout is not None
-        with selectors.DefaultSelector() as selector:
-            selector.register(process.stdout, selectors.EVENT_READ)
-            assert selector.select(timeout=10), "the server printed no URL"
-        url = process.stdout.readline().strip()
-        assert url.startswith("http://127.0.0.1:")
-        assert url.endswith("/v1")
-        client = openai.OpenAI(base_url=url, api_key="test", max_retries=0, timeout=5)
-        assert ask(client).choices[0].message.content == "ok"
-    finally:
-        process.terminate()
-        _, stderr = process.communicate(timeout=5)
-    assert process.returncode == 0, stderr

@@ -21,12 +21,6 @@ SECRET = "sk-test-1234567890"
 ENV = {"OPENAI_API_KEY": SECRET}
 
 
-def _config_error(path: Path) -> str:
-    with pytest.raises(ConfigError) as excinfo:
-        read_config_file(path)
-    return str(excinfo.value)
-
-
 def test_read_toml_with_nested_tables(tmp_path: Path) -> None:
     path = tmp_path / "run.toml"
     path.write_text(
@@ -47,51 +41,29 @@ def test_read_json_with_nested_objects(tmp_path: Path) -> None:
     assert read_config_file(path) == {"name": "v2", "retriever": {"k": 3, "filters": {"lang": "en"}}}
 
 
-def test_toml_syntax_error(tmp_path: Path) -> None:
-    path = tmp_path / "run.toml"
-    path.write_text("top_k = \n", encoding="utf-8")
-    message = _config_error(path)
-    assert "is not valid TOML" in message
-    assert "Fix the syntax" in message
-
-
-def test_json_syntax_error_names_the_line(tmp_path: Path) -> None:
-    path = tmp_path / "run.json"
-    path.write_text('{\n  "top_k": 5,\n}\n', encoding="utf-8")
-    message = _config_error(path)
-    assert "is not valid JSON" in message
-    assert "line 3" in message
-
-
-def test_json_list_is_refused(tmp_path: Path) -> None:
-    path = tmp_path / "run.json"
-    path.write_text('[{"top_k": 5}]', encoding="utf-8")
-    message = _config_error(path)
-    assert "must hold one JSON object" in message
-    assert "not list" in message
-
-
-def test_unknown_suffix_is_refused(tmp_path: Path) -> None:
-    path = tmp_path / "run.yaml"
-    path.write_text("top_k: 5\n", encoding="utf-8")
-    message = _config_error(path)
-    assert "unknown config type '.yaml'" in message
-    assert ".toml or .json" in message
-
-
-def test_missing_file_is_refused(tmp_path: Path) -> None:
-    path = tmp_path / "absent.toml"
-    message = _config_error(path)
-    assert str(path) in message
-    assert "no such config file" in message
-
-
-def test_non_utf8_config_is_refused(tmp_path: Path) -> None:
-    path = tmp_path / "run.toml"
-    path.write_bytes(b'name = "caf\xe9"\n')
-    message = _config_error(path)
-    assert "is not UTF-8" in message
-    assert "Save the config as UTF-8" in message
+@pytest.mark.parametrize(
+    ("name", "content", "expected"),
+    [
+        ("run.toml", "top_k = \n", ("is not valid TOML", "Fix the syntax")),
+        ("run.json", '{\n  "top_k": 5,\n}\n', ("is not valid JSON", "line 3")),
+        ("run.json", '[{"top_k": 5}]', ("must hold one JSON object", "not list")),
+        ("run.yaml", "top_k: 5\n", ("unknown config type '.yaml'", ".toml or .json")),
+        ("absent.toml", None, ("{path}", "no such config file")),
+        ("run.toml", b'name = "caf\xe9"\n', ("is not UTF-8", "Save the config as UTF-8")),
+    ],
+    ids=["toml syntax", "json syntax", "json list", "unknown suffix", "missing", "not utf-8"],
+)
+def test_a_config_file_that_cannot_be_read_is_refused_saying_why(
+    tmp_path: Path, name: str, content: str | bytes | None, expected: tuple[str, str]
+) -> None:
+    path = tmp_path / name
+    if isinstance(content, bytes):
+        path.write_bytes(content)
+    elif content is not None:
+        path.write_text(content, encoding="utf-8")
+    with pytest.raises(ConfigError) as excinfo:
+        read_config_file(path)
+    assert [part for part in expected if part.format(path=path) not in str(excinfo.value)] == []
 
 
 @pytest.mark.parametrize(

@@ -17,7 +17,7 @@ from rag_compare.io.scores import Scores, load_scores, make_scores, score_run
 from tests.helpers.chat_server import ChatServer
 from tests.helpers.credential_shapes import OPENAI_KEY
 from tests.helpers.data import HANDMADE_RUNS
-from tests.llm.test_llm_judge import CORPUS, RECORDS
+from tests.helpers.judged import CORPUS, RECORDS
 
 EVALUATOR = {"name": "hand", "fingerprint": "f" * 64, "config": {"name": "hand"}}
 # Hand-made verdicts: the baseline is helpful at 0.5 everywhere it answered; the candidate at 1.0 on q0

@@ -16,20 +16,8 @@ from rag_compare.io.corpus import load_corpus, refuse_unreviewed
 from rag_compare.io.tables import write_table
 from rag_compare.llm.drafts import DISTRACTOR_NOTE, Drafts, admit_cases, draft_cases, draft_id, write_drafts
 from tests.helpers.chat_server import ChatServer, Reply
+from tests.helpers.drafting import PASSAGES, distinct, passage_of
 
-PASSAGES = pl.DataFrame(
-    {
-        "passage_id": ["hotel-1", "meal-1", "mile-1", "old-hotel-1", "old-meal-1"],
-        "source_version": ["v2", "v2", "v2", "v1", "v1"],
-        "text": [
-            "The hotel cap is 150 euros a night, 210 in Paris.",
-            "The meal allowance is 45 euros a day.",
-            "Mileage is paid at 0.30 euros per kilometre.",
-            "The hotel cap is 120 euros a night.",
-            "The meal allowance is 40 euros a day.",
-        ],
-    }
-)
 FAST: dict[str, Any] = {"timeout": 5.0, "max_retries": 0, "backoff": 0.0}
 
 
@@ -41,26 +29,6 @@ def reply_cache(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     monkeypatch.delenv("OPENAI_BASE_URL", raising=False)
     monkeypatch.delenv("OPENAI_API_KEY", raising=False)
     return path
-
-
-def passage_of(request: dict[str, Any]) -> str:
-    """The id of the passage a drafting request is about."""
-    match = re.search(r'<passage id="([^"]+)">', request["messages"][-1]["content"])
-    assert match is not None
-    return match.group(1)
-
-
-def distinct(request: dict[str, Any], attempt: int) -> Reply:
-    """A reply whose texts name the passage: every text distinct, as many wordings as the schema asks."""
-    passage = passage_of(request)
-    count = request["response_format"]["json_schema"]["schema"]["properties"]["wordings"]["minItems"]
-    content = {
-        "question": f"What does {passage} say?",
-        "wordings": [f"Wording {index} of {passage}?" for index in range(count)],
-        "acceptance_note": f"The figure of {passage}.",
-        "distractor": f"Who wrote {passage}?",
-    }
-    return Reply(content=json.dumps(content))
 
 
 def draft(server: ChatServer, **options: Any) -> Drafts:

@@ -1,13 +1,19 @@
-"""A comparison's text summary: its list of the cases that changed, failed or are missing."""
+"""A comparison's text summary: its list of the cases that changed, failed or are missing; the golden file."""
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 import polars as pl
+import pytest
+from click.testing import Result
 
 from rag_compare.compute.compare import compare
 from rag_compare.io.corpus import load_corpus
 from rag_compare.io.runs import freeze_run
 from rag_compare.report.comparison_text import comparison_text
+from tests.helpers.data import ROOT
+from tests.helpers.golden import HANDMADE_COMPARISON
 
 CASES = 105
 
@@ -48,3 +54,12 @@ def test_a_short_listing_has_no_tail_and_no_change_says_so() -> None:
     assert "more" not in listing
     assert len([line for line in listing.splitlines() if not line.startswith(" ")]) == 3
     assert _comparison(failed=0).endswith("No case changed, failed or is missing.\n")
+
+
+def test_text_summary_of_the_handmade_runs_matches_the_golden_file(
+    cli: Callable[..., Result], golden: Callable[[str, str], None], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.chdir(ROOT)  # the summary names the run files by the paths they were opened with
+    result = cli(*HANDMADE_COMPARISON, env={"COLUMNS": "50"})  # the tables' width is fixed, not the terminal's
+    assert (result.exit_code, result.stderr) == (0, "")
+    golden("handmade.txt", result.stdout)

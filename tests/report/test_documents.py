@@ -16,7 +16,6 @@ from rag_compare.compute.comparison import REPORTED_STATUSES
 from rag_compare.report.documents import markdown_escape
 from tests.helpers.data import HANDMADE_RUNS, IMAGE, ROOT, SCRIPT
 
-GOLDEN = ROOT / "tests" / "golden" / "handmade.md"
 PASSAGES = ROOT / "corpora" / "handbook_passages.csv"
 
 
@@ -117,7 +116,7 @@ def test_a_markdown_case_shows_labels_gold_marks_context_answers_and_reasons(exa
 
 
 def test_markdown_report_of_the_examples_matches_the_golden_file(
-    examples: Comparison, update_golden: bool, monkeypatch: pytest.MonkeyPatch
+    golden: Callable[[str, str], None], monkeypatch: pytest.MonkeyPatch
 ) -> None:
     monkeypatch.chdir(ROOT)  # the report names the run files by the paths they were opened with
     comparison = compare(
@@ -127,11 +126,7 @@ def test_markdown_report_of_the_examples_matches_the_golden_file(
     )
     report = comparison.render("markdown")
     assert report == comparison.render("markdown")  # byte-stable within a run
-    if update_golden:
-        GOLDEN.write_text(report, encoding="utf-8", newline="")
-    assert report == GOLDEN.read_text(encoding="utf-8"), (
-        "the Markdown report changed; if on purpose, run `pytest --update-golden` and review the diff"
-    )
+    golden("handmade.md", report)
 
 
 def test_html_escapes_every_value_from_data(hostile: Comparison) -> None:
