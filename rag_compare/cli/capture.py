@@ -91,6 +91,7 @@ def capture_command(
     """
     from rag_compare.core.protocols import Generator
     from rag_compare.llm.chat_generator import DEFAULT_PROMPT, OpenAIGenerator
+    from rag_compare.llm.limits import Limits
     from rag_compare.pipeline.bm25 import BM25Retriever
     from rag_compare.pipeline.context_builder import BudgetContextBuilder
     from rag_compare.pipeline.extractive import ExtractiveGenerator
@@ -118,9 +119,7 @@ def capture_command(
             context_builder=BudgetContextBuilder(context_budget, context_budget_tokens),
             config=config,
             output=output,
-            concurrency=concurrency,
-            timeout=timeout,
-            max_retries=max_retries,
+            limits=Limits.checked(concurrency, timeout, max_retries),
             include_unreviewed=include_unreviewed,
             progress=True,
         )

@@ -69,6 +69,7 @@ def draft_cases_command(
     it and marks it with rag-compare admit DRAFTS --ids ID[,ID...].
     """
     from rag_compare.llm.drafts import check_output, draft_cases, write_drafts
+    from rag_compare.llm.limits import Limits
 
     wants_json(output_format)
     check_output(output)
@@ -81,9 +82,7 @@ def draft_cases_command(
             source_version=source_version,
             seed=seed,
             wordings=wordings,
-            concurrency=concurrency,
-            timeout=timeout,
-            max_retries=max_retries,
+            limits=Limits.checked(concurrency, timeout, max_retries),
             cache=cache_setting(cache_path, no_cache),
             progress=True,
         )

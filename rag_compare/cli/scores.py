@@ -96,6 +96,7 @@ def score(
     from rag_compare.core.protocols import Judge
     from rag_compare.io.runs import load_run
     from rag_compare.io.scores import score_run
+    from rag_compare.llm.limits import Limits
     from rag_compare.llm.llm_judge import OpenAIJudge
 
     wants_json(output_format)
@@ -113,9 +114,7 @@ def score(
             checks=checks,
             temperature=temperature,
             seed=seed,
-            concurrency=concurrency,
-            timeout=timeout,
-            max_retries=max_retries,
+            limits=Limits.checked(concurrency, timeout, max_retries),
             cache=cache_setting(cache_path, no_cache),
             progress=True,
         )
