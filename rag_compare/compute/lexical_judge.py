@@ -23,7 +23,7 @@ from typing import Any, NamedTuple
 
 import polars as pl
 
-from rag_compare.core.digest import settings_digest
+from rag_compare.core.digest import json_digest
 from rag_compare.core.errors import ConfigError, ContractError, Problem
 
 __all__ = [
@@ -116,7 +116,7 @@ class LexicalJudge:
 
         The library version is left out: the method version changes whenever the verdicts would.
         """
-        return settings_digest(self.config)
+        return json_digest(self.config)
 
     @property
     def _abstention_regex(self) -> str:

@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
-import hashlib
-
 import polars as pl
+
+from rag_compare.core.digest import text_digest
 
 __all__ = ["content_fingerprint", "count_by", "lookalike_key", "row_index", "spread_by_row"]
 
@@ -34,7 +34,7 @@ def spread_by_row(height: int, values: pl.DataFrame, column: str, row: str = "ro
 
 def content_fingerprint(frame: pl.DataFrame, key: str) -> str:
     """SHA-256 of the frame's rows as JSON lines, sorted by ``key``: the same content, the same hash."""
-    return hashlib.sha256(frame.sort(key).write_ndjson().encode()).hexdigest()
+    return text_digest(frame.sort(key).write_ndjson())
 
 
 def lookalike_key(column: str) -> pl.Expr:

@@ -14,7 +14,7 @@ from typing import Any
 
 import polars as pl
 
-from rag_compare.core.digest import settings_digest
+from rag_compare.core.digest import json_digest
 from rag_compare.core.errors import ContractError, Problem, ScoresError, show_value
 from rag_compare.core.signals import JUDGE_FAILED, SCORED_SIGNALS, SIGNALS_BY_NAME
 from rag_compare.io.runfile import ensure_absent
@@ -59,7 +59,7 @@ def import_scores(
     declared = {"name": evaluator, "mapping": dict(sorted(mapping.items())), "settings": dict(config or {})}
     described = {
         "name": evaluator,
-        "fingerprint": settings_digest(declared),
+        "fingerprint": json_digest(declared),
         "config": {**declared, "source": str(source)},
     }
     return make_scores(run, frame, described, output=output)

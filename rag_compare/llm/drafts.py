@@ -12,7 +12,6 @@ Requests go through ``dispatch.send_to_endpoint``: concurrent, retried, cached.
 from __future__ import annotations
 
 import functools
-import hashlib
 import json
 import random
 from collections.abc import Mapping, Sequence
@@ -22,6 +21,7 @@ from typing import Any, NamedTuple
 
 import polars as pl
 
+from rag_compare.core.digest import text_digest
 from rag_compare.core.errors import ConfigError, EndpointError, RunExistsError
 from rag_compare.core.frames import count_by
 from rag_compare.core.result import Report
@@ -364,7 +364,7 @@ def _body(model: str, seed: int, schema: Mapping[str, Any], messages: list[dict[
 def draft_id(passage_id: str, text: str, source_version: str) -> str:
     """``draft-<10 hex of sha256(passage id, text)>@<source version>``: the same text of the same
     passage always gets the same id."""
-    digest = hashlib.sha256(f"{passage_id}\n{text}".encode()).hexdigest()[:_ID_HEX]
+    digest = text_digest(f"{passage_id}\n{text}")[:_ID_HEX]
     return f"draft-{digest}@{source_version}"
 
 

@@ -23,7 +23,7 @@ import polars as pl
 
 from rag_compare._version import __version__
 from rag_compare.compute.lexical_judge import LexicalJudge
-from rag_compare.core.digest import settings_digest
+from rag_compare.core.digest import json_digest
 from rag_compare.core.errors import ConfigError, ContractError, JudgeError, Problem
 from rag_compare.core.result import Report
 from rag_compare.core.signals import JUDGE_FAILED, SCORED_SIGNALS
@@ -152,7 +152,7 @@ class OpenAIJudge:
     @property
     def fingerprint(self) -> str:
         """SHA-256 of ``config``: model, endpoint, checks, sampling settings, prompts and library version."""
-        return settings_digest(self.config)
+        return json_digest(self.config)
 
     def plan(self, cases: pl.DataFrame) -> JudgePlan:
         """The requests judging ``cases`` would make, how many are cached, and a token estimate."""

@@ -29,7 +29,7 @@ from typing import Any, TypeVar
 import polars as pl
 
 from rag_compare.core.credentials import credential_in, credential_values, redact
-from rag_compare.core.digest import settings_digest
+from rag_compare.core.digest import json_digest
 from rag_compare.core.errors import CaptureError, ConfigError, RagCompareError, show_value
 from rag_compare.core.protocols import (
     K_EXPECTED,
@@ -135,7 +135,7 @@ def capture(
     checkpoint = None
     if output is not None:
         ensure_absent(Path(output))
-        settings = settings_digest({"config": run_config, "corpus": loaded.fingerprint})
+        settings = json_digest({"config": run_config, "corpus": loaded.fingerprint})
         checkpoint = Checkpoint.open(checkpoint_path(Path(output)), settings)
     try:
         done = {} if checkpoint is None else dict(checkpoint.records)
