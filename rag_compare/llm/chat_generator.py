@@ -20,6 +20,7 @@ from typing import Any
 
 from rag_compare.core.errors import ConfigError, RagCompareError
 from rag_compare.core.protocols import Case, CaseFailure, Context, Generation
+from rag_compare.core.templates import template_environment
 from rag_compare.llm.endpoint import check_key_transport, endpoint_name, open_client
 from rag_compare.llm.limits import Limits, limits_from, retryable
 from rag_compare.llm.transport import chat_body, complete, describe, refusals, refused_error
@@ -144,11 +145,9 @@ def _compile(path: Path, text: str) -> Any:
     A prompt template is one self-contained file: the environment has no loader, and ``include``,
     ``import`` and ``extends`` are refused by name. ``range()`` is bounded by the sandbox (100,000 items).
     """
-    import jinja2
     from jinja2 import nodes
-    from jinja2.sandbox import ImmutableSandboxedEnvironment
 
-    environment = ImmutableSandboxedEnvironment(undefined=jinja2.StrictUndefined, keep_trailing_newline=True)
+    environment = template_environment(sandboxed=True, keep_trailing_newline=True)
     try:
         tree = environment.parse(text)
         for node in tree.find_all((nodes.Include, nodes.Import, nodes.FromImport, nodes.Extends)):

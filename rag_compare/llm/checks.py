@@ -26,6 +26,7 @@ from pathlib import Path
 from typing import Any
 
 from rag_compare.core.digest import bytes_digest
+from rag_compare.core.templates import template_environment
 
 __all__ = ["CHECKS", "DEFAULT_CHECKS", "PROMPT_VERSION", "Check", "prompt_digest", "render_messages"]
 
@@ -120,14 +121,7 @@ DEFAULT_CHECKS = ("context_sufficiency", "groundedness", "helpfulness")
 
 @functools.cache
 def _environment() -> Any:
-    import jinja2
-
-    return jinja2.Environment(
-        loader=jinja2.FileSystemLoader(_PROMPTS),
-        undefined=jinja2.StrictUndefined,
-        autoescape=False,  # plain text for a model, not markup
-        keep_trailing_newline=False,
-    )
+    return template_environment(_PROMPTS)
 
 
 def render_messages(check: Check, inputs: Mapping[str, Any]) -> list[dict[str, str]]:

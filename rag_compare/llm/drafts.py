@@ -25,6 +25,7 @@ from rag_compare.core.digest import text_digest
 from rag_compare.core.errors import ConfigError, EndpointError, RunExistsError
 from rag_compare.core.frames import count_by
 from rag_compare.core.result import Report
+from rag_compare.core.templates import template_environment
 from rag_compare.io.corpus import load_corpus
 from rag_compare.io.passages import load_passages
 from rag_compare.io.tables import table_format, write_table
@@ -336,15 +337,7 @@ def _choose(passages: pl.DataFrame, n: int, source_version: str | None, seed: in
 
 @functools.cache
 def _template() -> Any:
-    import jinja2
-
-    environment = jinja2.Environment(
-        loader=jinja2.FileSystemLoader(_PROMPTS),
-        undefined=jinja2.StrictUndefined,
-        autoescape=False,  # plain text for a model, not markup
-        keep_trailing_newline=False,
-    )
-    return environment.get_template(_TEMPLATE)
+    return template_environment(_PROMPTS).get_template(_TEMPLATE)
 
 
 def _messages(passage_id: str, text: str, wordings: int) -> list[dict[str, str]]:

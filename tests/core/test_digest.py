@@ -4,6 +4,7 @@ cached replies are found by them), and each goes through the one digest module."
 from __future__ import annotations
 
 import hashlib
+from pathlib import Path
 
 import polars as pl
 
@@ -46,3 +47,13 @@ def test_bytes_in_pieces_hash_as_their_whole() -> None:
     data = b"abcdefgh"
     assert bytes_digest(data[:3], memoryview(data)[3:]) == bytes_digest(data) == text_digest("abcdefgh")
     assert text_digest("") == "e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855"
+
+
+def test_no_module_but_the_digest_module_hashes() -> None:
+    package = Path(__file__).resolve().parents[2] / "rag_compare"
+    hashing = [
+        str(path.relative_to(package))
+        for path in package.rglob("*.py")
+        if "hashlib" in path.read_text(encoding="utf-8") and path.name != "digest.py"
+    ]
+    assert hashing == []
