@@ -20,7 +20,6 @@ import json
 import os
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from datetime import UTC, datetime
 from pathlib import Path
 from types import MappingProxyType
 from typing import Any
@@ -28,6 +27,7 @@ from typing import Any
 import polars as pl
 
 from rag_compare._version import __version__
+from rag_compare.core.clock import creation_time
 from rag_compare.core.credentials import credential_values
 from rag_compare.core.errors import ScoresError, show_value
 from rag_compare.core.frames import count_by
@@ -173,7 +173,7 @@ def make_scores(
     check_config(evaluator)
     _refuse_credentials(frame, run)
     scored = {"name": run.name, "fingerprint": run.fingerprint, "path": None if run.path is None else str(run.path)}
-    created_at = datetime.now(tz=UTC).isoformat(timespec="seconds")
+    created_at = creation_time()
     described = {
         "evaluator": dict(evaluator),
         "run": scored,
