@@ -6,7 +6,7 @@ import polars as pl
 
 from rag_compare.core.digest import text_digest
 
-__all__ = ["content_fingerprint", "count_by", "lookalike_key", "row_index", "spread_by_row"]
+__all__ = ["content_fingerprint", "count_by", "lookalike_key", "record_ok", "row_index", "spread_by_row"]
 
 
 def count_by(frame: pl.DataFrame, column: str, order: tuple[str, ...] = ()) -> dict[str, int]:
@@ -18,6 +18,12 @@ def count_by(frame: pl.DataFrame, column: str, order: tuple[str, ...] = ()) -> d
     found = dict(zip(counts[column].to_list(), counts["count"].to_list(), strict=True))
     ordered = {value: int(found.pop(value, 0)) for value in order}
     return ordered | {value: int(found[value]) for value in sorted(found)}
+
+
+def record_ok(status: str = "status") -> pl.Expr:
+    """True where a record's ``status`` is ``ok`` (its request succeeded); false where it failed or timed
+    out, and where it is null."""
+    return pl.col(status).eq("ok").fill_null(False)
 
 
 def row_index(name: str = "row") -> pl.Expr:

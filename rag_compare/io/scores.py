@@ -30,7 +30,7 @@ from rag_compare._version import __version__
 from rag_compare.core.clock import creation_time
 from rag_compare.core.credentials import credential_values
 from rag_compare.core.errors import ScoresError, show_value
-from rag_compare.core.frames import count_by
+from rag_compare.core.frames import count_by, record_ok
 from rag_compare.core.protocols import Judge
 from rag_compare.core.result import Report
 from rag_compare.core.signals import JUDGE_FAILED, SCORED_SIGNALS, SIGNALS_BY_NAME
@@ -149,7 +149,7 @@ def score_run(run: Run, judge: Judge, *, output: str | Path | None = None) -> Sc
     verdicts = judge.judge(run.records)
     if "judge_status" not in verdicts.columns:
         verdicts = verdicts.with_columns(judge_status=pl.lit("ok"), judge_error=pl.lit(None, pl.String))
-    answered = (run.records.get_column("status") == "ok").fill_null(False)
+    answered = run.records.select(record_ok()).to_series()
     frame = pl.concat([run.records.select("case_id"), verdicts], how="horizontal").with_columns(
         *(
             pl.when(pl.lit(answered)).then(pl.col(name)).alias(name)

@@ -25,6 +25,7 @@ from rag_compare._version import __version__
 from rag_compare.compute.lexical_judge import LexicalJudge
 from rag_compare.core.digest import json_digest
 from rag_compare.core.errors import ConfigError, ContractError, JudgeError, Problem
+from rag_compare.core.frames import record_ok
 from rag_compare.core.result import Report
 from rag_compare.core.signals import JUDGE_FAILED, SCORED_SIGNALS
 from rag_compare.llm.cache import opened_cache, request_key
@@ -244,7 +245,7 @@ class OpenAIJudge:
                 "judge_error": pl.Series(["; ".join(found) or None for found in errors], dtype=pl.String),
             }
         )
-        answered = pl.lit(inputs.get_column("status") == "ok")
+        answered = pl.lit(inputs.select(record_ok()).to_series())
         return frame.with_columns(
             *(
                 pl.when(~pl.lit(failed)).then(pl.col(name)).alias(name)
