@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import time
 import warnings
 from collections.abc import Callable
@@ -123,3 +124,12 @@ def test_batch_generate_backs_off_as_its_limits_say(tmp_path: Path) -> None:
         assert server.count() == 2
     assert result.get_column("reply").to_list() == ["A"]
     assert waited >= 0.2  # the first wait is backoff x jitter in [0.5, 1]
+
+
+def test_a_judge_copied_with_replace_keeps_its_limits_without_a_new_warning() -> None:
+    with pytest.warns(DeprecationWarning, match="OpenAIJudge: concurrency="):
+        judge = OpenAIJudge("m", base_url="http://127.0.0.1:9/v1", cache=False, concurrency=2)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        copy = dataclasses.replace(judge, model="n")
+    assert copy.limits == judge.limits == Limits(concurrency=2)
