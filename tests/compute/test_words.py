@@ -1,4 +1,5 @@
-"""One definition of a word and of a number, shared by the offline judge and answer completeness."""
+"""One definition of a word and of a number, shared by the offline judge, answer completeness and the
+extractive generator."""
 
 from __future__ import annotations
 
@@ -8,6 +9,8 @@ import pytest
 from rag_compare.compute.completeness import answer_completeness
 from rag_compare.compute.lexical_judge import LexicalJudge
 from rag_compare.compute.words import NUMBER_PATTERN, WORD_PATTERN, fold_plural, is_content_word, ungrouped
+from rag_compare.core.protocols import Case, Context
+from rag_compare.pipeline.extractive import DEFAULT_ABSTENTION, ExtractiveGenerator
 
 
 def content_words(text: str) -> list[str]:
@@ -47,3 +50,12 @@ def test_the_judge_and_completeness_read_words_alike() -> None:
     assert grounded("Rd.", "The _rd floor.") == 0.0
     assert kept("rd", "The _rd floor") == 0.0
     assert kept("floors", "The _rd floor") == 1.0
+
+
+def test_the_extractive_generator_reads_words_as_the_judge_does() -> None:
+    # "x_ray" is one word, not "x" and "ray": for the judge and for the generator
+    assert grounded("The x_ray rule.", "The x ray rule.") == 0.0
+    generate = ExtractiveGenerator(min_overlap=1.0)
+    answer = generate(Case("c", "The x_ray rule?", "v1"), Context("The x ray rule.")).answer
+    assert answer == DEFAULT_ABSTENTION
+    assert generate(Case("c", "The x_ray rule?", "v1"), Context("The x_ray rule.")).answer == "The x_ray rule."
