@@ -29,7 +29,7 @@ from rag_compare.compute.words import (
     WORD_PATTERN,
     fold_plural,
     is_content_word,
-    ungrouped,
+    other_writing,
 )
 from rag_compare.core.digest import json_digest
 from rag_compare.core.errors import ConfigError, ContractError, Problem
@@ -215,23 +215,10 @@ def _numbers(claims: pl.DataFrame) -> pl.DataFrame:
 def _numbers_missing(numbers: pl.DataFrame, haystacks: pl.Series) -> pl.Series:
     """The ``claim`` of each number that is in its context neither as written nor in its other writing."""
     unfound = numbers.filter(~_found(numbers, haystacks, _NUMBERS))
-    other = unfound.with_columns(needle=_other_writing(pl.col("token"))).with_columns(token=pl.col("needle"))
+    other = unfound.with_columns(needle=other_writing(pl.col("token"))).with_columns(token=pl.col("needle"))
     rewritten = other.drop_nulls("needle")
     found = _found(rewritten, haystacks, _NUMBERS)
     return pl.concat([other.filter(pl.col("needle").is_null()), rewritten.filter(~found)]).get_column("claim")
-
-
-def _other_writing(number: pl.Expr) -> pl.Expr:
-    """``3000`` for ``3,000`` and the reverse; null for a number written one way only (``150``, ``1.5``)."""
-    plain = ungrouped(number)
-    integer = plain.str.extract(r"^[0-9]+", 0)
-    grouped = integer.str.reverse().str.replace_all(r"[0-9]{3}", "$0,").str.strip_chars_end(",").str.reverse()
-    return (
-        pl.when(number.str.contains(",", literal=True))
-        .then(plain)
-        .when(integer.str.len_bytes() > 3)
-        .then(grouped + plain.str.slice(integer.str.len_bytes()))
-    )
 
 
 def _found(pairs: pl.DataFrame, haystacks: pl.Series, kind: _Kind) -> pl.Series:

@@ -5,14 +5,22 @@ Text is lowercased first. A word is a run of ASCII letters, digits and underscor
 a content word is a word of two characters or more that starts with a letter and is not a stopword;
 ``fold_plural`` makes ``rates`` and ``rate`` one word. A number is a run of digits that may hold
 ``.`` or ``,`` between digits (``NUMBER_PATTERN``); a comma in a number groups thousands, so
-``3,000`` and ``3000`` are the same number (``ungrouped``).
+``3,000`` and ``3000`` are the same number (``ungrouped``, ``other_writing``).
 """
 
 from __future__ import annotations
 
 import polars as pl
 
-__all__ = ["NUMBER_PATTERN", "STOPWORDS", "WORD_PATTERN", "fold_plural", "is_content_word", "ungrouped"]
+__all__ = [
+    "NUMBER_PATTERN",
+    "STOPWORDS",
+    "WORD_PATTERN",
+    "fold_plural",
+    "is_content_word",
+    "other_writing",
+    "ungrouped",
+]
 
 WORD_PATTERN = r"[a-z0-9_]+"
 """A word of lowercased text (Rust regex syntax)."""
@@ -46,3 +54,16 @@ def fold_plural(word: pl.Expr) -> pl.Expr:
 def ungrouped(number: pl.Expr) -> pl.Expr:
     """``number`` (as ``NUMBER_PATTERN`` finds it) without its thousands separators: ``3,000`` is ``3000``."""
     return number.str.replace_all(",", "", literal=True)
+
+
+def other_writing(number: pl.Expr) -> pl.Expr:
+    """``3000`` for ``3,000`` and the reverse; null for a number written one way only (``150``, ``1.5``)."""
+    plain = ungrouped(number)
+    integer = plain.str.extract(r"^[0-9]+", 0)
+    grouped = integer.str.reverse().str.replace_all(r"[0-9]{3}", "$0,").str.strip_chars_end(",").str.reverse()
+    return (
+        pl.when(number.str.contains(",", literal=True))
+        .then(plain)
+        .when(integer.str.len_bytes() > 3)
+        .then(grouped + plain.str.slice(integer.str.len_bytes()))
+    )
