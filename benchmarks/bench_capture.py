@@ -16,8 +16,9 @@ sentence ("What is the rule for cost centre 2003 in the handbook?"), so BM25 has
 1. Through a chat model (ideal: ceil(cases / concurrency) x latency):
    - CLI: ``python -m rag_compare capture CORPUS --passages P --top-k 4 --generator openai --model bench
      --base-url URL --concurrency N --max-retries 0 --output OUT``, end to end through ``measure.py``;
-   - library: ``capture(CORPUS, retriever, OpenAIGenerator(...), top_k=4, concurrency=N, max_retries=0,
-     output=OUT)`` in this process after an untimed warm-up, the ``BM25Retriever`` built (and timed) first.
+   - library: ``capture(CORPUS, retriever, OpenAIGenerator(...), top_k=4, limits=Limits(concurrency=N,
+     timeout=120, max_retries=0), output=OUT)`` in this process after an untimed warm-up, the
+     ``BM25Retriever`` built (and timed) first.
    Every case of every run must be ``ok`` after exactly one attempt (so exactly ``--cases`` requests).
 2. Offline (BM25 + extractive, the command's defaults): the CLI ``capture CORPUS --passages P --top-k 4
    --output OUT`` end to end, the same in the library, and resuming: the same command when the checkpoint
@@ -35,6 +36,7 @@ ideal); exit code 1 when a case is not ``ok`` or took more than one attempt.
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import math
 import shutil
 import statistics
@@ -55,9 +57,11 @@ from rag_compare.core.errors import EndpointError
 from rag_compare.core.protocols import Case, Context, Generation
 from rag_compare.io.runs import Run
 from rag_compare.llm.chat_generator import OpenAIGenerator
+from rag_compare.llm.limits import Limits
 from rag_compare.pipeline.bm25 import BM25Retriever
 from rag_compare.pipeline.checkpoint import checkpoint_path
 from rag_compare.pipeline.extractive import ExtractiveGenerator
+from rag_compare.pipeline.runner import CAPTURE_LIMITS
 
 HERE = Path(__file__).resolve().parent
 MODEL = "bench"
@@ -115,6 +119,11 @@ def make_inputs(workdir: Path, cases: int, seed: int) -> Inputs:
         }
     ).write_parquet(corpus)
     return Inputs(corpus, passages, f"made in {time.perf_counter() - start:.1f} s")
+
+
+def capture_limits(concurrency: int, **changes: Any) -> Limits:
+    """The capture's default limits, at ``concurrency``."""
+    return dataclasses.replace(CAPTURE_LIMITS, concurrency=concurrency, **changes)
 
 
 def capture_command(python: str, inputs: Inputs, output: Path, *options: str) -> list[str]:
@@ -184,7 +193,7 @@ def make_checkpoint(inputs: Inputs, folder: Path) -> tuple[Path, int]:
             top_k=TOP_K,
             config={"knowledge_base": str(inputs.passages)},
             output=output,
-            concurrency=1,
+            limits=capture_limits(1),
         )
     except EndpointError:
         pass
@@ -222,8 +231,7 @@ def chat_passes(
         retriever,
         generator,
         top_k=TOP_K,
-        concurrency=concurrency,
-        max_retries=0,
+        limits=capture_limits(concurrency, max_retries=0),
         output=folder / f"chat-library-{repeat}.arrow",
     )
     timings["chat_library"].append(time.perf_counter() - start)
@@ -258,7 +266,7 @@ def offline_passes(python: str, inputs: Inputs, checkpoint: Path, cases: int, fo
             top_k=TOP_K,
             config=knowledge_base,
             output=output,
-            concurrency=OFFLINE_CONCURRENCY,
+            limits=capture_limits(OFFLINE_CONCURRENCY),
         )
         seconds_of.append(time.perf_counter() - start)
         timings["problems"] += problems_of(run, cases, f"library {name}, {label}")
@@ -400,7 +408,8 @@ def main() -> None:
         made = f"checkpoint made in {time.perf_counter() - start:.1f} s"
         warm_up = pl.read_parquet(inputs.corpus).head(options.concurrency)  # untimed: imports, client, template
         generator = OpenAIGenerator(MODEL, base_url=url, api_key="unused")
-        capture(warm_up, BM25Retriever(inputs.passages), generator, top_k=TOP_K, concurrency=options.concurrency)
+        limits = capture_limits(options.concurrency)
+        capture(warm_up, BM25Retriever(inputs.passages), generator, top_k=TOP_K, limits=limits)
         for _ in range(options.repeats):
             chat_passes(options.cli_python, inputs, url, options.concurrency, options.cases, folder, timings)
             offline_passes(options.cli_python, inputs, checkpoint, options.cases, folder, timings)

@@ -46,6 +46,7 @@ from synthetic import CONTEXT_PASSAGES, EPOCH, SENTENCES, id_lists, make_pool, r
 from rag_compare import freeze_run, load_corpus, load_run
 from rag_compare.io.runs import Run
 from rag_compare.io.scores import Scores, load_scores, score_run
+from rag_compare.llm.limits import Limits
 from rag_compare.llm.llm_judge import OpenAIJudge
 
 HERE = Path(__file__).resolve().parent
@@ -113,7 +114,8 @@ def run_cli(run: Path, url: str, checks: str, concurrency: int, cache: Path, out
 
 def judge_for(url: str, checks: Sequence[str], concurrency: int, cache: Path | bool) -> OpenAIJudge:
     """The judge the CLI makes from the same options."""
-    return OpenAIJudge(MODEL, base_url=url, checks=checks, concurrency=concurrency, cache=cache, api_key="unused")
+    limits = Limits(concurrency=concurrency)
+    return OpenAIJudge(MODEL, base_url=url, checks=checks, limits=limits, cache=cache, api_key="unused")
 
 
 def problems_of(scores: Scores, expected_requests: int, label: str) -> list[str]:

@@ -26,6 +26,7 @@ from rag_compare.core.protocols import MAX_K
 if TYPE_CHECKING:
     from rag_compare.core.protocols import Generator
     from rag_compare.io.runs import Run
+    from rag_compare.llm.limits import Limits
 
 __all__ = ["capture_command"]
 
@@ -65,7 +66,7 @@ def capture_command(
     prompt_template: Path | None,
     context_budget: int | None,
     context_budget_tokens: int | None,
-    limits: dict[str, Any],
+    limits: Limits,
     config: dict[str, Any],
     include_unreviewed: bool,
     output: Path,
@@ -95,7 +96,7 @@ def capture_command(
             context_builder=BudgetContextBuilder(context_budget, context_budget_tokens),
             config=config,
             output=output,
-            **limits,
+            limits=limits,
             include_unreviewed=include_unreviewed,
             progress=True,
         )

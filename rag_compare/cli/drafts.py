@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING
 
 import click
 
@@ -21,6 +21,9 @@ from rag_compare.cli.options import (
 )
 from rag_compare.cli.output import wants_json
 from rag_compare.core.result import to_json
+
+if TYPE_CHECKING:
+    from rag_compare.llm.limits import Limits
 
 __all__ = ["admit_command", "draft_cases_command"]
 
@@ -53,7 +56,7 @@ def draft_cases_command(
     source_version: str | None,
     wordings: int,
     seed: int,
-    limits: dict[str, Any],
+    limits: Limits,
     cache: Path | bool,
     output: Path,
     output_format: str,

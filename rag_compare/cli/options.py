@@ -6,11 +6,14 @@ import functools
 import math
 from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import click
 
 from rag_compare.core.result import FORMATS
+
+if TYPE_CHECKING:
+    from rag_compare.llm.limits import Limits
 
 __all__ = [
     "ASSIGNMENTS",
@@ -145,10 +148,10 @@ def _gathered(
     return apply
 
 
-def endpoint_settings(base_url: str | None, limits: dict[str, Any], cache: Path | bool) -> dict[str, Any]:
+def endpoint_settings(base_url: str | None, limits: Limits, cache: Path | bool) -> dict[str, Any]:
     """The library keywords of a command that calls an endpoint: where it is, the ``limits``, the reply
     ``cache``, and a progress bar."""
-    return {"base_url": base_url, **limits, "cache": cache, "progress": True}
+    return {"base_url": base_url, "limits": limits, "cache": cache, "progress": True}
 
 
 def read_config(config_file: Path | None, assignments: Sequence[str]) -> dict[str, Any]:
@@ -196,15 +199,20 @@ def _shown_default(flag: str, type: click.ParamType[Any], default: float, help: 
     return click.option(flag, type=type, default=default, show_default=True, help=help)
 
 
+def _limits(concurrency: int, timeout: float, max_retries: int) -> Limits:
+    from rag_compare.llm.limits import Limits
+
+    return Limits.checked(concurrency, timeout, max_retries)
+
+
 def limit_options(
     concurrency: int, timeout: float, max_retries: int, unit: str
 ) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
     """``--concurrency``, ``--timeout`` and ``--max-retries`` with these defaults; ``unit`` names what is
-    bounded, timed and retried ("request", "case"). The command gets ``limits``, the library's keywords
-    of the same names."""
+    bounded, timed and retried ("request", "case"). The command gets them as one ``Limits``, ``limits``."""
     return _gathered(
         "limits",
-        dict,
+        _limits,
         _shown_default("--concurrency", click.IntRange(min=1), concurrency, f"{unit.capitalize()}s at once."),
         _shown_default(
             "--timeout", finite_float(0, min_open=True), timeout, f"Seconds one attempt at a {unit} may take."

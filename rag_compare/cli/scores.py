@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 import click
 
@@ -29,6 +29,7 @@ from rag_compare.llm.checks import CHECKS, DEFAULT_CHECKS
 if TYPE_CHECKING:
     from rag_compare.core.protocols import Judge
     from rag_compare.io.scores import Scores
+    from rag_compare.llm.limits import Limits
 
 __all__ = ["fallback", "import_scores_command", "score"]
 
@@ -77,7 +78,7 @@ def score(
     model: str | None,
     base_url: str | None,
     checks: tuple[str, ...],
-    limits: dict[str, Any],
+    limits: Limits,
     temperature: float,
     seed: int | None,
     cache: Path | bool,
@@ -123,7 +124,7 @@ def _judge(
     checks: tuple[str, ...],
     temperature: float,
     seed: int | None,
-    limits: dict[str, Any],
+    limits: Limits,
     cache: Path | bool,
 ) -> Judge:
     """The judge ``--judge`` names; the LLM judge needs ``--model``."""

@@ -23,6 +23,7 @@ import numpy as np
 import polars as pl
 
 from rag_compare.compute.stats import bootstrap_ci, holm, mcnemar_exact_p, permutation_p_value
+from rag_compare.core.frames import record_ok
 from rag_compare.core.signals import Signal, applies, judge_failed
 
 __all__ = ["BREAKDOWN_COLUMNS", "SCOPES", "aggregate_signals", "breakdown_signals"]
@@ -111,7 +112,7 @@ def _scoped_value(signal: Signal, side: str, scope: str) -> pl.Expr:
         return value
     judged = ~judge_failed(side) if signal.judged else pl.lit(True)
     return (
-        pl.when((pl.col(f"{side}_status") == "ok") & judged)
+        pl.when(record_ok(f"{side}_status") & judged)
         .then(value)
         .when(applies(signal, pl.col("answerability")))
         .then(pl.lit(signal.worst))

@@ -13,6 +13,7 @@ import polars as pl
 
 from rag_compare.compute.completeness import answer_completeness
 from rag_compare.compute.metrics import context_signals, retrieval_signals
+from rag_compare.core.frames import record_ok
 from rag_compare.core.protocols import Judge
 from rag_compare.core.signals import JUDGE_COLUMNS, JUDGE_VERDICTS, SCORED_SIGNALS, applies, signals_in
 
@@ -52,7 +53,7 @@ def case_signals(
         ],
         how="horizontal",
     )
-    usable = (records.get_column("status") == "ok").fill_null(False)
+    usable = records.select(record_ok()).to_series()
     answerability = records.get_column("answerability")
     signals = signals_in(columns.columns)
     return columns.select(

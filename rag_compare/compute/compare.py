@@ -21,7 +21,7 @@ from rag_compare.compute.configdiff import config_diff, config_warnings
 from rag_compare.compute.lexical_judge import LexicalJudge
 from rag_compare.core.contract import LABEL_COLUMNS
 from rag_compare.core.errors import CompareError, ScoresError
-from rag_compare.core.frames import row_index, spread_by_row
+from rag_compare.core.frames import record_ok, row_index, spread_by_row
 from rag_compare.core.listing import truncated
 from rag_compare.core.protocols import K_EXPECTED, Judge, is_k
 from rag_compare.core.signals import JUDGE_FAILED, Signal, judge_failed, signals_in
@@ -294,7 +294,7 @@ def _moved(signal: Signal, tolerance: float) -> tuple[pl.Expr, pl.Expr]:
 
 def _status(signals: tuple[Signal, ...], tolerance: float) -> pl.Expr:
     present = {side: pl.col(f"{side}_status").is_not_null() for side in SIDES}
-    failed = {side: pl.col(f"{side}_status") != "ok" for side in SIDES}
+    failed = {side: ~record_ok(f"{side}_status") for side in SIDES}
     failed_judging = {side: judge_failed(side) for side in SIDES}
     moves = [_moved(signal, tolerance) for signal in signals if signal.decides_status]
     better, worse = pl.any_horizontal(up for up, _ in moves), pl.any_horizontal(down for _, down in moves)
@@ -348,11 +348,11 @@ def _with_reasons(cases: pl.DataFrame, signals: tuple[Signal, ...], tolerance: f
                 )
             )
         )
-        parts.append(_reason_rows(cases, order, status.is_null() | (status != "ok"), reason))
+        parts.append(_reason_rows(cases, order, ~record_ok(f"{side}_status"), reason))
     for order, side in enumerate(SIDES, start=len(SIDES)):
         error = pl.col(f"{side}_judge_error").fill_null("no error recorded").str.slice(0, _MAX_ERROR_CHARS)
         reason = pl.format(f"{side} {JUDGE_FAILED}: {{}}", error)
-        parts.append(_reason_rows(cases, order, (pl.col(f"{side}_status") == "ok") & judge_failed(side), reason))
+        parts.append(_reason_rows(cases, order, record_ok(f"{side}_status") & judge_failed(side), reason))
     status_signals = [signal for signal in signals if signal.decides_status]
     for order, signal in enumerate(status_signals, start=2 * len(SIDES)):
         better, worse = _moved(signal, tolerance)

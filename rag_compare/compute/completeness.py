@@ -11,13 +11,12 @@ from __future__ import annotations
 
 import polars as pl
 
-from rag_compare.compute.lexical_judge import NUMBER_PATTERN, STOPWORDS, fold_plural
+from rag_compare.compute.words import NUMBER_PATTERN, WORD_PATTERN, fold_plural, is_content_word, ungrouped
 from rag_compare.core.frames import row_index, spread_by_row
 
 __all__ = ["answer_completeness"]
 
 MIN_WORD_SHARE = 0.5
-_WORD = r"[a-z][a-z0-9_]+"
 
 
 def answer_completeness(records: pl.DataFrame, passages: pl.DataFrame) -> pl.Series:
@@ -53,11 +52,10 @@ def answer_completeness(records: pl.DataFrame, passages: pl.DataFrame) -> pl.Ser
 
 def _numbers(text: pl.Expr) -> pl.Expr:
     """The distinct numbers of a text, thousands separators dropped (``3,000`` is ``3000``)."""
-    grouped = text.str.replace_all(r"([0-9]),([0-9]{3})\b", "${1}${2}")
-    return grouped.str.extract_all(NUMBER_PATTERN).list.unique()
+    return text.str.extract_all(NUMBER_PATTERN).list.eval(ungrouped(pl.element())).list.unique()
 
 
 def _words(text: pl.Expr) -> pl.Expr:
     """The distinct content words of a text, lowercased, a trailing ``s`` dropped from longer words."""
-    words = text.str.to_lowercase().str.extract_all(_WORD).list.set_difference(pl.lit(list(STOPWORDS)))
-    return words.list.eval(fold_plural(pl.element())).list.unique()
+    words = text.str.to_lowercase().str.extract_all(WORD_PATTERN)
+    return words.list.eval(fold_plural(pl.element().filter(is_content_word(pl.element())))).list.unique()

@@ -32,6 +32,7 @@ import polars as pl
 from rag_compare.compute.lexical_judge import LexicalJudge
 from rag_compare.compute.metrics import context_signals
 from rag_compare.core.errors import ScoresError
+from rag_compare.core.frames import record_ok
 from rag_compare.core.listing import truncated
 from rag_compare.core.result import Report
 from rag_compare.io.runfile import atomic_output
@@ -110,7 +111,7 @@ def simulate_fallback(
     _check_signal(scores, signal)
     checked = _check_thresholds(thresholds)
     _check_ids(run, scores)
-    bad = _bad(run.records) if truth is None else _truth_column(run.records, truth)
+    bad = _bad_by_labels(run.records) if truth is None else _truth_column(run.records, truth)
     cases = _cases(run.records, scores, signal, bad, checked[0], fallback_text)
     return FallbackSimulation(
         run_name=run.name,
@@ -159,18 +160,14 @@ def _check_ids(run: Run, scores: pl.DataFrame) -> None:
         )
 
 
-def _ok(records: pl.DataFrame) -> pl.Series:
-    return (records.get_column("status") == "ok").fill_null(False)
-
-
-def _bad(records: pl.DataFrame) -> pl.Series:
+def _bad_by_labels(records: pl.DataFrame) -> pl.Series:
     """The label-derived truth (see the module): true when the answer is bad, null when unknown."""
     verdicts = LexicalJudge().abstentions(records)
     signals = pl.concat([verdicts, context_signals(records).select("context_coverage")], how="horizontal")
     unanswerable = pl.lit(records.get_column("answerability")) == "unanswerable"
     coverage_short = pl.col("context_coverage") < 1
     return signals.select(
-        pl.when(~pl.lit(_ok(records)))
+        pl.when(~pl.lit(records.select(record_ok()).to_series()))
         .then(pl.lit(None, pl.Boolean))
         .when(unanswerable)
         .then(~pl.col("abstention_correct"))
@@ -188,7 +185,7 @@ def _truth_column(records: pl.DataFrame, column: str) -> pl.Series:
             f"truth column '{column}' is {found}; give a Boolean column of the run's records where true means "
             f"the answer is good (Boolean columns: {', '.join(boolean) or 'none'})."
         )
-    return records.select(pl.when(pl.lit(_ok(records))).then(~pl.col(column)).alias("bad")).to_series()
+    return records.select(pl.when(record_ok()).then(~pl.col(column)).alias("bad")).to_series()
 
 
 def _cases(
@@ -201,7 +198,7 @@ def _cases(
         pl.col(signal).cast(pl.Float64).fill_nan(None).alias("score"),
     )
     answer = _column(records, "answer")
-    replaced = ((pl.col("record_status") == "ok") & (pl.col("score") < threshold)).fill_null(False)
+    replaced = (record_ok("record_status") & (pl.col("score") < threshold)).fill_null(False)
     return (
         records.select(
             *(_column(records, name) for name in _CASE_COLUMNS),
@@ -229,7 +226,7 @@ def _column(records: pl.DataFrame, name: str) -> pl.Expr:
 
 def _counts(cases: pl.DataFrame, thresholds: Sequence[float]) -> pl.DataFrame:
     """One row of counts and rates per threshold, in the order given (each a pass over the cases)."""
-    frame = cases.lazy().select(ok=pl.col("record_status") == "ok", score="score", bad="bad")
+    frame = cases.lazy().select(ok=record_ok("record_status"), score="score", bad="bad")
     counts = pl.concat([frame.select(_count_exprs(threshold)) for threshold in thresholds]).collect()
     return counts.with_columns(
         catch_rate=_rate("bad_caught", "bad_shown"), hide_rate=_rate("good_hidden", "good_shown")

@@ -23,15 +23,20 @@ from typing import Any, NamedTuple
 
 import polars as pl
 
-from rag_compare.core.digest import settings_digest
+from rag_compare.compute.words import (
+    NUMBER_PATTERN,
+    STOPWORDS,
+    WORD_PATTERN,
+    fold_plural,
+    is_content_word,
+    other_writing,
+)
+from rag_compare.core.digest import json_digest
 from rag_compare.core.errors import ConfigError, ContractError, Problem
 
 __all__ = [
     "ABSTENTION_PATTERNS",
-    "NUMBER_PATTERN",
-    "STOPWORDS",
     "LexicalJudge",
-    "fold_plural",
 ]
 
 METHOD_VERSION = "lexical-1"
@@ -53,27 +58,12 @@ ABSTENTION_PATTERNS: tuple[str, ...] = (
 )
 """Abstention phrasings, searched case-insensitively anywhere in an answer (Rust regex syntax)."""
 
-_STOPWORD_TEXT = """
-about above after again against all also am an and any are aren as at be because been before being below between
-both but by can cannot could couldn did didn do does doesn doing don down during each either else etc few for from
-further had hadn has hasn have haven having he her here hers herself him himself his how however if in into is isn it
-its itself just ll me might more most must mustn my myself neither no nor not now of off on once only or other our
-ours ourselves out over own please re same shall shan she should shouldn so some such than that the their theirs them
-themselves then there these they this those through thus to too under until up ve very was wasn we were weren what
-when where which while who whom why will with won would wouldn yes yet you your yours yourself yourselves
-"""
-STOPWORDS: tuple[str, ...] = tuple(sorted(_STOPWORD_TEXT.split()))
-"""Words that carry no claim; words of one character are never content words either."""
 
 _REQUIRED = {"answer": pl.String, "context": pl.String, "answerability": pl.String}
 _OUTPUT = {"abstained": pl.Boolean, "grounded": pl.Float64, "abstention_correct": pl.Boolean}
 _SLICE_ROWS = 100_000
 _ABSTENTION_CORRECT = pl.col("abstained") == (pl.col("answerability") == "unanswerable")
 _SENTENCE_END = r"([.!?])\s+"
-_NOT_A_WORD = r"[^a-z0-9_ ]+ ?"
-_LETTERS = "abcdefghijklmnopqrstuvwxyz"
-_WORD = r"[a-z0-9_]+"
-NUMBER_PATTERN = r"[0-9]+(?:[.,][0-9]+)*"
 _ROUNDS = 4
 _S, _UNDERSCORE, _COMMA, _DOT = ord("s"), ord("_"), ord(","), ord(".")
 
@@ -116,7 +106,7 @@ class LexicalJudge:
 
         The library version is left out: the method version changes whenever the verdicts would.
         """
-        return settings_digest(self.config)
+        return json_digest(self.config)
 
     @property
     def _abstention_regex(self) -> str:
@@ -206,19 +196,13 @@ def _claims(answered: pl.DataFrame) -> pl.DataFrame:
 def _content_words(claims: pl.DataFrame, stopwords: tuple[str, ...]) -> pl.DataFrame:
     """One row per content word of each claim: ``token`` as written, ``needle`` folded, with its ``claim``
     and ``pos``."""
-    excluded = sorted({*stopwords, *_LETTERS})
     token = pl.col("token")
     return (
-        claims.select("claim", "pos", token=pl.col("text").str.replace_all(_NOT_A_WORD, " ").str.split(" "))
+        claims.select("claim", "pos", token=pl.col("text").str.extract_all(WORD_PATTERN))
         .explode("token")
-        .filter(token >= "a", ~token.is_in(excluded))
+        .filter(is_content_word(token, stopwords))
         .with_columns(needle=fold_plural(token))
     )
-
-
-def fold_plural(word: pl.Expr) -> pl.Expr:
-    """``word`` without a trailing ``s`` when it is longer than three letters (``rates`` and ``rate`` alike)."""
-    return pl.when(word.str.len_bytes() > 3).then(word.str.strip_suffix("s")).otherwise(word)
 
 
 def _numbers(claims: pl.DataFrame) -> pl.DataFrame:
@@ -231,23 +215,10 @@ def _numbers(claims: pl.DataFrame) -> pl.DataFrame:
 def _numbers_missing(numbers: pl.DataFrame, haystacks: pl.Series) -> pl.Series:
     """The ``claim`` of each number that is in its context neither as written nor in its other writing."""
     unfound = numbers.filter(~_found(numbers, haystacks, _NUMBERS))
-    other = unfound.with_columns(needle=_other_writing(pl.col("token"))).with_columns(token=pl.col("needle"))
+    other = unfound.with_columns(needle=other_writing(pl.col("token"))).with_columns(token=pl.col("needle"))
     rewritten = other.drop_nulls("needle")
     found = _found(rewritten, haystacks, _NUMBERS)
     return pl.concat([other.filter(pl.col("needle").is_null()), rewritten.filter(~found)]).get_column("claim")
-
-
-def _other_writing(number: pl.Expr) -> pl.Expr:
-    """``3000`` for ``3,000`` and the reverse; null for a number written one way only (``150``, ``1.5``)."""
-    plain = number.str.replace_all(",", "", literal=True)
-    integer = plain.str.extract(r"^[0-9]+", 0)
-    grouped = integer.str.reverse().str.replace_all(r"[0-9]{3}", "$0,").str.strip_chars_end(",").str.reverse()
-    return (
-        pl.when(number.str.contains(",", literal=True))
-        .then(plain)
-        .when(integer.str.len_bytes() > 3)
-        .then(grouped + plain.str.slice(integer.str.len_bytes()))
-    )
 
 
 def _found(pairs: pl.DataFrame, haystacks: pl.Series, kind: _Kind) -> pl.Series:
@@ -330,7 +301,7 @@ def _tokens(pattern: str) -> pl.Expr:
 
 _WORDS = _Kind(
     _whole_word,
-    _tokens(_WORD).list.contains(pl.col("needle"))
-    | ((pl.col("length") >= 3) & _tokens(_WORD).list.contains(pl.col("needle") + "s")),
+    _tokens(WORD_PATTERN).list.contains(pl.col("needle"))
+    | ((pl.col("length") >= 3) & _tokens(WORD_PATTERN).list.contains(pl.col("needle") + "s")),
 )
 _NUMBERS = _Kind(_whole_number, _tokens(NUMBER_PATTERN).list.contains(pl.col("needle")))

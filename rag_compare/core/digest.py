@@ -1,18 +1,28 @@
-"""Digests of settings: SHA-256 of their canonical JSON."""
+"""SHA-256 digests, hex: of bytes, of text, and of a value's canonical JSON (sorted keys, no spaces,
+ASCII). Every fingerprint, cache key and content id of the package is one of these."""
 
 from __future__ import annotations
 
 import hashlib
 import json
-from collections.abc import Mapping
 from typing import Any
 
-__all__ = [
-    "settings_digest",
-]
+__all__ = ["bytes_digest", "json_digest", "text_digest"]
 
 
-def settings_digest(settings: Mapping[str, Any]) -> str:
-    """SHA-256 of canonical JSON of ``settings``."""
-    canonical = json.dumps(settings, sort_keys=True, separators=(",", ":"), ensure_ascii=True)
-    return hashlib.sha256(canonical.encode()).hexdigest()
+def bytes_digest(*pieces: bytes | bytearray | memoryview) -> str:
+    """SHA-256 of ``pieces`` one after the other (a large buffer is hashed in slices, never copied)."""
+    digest = hashlib.sha256()
+    for piece in pieces:
+        digest.update(piece)
+    return digest.hexdigest()
+
+
+def text_digest(text: str) -> str:
+    """SHA-256 of ``text`` as UTF-8."""
+    return bytes_digest(text.encode())
+
+
+def json_digest(value: Any) -> str:
+    """SHA-256 of the canonical JSON of ``value``: the same settings give the same digest, whatever their key order."""
+    return text_digest(json.dumps(value, sort_keys=True, separators=(",", ":"), ensure_ascii=True))

@@ -2,11 +2,11 @@
 
 from __future__ import annotations
 
-import hashlib
-
 import polars as pl
 
-__all__ = ["content_fingerprint", "count_by", "lookalike_key", "row_index", "spread_by_row"]
+from rag_compare.core.digest import text_digest
+
+__all__ = ["content_fingerprint", "count_by", "lookalike_key", "record_ok", "row_index", "spread_by_row"]
 
 
 def count_by(frame: pl.DataFrame, column: str, order: tuple[str, ...] = ()) -> dict[str, int]:
@@ -18,6 +18,12 @@ def count_by(frame: pl.DataFrame, column: str, order: tuple[str, ...] = ()) -> d
     found = dict(zip(counts[column].to_list(), counts["count"].to_list(), strict=True))
     ordered = {value: int(found.pop(value, 0)) for value in order}
     return ordered | {value: int(found[value]) for value in sorted(found)}
+
+
+def record_ok(status: str = "status") -> pl.Expr:
+    """True where a record's ``status`` is ``ok`` (its request succeeded); false where it failed or timed
+    out, and where it is null."""
+    return pl.col(status).eq("ok").fill_null(False)
 
 
 def row_index(name: str = "row") -> pl.Expr:
@@ -34,7 +40,7 @@ def spread_by_row(height: int, values: pl.DataFrame, column: str, row: str = "ro
 
 def content_fingerprint(frame: pl.DataFrame, key: str) -> str:
     """SHA-256 of the frame's rows as JSON lines, sorted by ``key``: the same content, the same hash."""
-    return hashlib.sha256(frame.sort(key).write_ndjson().encode()).hexdigest()
+    return text_digest(frame.sort(key).write_ndjson())
 
 
 def lookalike_key(column: str) -> pl.Expr:

@@ -14,8 +14,9 @@ from typing import Any
 
 import polars as pl
 
-from rag_compare.core.digest import settings_digest
+from rag_compare.core.digest import json_digest
 from rag_compare.core.errors import ContractError, Problem, ScoresError, show_value
+from rag_compare.core.frames import record_ok
 from rag_compare.core.signals import JUDGE_FAILED, SCORED_SIGNALS, SIGNALS_BY_NAME
 from rag_compare.io.runfile import ensure_absent
 from rag_compare.io.runs import Run, load_run
@@ -59,7 +60,7 @@ def import_scores(
     declared = {"name": evaluator, "mapping": dict(sorted(mapping.items())), "settings": dict(config or {})}
     described = {
         "name": evaluator,
-        "fingerprint": settings_digest(declared),
+        "fingerprint": json_digest(declared),
         "config": {**declared, "source": str(source)},
     }
     return make_scores(run, frame, described, output=output)
@@ -120,7 +121,7 @@ def _for_run(values: pl.DataFrame, run: Run, mapping: Mapping[str, str], source:
     signals = list(mapping.values())
     joined = run.records.select("case_id", "status").join(values, on="case_id", how="left", maintain_order="left")
     empty = pl.any_horizontal(pl.col(signal).is_null() for signal in signals)
-    answered = pl.col("status") == "ok"
+    answered = record_ok()
     return joined.select(
         "case_id",
         *(pl.when(answered & ~empty).then(pl.col(signal)).alias(signal) for signal in signals),

@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import contextlib
 import errno
-import hashlib
 import io
 import os
 import re
@@ -22,6 +21,7 @@ from typing import Any, BinaryIO, cast
 
 import polars as pl
 
+from rag_compare.core.digest import bytes_digest
 from rag_compare.core.errors import RunExistsError, RunFileError, RunIntegrityError
 
 __all__ = [
@@ -239,10 +239,8 @@ def _positions(data: bytes | bytearray, marker: str) -> list[int]:
 def _digest(data: bytes | bytearray, positions: list[int]) -> str:
     """SHA-256 of ``data`` with the digest-long spans at ``positions`` (ascending, apart) read as zeros,
     hashed piece by piece rather than from a blanked copy of the whole file."""
-    digest, view, done = hashlib.sha256(), memoryview(data), 0
+    view, done, pieces = memoryview(data), 0, []
     for start in positions:
-        digest.update(view[done:start])
-        digest.update(b"0" * _DIGEST_LENGTH)
+        pieces += [view[done:start], memoryview(b"0" * _DIGEST_LENGTH)]
         done = start + _DIGEST_LENGTH
-    digest.update(view[done:])
-    return digest.hexdigest()
+    return bytes_digest(*pieces, view[done:])

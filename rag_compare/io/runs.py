@@ -6,7 +6,6 @@ import json
 import os
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from datetime import UTC, datetime
 from pathlib import Path
 from types import MappingProxyType
 from typing import Any
@@ -14,6 +13,7 @@ from typing import Any
 import polars as pl
 
 from rag_compare._version import __version__
+from rag_compare.core.clock import creation_time
 from rag_compare.core.contract import CORPUS_COLUMNS, RECORD_COLUMNS, STATUSES
 from rag_compare.core.errors import ConfigError, RunFileError
 from rag_compare.core.frames import count_by
@@ -104,7 +104,7 @@ def freeze_run(
     full_config = {
         "name": user_config.pop("name", None) or (Path(output).stem if output is not None else "run"),
         **user_config,
-        "created_at": _creation_time(environ),
+        "created_at": creation_time(environ),
         "rag_compare_version": __version__,
         "corpus": {"path": loaded.source, "fingerprint": loaded.fingerprint, "cases": loaded.frame.height},
         "records": {"path": "<frame>" if isinstance(records, pl.DataFrame) else str(records)},
@@ -150,19 +150,6 @@ def is_scores_file(path: str | Path) -> bool:
     except (pa.ArrowException, OSError):
         return False
     return metadata.get(FORMAT_KEY.encode()) == SCORES_FORMAT.encode()
-
-
-def _creation_time(environ: Mapping[str, str]) -> str:
-    """Now, in UTC, or ``SOURCE_DATE_EPOCH`` when set, so rebuilt example runs are byte-identical."""
-    epoch = environ.get("SOURCE_DATE_EPOCH")
-    if epoch is not None:
-        try:
-            moment = datetime.fromtimestamp(int(epoch), tz=UTC)
-        except ValueError:
-            raise ConfigError(f"SOURCE_DATE_EPOCH must be whole seconds since 1970, got {epoch!r}.") from None
-    else:
-        moment = datetime.now(tz=UTC)
-    return moment.isoformat(timespec="seconds")
 
 
 def _plain(value: Any) -> Any:

@@ -20,7 +20,6 @@ import json
 import os
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from datetime import UTC, datetime
 from pathlib import Path
 from types import MappingProxyType
 from typing import Any
@@ -28,9 +27,10 @@ from typing import Any
 import polars as pl
 
 from rag_compare._version import __version__
+from rag_compare.core.clock import creation_time
 from rag_compare.core.credentials import credential_values
 from rag_compare.core.errors import ScoresError, show_value
-from rag_compare.core.frames import count_by
+from rag_compare.core.frames import count_by, record_ok
 from rag_compare.core.protocols import Judge
 from rag_compare.core.result import Report
 from rag_compare.core.signals import JUDGE_FAILED, SCORED_SIGNALS, SIGNALS_BY_NAME
@@ -134,7 +134,7 @@ def score_run(run: Run, judge: Judge, *, output: str | Path | None = None) -> Sc
     verdicts = judge.judge(run.records)
     if "judge_status" not in verdicts.columns:
         verdicts = verdicts.with_columns(judge_status=pl.lit("ok"), judge_error=pl.lit(None, pl.String))
-    answered = (run.records.get_column("status") == "ok").fill_null(False)
+    answered = run.records.select(record_ok()).to_series()
     frame = pl.concat([run.records.select("case_id"), verdicts], how="horizontal").with_columns(
         *(
             pl.when(pl.lit(answered)).then(pl.col(name)).alias(name)
@@ -158,7 +158,7 @@ def make_scores(
     check_config(evaluator)
     _refuse_credentials(frame, run)
     scored = {"name": run.name, "fingerprint": run.fingerprint, "path": None if run.path is None else str(run.path)}
-    created_at = datetime.now(tz=UTC).isoformat(timespec="seconds")
+    created_at = creation_time()
     described = {
         "evaluator": dict(evaluator),
         "run": scored,

@@ -1,7 +1,7 @@
 """Sending a column of prompts through a chat model: ``batch_generate``.
 
 Each distinct prompt is sent once (concurrently up to a bound, timed out, retried, cached: see
-``dispatch``); the frame comes back with the model's output beside each prompt, and a failure as a
+``dispatch`` and ``limits``); the frame comes back with the model's output beside each prompt, and a failure as a
 null output with its error in the column beside it. The caller's frame is not modified.
 """
 
@@ -13,9 +13,9 @@ from typing import Any
 import polars as pl
 
 from rag_compare.core.errors import ConfigError
-from rag_compare.llm.cache import opened_cache
-from rag_compare.llm.dispatch import Limits, chat_body, send_all
-from rag_compare.llm.endpoint import client_factory, endpoint_name
+from rag_compare.llm.dispatch import send_to_endpoint
+from rag_compare.llm.limits import Limits, limits_from
+from rag_compare.llm.transport import chat_body
 
 __all__ = ["batch_generate"]
 
@@ -31,47 +31,42 @@ def batch_generate(
     temperature: float | None = 0.0,
     seed: int | None = None,
     max_tokens: int | None = None,
-    concurrency: int = 8,
-    timeout: float = 60.0,
-    max_retries: int = 4,
+    limits: Limits | None = None,
     cache: str | Path | bool = True,
     progress: bool = False,
     api_key: str | None = None,
     client: Any = None,
+    concurrency: int | None = None,
+    timeout: float | None = None,
+    max_retries: int | None = None,
+    backoff: float | None = None,
 ) -> pl.DataFrame:
     """``frame`` with ``output_column`` (the reply to the prompt in ``column``, as the user message
     after ``system``) and ``<output_column>_error`` (why a reply is null; a null prompt is not sent).
 
-    ``cache``: a file path, ``True`` for the default reply cache, ``False`` for none. ``client`` (an
+    ``limits``: concurrency, timeout, retries and backoff (default ``Limits()``; the separate
+    ``concurrency``, ``timeout``, ``max_retries`` and ``backoff`` keywords are deprecated). ``cache``: a
+    file path, ``True`` for the default reply cache, ``False`` for none. ``client`` (an
     ``openai.AsyncOpenAI``) replaces ``base_url`` and ``api_key``.
     """
     error_column = f"{output_column}_error"
     _check_columns(frame, column, (output_column, error_column))
     if not model.strip():
         raise ConfigError("batch_generate needs a model: pass model= (the name the endpoint serves).")
-    limits = Limits.checked(concurrency, timeout, max_retries)
+    limits = limits_from("batch_generate", limits, Limits(), (concurrency, timeout, max_retries, backoff))
     prompts = frame.get_column(column).drop_nulls().unique(maintain_order=True).to_list()
     head = [{"role": "system", "content": system}] if system else []
-    bodies = [
-        chat_body(
-            model,
-            [*head, {"role": "user", "content": prompt}],
-            temperature=temperature,
-            seed=seed,
-            max_tokens=max_tokens,
-        )
-        for prompt in prompts
-    ]
-    with opened_cache(cache) as store:
-        outcomes = send_all(
-            client_factory(client, base_url, api_key),
-            bodies,
-            endpoint=endpoint_name(client, base_url),
-            limits=limits,
-            cache=store,
-            progress=f"generating {len(bodies)} replies" if progress else None,
-            close_client=client is None,
-        )
+    settings = {"temperature": temperature, "seed": seed, "max_tokens": max_tokens}
+    bodies = [chat_body(model, [*head, {"role": "user", "content": prompt}], **settings) for prompt in prompts]
+    outcomes = send_to_endpoint(
+        bodies,
+        client=client,
+        base_url=base_url,
+        api_key=api_key,
+        limits=limits,
+        cache=cache,
+        progress=f"generating {len(bodies)} replies" if progress else None,
+    )
     replies = pl.DataFrame(
         {
             column: prompts,

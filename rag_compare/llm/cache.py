@@ -9,7 +9,6 @@ validation are stored. The cache is one SQLite file; several processes may share
 from __future__ import annotations
 
 import contextlib
-import hashlib
 import json
 import os
 import sqlite3
@@ -17,6 +16,7 @@ from collections.abc import Iterable, Iterator, Mapping
 from pathlib import Path
 from typing import Any
 
+from rag_compare.core.digest import json_digest
 from rag_compare.core.errors import ConfigError
 
 __all__ = ["CACHE_ENV", "ReplyCache", "default_cache_path", "opened_cache", "request_key"]
@@ -53,8 +53,7 @@ def opened_cache(setting: str | Path | bool, *, create: bool = True) -> Iterator
 
 def request_key(endpoint: str, body: Mapping[str, Any]) -> str:
     """The cache key of one request: SHA-256 of the endpoint and the canonical JSON of its body."""
-    canonical = json.dumps({"endpoint": endpoint, "body": body}, sort_keys=True, separators=(",", ":"))
-    return hashlib.sha256(canonical.encode()).hexdigest()
+    return json_digest({"endpoint": endpoint, "body": body})
 
 
 class ReplyCache:

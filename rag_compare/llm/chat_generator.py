@@ -14,14 +14,16 @@ just its case; a rate limit, server error or dropped connection is retried.
 from __future__ import annotations
 
 import asyncio
-from dataclasses import dataclass, field
+from dataclasses import InitVar, dataclass, field
 from pathlib import Path
 from typing import Any
 
 from rag_compare.core.errors import ConfigError, RagCompareError
 from rag_compare.core.protocols import Case, CaseFailure, Context, Generation
-from rag_compare.llm.dispatch import chat_body, complete, describe, refusals, refused_error, retryable
+from rag_compare.core.templates import template_environment
 from rag_compare.llm.endpoint import check_key_transport, endpoint_name, open_client
+from rag_compare.llm.limits import Limits, limits_from, retryable
+from rag_compare.llm.transport import chat_body, complete, describe, refusals, refused_error
 
 __all__ = ["DEFAULT_PROMPT", "OpenAIGenerator"]
 
@@ -44,7 +46,8 @@ class OpenAIGenerator:
 
     ``prompt_template`` is a Jinja2 file (default: ``DEFAULT_PROMPT``). ``base_url`` defaults to
     ``OPENAI_BASE_URL``, the key to ``OPENAI_API_KEY``; ``client`` (an ``openai.AsyncOpenAI``)
-    replaces both. ``timeout`` bounds one request, in seconds.
+    replaces both. ``limits.timeout`` bounds one request, in seconds (``capture`` bounds concurrency and
+    retries with its own ``limits``); the ``timeout`` argument is deprecated.
     """
 
     model: str
@@ -54,16 +57,23 @@ class OpenAIGenerator:
     temperature: float | None = 0.0
     seed: int | None = None
     max_tokens: int | None = None
-    timeout: float = 60.0
+    timeout: InitVar[float | None] = None
     api_key: str | None = field(default=None, repr=False)
     client: Any = field(default=None, repr=False, compare=False)
+    limits: Limits | None = None
+    """After construction, the limits in use (never ``None``)."""
+    _limits: Limits = field(init=False, repr=False, compare=False)
     template_text: str = field(init=False, repr=False, compare=False)
     _template: Any = field(init=False, repr=False, compare=False)
     _clients: dict[int, Any] = field(default_factory=dict, init=False, repr=False, compare=False)
 
-    def __post_init__(self) -> None:
+    def __post_init__(self, timeout: float | None) -> None:
         if not self.model.strip():
             raise ConfigError("the generator needs a model: pass `model` (the name the endpoint serves).")
+        object.__setattr__(
+            self, "_limits", limits_from("OpenAIGenerator", self.limits, Limits(), (None, timeout, None, None), 4)
+        )
+        object.__setattr__(self, "limits", self._limits)
         if self.client is None:
             check_key_transport(self.base_url, self.api_key)
         path = Path(self.prompt_template)
@@ -105,7 +115,7 @@ class OpenAIGenerator:
         messages = self.messages(case, context)
         body = chat_body(self.model, messages, temperature=self.temperature, seed=self.seed, max_tokens=self.max_tokens)
         try:
-            reply = await complete(self._client(), body, self.timeout)
+            reply = await complete(self._client(), body, self._limits.timeout)
         except refusals() as error:
             raise refused_error(error) from None
         except retryable():
@@ -135,11 +145,9 @@ def _compile(path: Path, text: str) -> Any:
     A prompt template is one self-contained file: the environment has no loader, and ``include``,
     ``import`` and ``extends`` are refused by name. ``range()`` is bounded by the sandbox (100,000 items).
     """
-    import jinja2
     from jinja2 import nodes
-    from jinja2.sandbox import ImmutableSandboxedEnvironment
 
-    environment = ImmutableSandboxedEnvironment(undefined=jinja2.StrictUndefined, keep_trailing_newline=True)
+    environment = template_environment(sandboxed=True, keep_trailing_newline=True)
     try:
         tree = environment.parse(text)
         for node in tree.find_all((nodes.Include, nodes.Import, nodes.FromImport, nodes.Extends)):

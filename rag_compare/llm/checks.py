@@ -20,11 +20,13 @@ evidence from a model, not truth labels.
 from __future__ import annotations
 
 import functools
-import hashlib
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
+
+from rag_compare.core.digest import bytes_digest
+from rag_compare.core.templates import template_environment
 
 __all__ = ["CHECKS", "DEFAULT_CHECKS", "PROMPT_VERSION", "Check", "prompt_digest", "render_messages"]
 
@@ -119,14 +121,7 @@ DEFAULT_CHECKS = ("context_sufficiency", "groundedness", "helpfulness")
 
 @functools.cache
 def _environment() -> Any:
-    import jinja2
-
-    return jinja2.Environment(
-        loader=jinja2.FileSystemLoader(_PROMPTS),
-        undefined=jinja2.StrictUndefined,
-        autoescape=False,  # plain text for a model, not markup
-        keep_trailing_newline=False,
-    )
+    return template_environment(_PROMPTS)
 
 
 def render_messages(check: Check, inputs: Mapping[str, Any]) -> list[dict[str, str]]:
@@ -142,7 +137,5 @@ def render_messages(check: Check, inputs: Mapping[str, Any]) -> list[dict[str, s
 @functools.cache
 def prompt_digest() -> str:
     """SHA-256 over every prompt template of ``PROMPT_VERSION``, by name and bytes."""
-    digest = hashlib.sha256()
-    for path in sorted(_PROMPTS.glob("*.j2")):
-        digest.update(path.name.encode() + b"\0" + path.read_bytes() + b"\0")
-    return digest.hexdigest()
+    files = sorted(_PROMPTS.glob("*.j2"))
+    return bytes_digest(*(path.name.encode() + b"\0" + path.read_bytes() + b"\0" for path in files))

@@ -1,85 +1,35 @@
-"""Sending chat-completion requests: concurrently up to a bound, timed out, retried, cached, and every
-failure kept as data.
+"""Sending many chat-completions requests: concurrently up to a bound, timed out, retried, cached, and
+every failure kept as data.
 
 ``send_all`` takes request bodies and gives one ``Outcome`` per body, in order, whatever happens: a
-reply that passed validation (JSON matching the body's ``json_schema`` response format, when it has
-one), or the error that ended its last attempt. 429 and 5xx answers, timeouts, dropped connections
-and replies that fail validation are retried with exponential backoff (with jitter), waiting as long
-as a ``Retry-After`` header asks, up to ``MAX_WAIT`` seconds. Other 4xx answers are the case's own
-failure, not retried. An endpoint that refuses the credentials, the model or the route (401, 403,
-404) stops everything with an ``EndpointError`` (or the subclass the caller names): no case could
-succeed. Replies are cached as soon as they arrive, so an interrupted run loses nothing it has paid
-for. ``complete`` is one attempt alone, for callers that retry in their own way (capture).
+reply that passed validation, or the error that ended its last attempt (see ``transport`` for one
+attempt and ``limits`` for what is retried and how long to wait). Other 4xx answers are the case's own
+failure, not retried. An endpoint that refuses the credentials, the model or the route (401, 403, 404)
+stops everything with an ``EndpointError`` (or the subclass the caller names): no case could succeed.
+Replies are cached as soon as they arrive, so an interrupted run loses nothing it has paid for.
+``send_to_endpoint`` is the one way the judge, batch generation and drafting call an endpoint: it opens
+the client and the reply cache a user's settings name and sends through ``send_all``.
 """
 
 from __future__ import annotations
 
 import asyncio
-import contextlib
-import email.utils
-import functools
-import json
-import math
-import random
-import sys
-from collections.abc import Awaitable, Callable, Coroutine, Iterable, Iterator, Mapping, Sequence
+from collections.abc import Awaitable, Callable, Coroutine, Iterable, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
-from datetime import UTC, datetime
+from pathlib import Path
 from typing import Any, TypeVar
 
-from rag_compare.core.credentials import redact
-from rag_compare.core.errors import ConfigError, EndpointError, RagCompareError
-from rag_compare.llm.cache import ReplyCache, request_key
+from rag_compare.core.errors import EndpointError, RagCompareError
+from rag_compare.llm.cache import ReplyCache, opened_cache, request_key
+from rag_compare.llm.endpoint import client_factory, endpoint_name
+from rag_compare.llm.limits import Limits, backoff_wait, retry_after, retryable
+from rag_compare.llm.progress import progress_bar
+from rag_compare.llm.transport import complete, describe, refusals, refused_error
 
-__all__ = [
-    "MAX_WAIT",
-    "Limits",
-    "Outcome",
-    "backoff_wait",
-    "chat_body",
-    "complete",
-    "describe",
-    "progress_bar",
-    "refusals",
-    "refused_error",
-    "retry_after",
-    "retryable",
-    "run_concurrently",
-    "run_sync",
-    "send_all",
-]
+__all__ = ["Outcome", "run_concurrently", "run_sync", "send_all", "send_to_endpoint"]
 
-MAX_WAIT = 60.0
-"""The longest wait before a retry, in seconds, whatever ``Retry-After`` asks."""
 _T = TypeVar("_T")
-
-
-@dataclass(frozen=True)
-class Limits:
-    """How requests are sent: at most ``concurrency`` at once, each given ``timeout`` seconds, retried
-    up to ``max_retries`` times after waiting ``backoff`` seconds, then twice as long each time."""
-
-    concurrency: int = 8
-    timeout: float = 60.0
-    max_retries: int = 4
-    backoff: float = 1.0
-
-    def __post_init__(self) -> None:
-        finite = math.isfinite(self.timeout) and math.isfinite(self.backoff)
-        if not finite or self.concurrency < 1 or self.timeout <= 0 or self.max_retries < 0 or self.backoff < 0:
-            raise ValueError(
-                f"unusable limits {self}: concurrency >= 1, timeout > 0, retries and backoff >= 0, "
-                "timeout and backoff finite numbers"
-            )
-
-    @classmethod
-    def checked(cls, concurrency: int, timeout: float, max_retries: int, backoff: float = 1.0) -> Limits:
-        """The limits a user asked for; ``ConfigError`` when they are unusable."""
-        try:
-            return cls(concurrency, timeout, max_retries, backoff)
-        except ValueError as error:
-            raise ConfigError(str(error)) from None
 
 
 @dataclass(frozen=True)
@@ -91,21 +41,6 @@ class Outcome:
     error: str | None
     cached: bool
     sent: int
-
-
-def chat_body(model: str, messages: Sequence[Mapping[str, str]], **settings: Any) -> dict[str, Any]:
-    """A chat-completions request body: ``model``, ``messages``, then each of ``settings`` (temperature,
-    seed, max_tokens, response_format, ...) that is not ``None``. ``ConfigError`` for a float setting
-    that is not finite (JSON has no NaN or infinity)."""
-    unusable = {
-        name: value for name, value in settings.items() if isinstance(value, float) and not math.isfinite(value)
-    }
-    if unusable:
-        shown = ", ".join(f"{name}={value!r}" for name, value in unusable.items())
-        raise ConfigError(f"{shown}: a setting sent to the endpoint must be a finite number.")
-    return {"model": model, "messages": list(messages)} | {
-        name: value for name, value in settings.items() if value is not None
-    }
 
 
 def run_sync(coroutine: Awaitable[_T]) -> _T:
@@ -210,147 +145,28 @@ class _Sender:
             await asyncio.sleep(backoff_wait(self.limits, sent, wait))
 
 
-async def complete(client: Any, body: Mapping[str, Any], timeout: float) -> dict[str, Any]:
-    """One attempt at ``body`` through the ``openai.AsyncOpenAI`` ``client``: the validated reply's
-    ``content``, ``prompt_tokens`` and ``completion_tokens``; raises what the attempt raised."""
-    from openai.types.chat import ChatCompletion
-
-    # ``post`` sends the body as it is: ``chat.completions.create`` would first convert it into its
-    # typed parameters, a quarter of the client's time per request.
-    request = client.post("/chat/completions", body=dict(body), cast_to=ChatCompletion, options={"timeout": timeout})
-    try:
-        response = await asyncio.wait_for(request, timeout)
-        content = response.choices[0].message.content if response.choices else None
-    except (ValueError, AttributeError, TypeError, IndexError) as error:  # a body that is no chat completion
-        raise _BadReply(f"the reply is not a chat completion ({_short(str(error), 100)})") from None
-    if content is None:
-        raise _BadReply("the reply has no message content")
-    _check_reply(body, content)
-    usage = response.usage
-    return {
-        "content": content,
-        "prompt_tokens": 0 if usage is None else int(usage.prompt_tokens or 0),
-        "completion_tokens": 0 if usage is None else int(usage.completion_tokens or 0),
-    }
-
-
-class _BadReply(Exception):
-    """A reply that arrived but cannot be used; another attempt may do better."""
-
-
-def _check_reply(body: Mapping[str, Any], content: str) -> None:
-    """Refuse content that is not JSON matching the ``json_schema`` response format ``body`` asked for."""
-    response_format = body.get("response_format") or {}
-    if response_format.get("type") != "json_schema":
-        return
-    try:
-        reply = json.loads(content)
-    except json.JSONDecodeError as error:
-        raise _BadReply(f"the reply is not JSON ({error.msg} at character {error.pos})") from None
-    schema = response_format["json_schema"]["schema"]
-    mismatch = next(iter(_validator(json.dumps(schema, sort_keys=True)).iter_errors(reply)), None)
-    if mismatch is not None:
-        raise _BadReply(f"the reply does not match the schema: {_short(mismatch.message, 200)}")
-
-
-@functools.lru_cache(maxsize=64)
-def _validator(schema: str) -> Any:
-    import jsonschema
-
-    return jsonschema.Draft202012Validator(json.loads(schema))
-
-
-def backoff_wait(limits: Limits, attempts: int, asked: float | None) -> float:
-    """Seconds to wait after ``attempts`` failed ones: what the endpoint ``asked`` for, else exponential
-    backoff with jitter; never more than ``MAX_WAIT``."""
-    if asked is not None:
-        return min(MAX_WAIT, asked)
-    return min(MAX_WAIT, limits.backoff * 2.0 ** (attempts - 1) * random.uniform(0.5, 1.0))
-
-
-def refused_error(error: BaseException, kind: type[EndpointError] = EndpointError) -> EndpointError:
-    """The error that stops everything when the endpoint refuses the credentials, model or route."""
-    return kind(
-        f"the endpoint refused the request: {describe(error)}. Check OPENAI_API_KEY, "
-        "`model` and `base_url` (the endpoint's chat completions route)."
-    )
-
-
-def refusals() -> tuple[type[BaseException], ...]:
-    """The ``openai`` errors that mean no request to this endpoint can succeed."""
-    import openai
-
-    return (openai.AuthenticationError, openai.PermissionDeniedError, openai.NotFoundError)
-
-
-def retryable() -> tuple[type[BaseException], ...]:
-    """The errors another attempt may cure: rate limits, server errors, timeouts, dropped connections."""
-    import openai
-
-    return (
-        openai.RateLimitError,
-        openai.InternalServerError,
-        openai.ConflictError,
-        openai.APITimeoutError,
-        openai.APIConnectionError,
-        TimeoutError,
-        _BadReply,
-    )
-
-
-def describe(error: BaseException) -> str:
-    """A short, one-line account of a failed request."""
-    import openai
-
-    if isinstance(error, openai.APIStatusError):
-        return f"HTTP {error.status_code}: {_short(error.message)}"
-    if isinstance(error, openai.APITimeoutError | TimeoutError):
-        return "no reply within the timeout"
-    if isinstance(error, openai.APIConnectionError):
-        return f"connection failed: {_short(str(error.__cause__ or error))}"
-    return _short(str(error))
-
-
-def _short(text: str, limit: int = 300) -> str:
-    text = redact(text)  # an endpoint may echo the key it was sent
-    return text if len(text) <= limit else text[: limit - 3] + "..."
-
-
-def retry_after(error: BaseException) -> float | None:
-    """The seconds a ``Retry-After`` (or ``retry-after-ms``) header of ``error``'s response asks for."""
-    response = getattr(error, "response", None)
-    headers = getattr(response, "headers", None)
-    if headers is None:
-        return None
-    milliseconds = headers.get("retry-after-ms")
-    if milliseconds is not None:
-        try:
-            return max(0.0, float(milliseconds) / 1000)
-        except ValueError:
-            pass
-    value = headers.get("retry-after")
-    if value is None:
-        return None
-    try:
-        return max(0.0, float(value))
-    except ValueError:
-        pass
-    try:
-        moment = email.utils.parsedate_to_datetime(value)
-    except (TypeError, ValueError):
-        return None
-    return max(0.0, (moment - datetime.now(tz=UTC)).total_seconds())
-
-
-@contextlib.contextmanager
-def progress_bar(label: str | None, total: int) -> Iterator[Callable[[], None]]:
-    """An ``advance()`` callable: it moves a bar with an ETA on a terminal, else does nothing."""
-    if label is None or not total or not sys.stderr.isatty():
-        yield lambda: None
-        return
-    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TimeElapsedColumn, TimeRemainingColumn
-
-    columns = (BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(), "eta", TimeRemainingColumn())
-    with Progress("{task.description}", *columns) as bar:
-        task = bar.add_task(label, total=total)
-        yield lambda: bar.advance(task)
+def send_to_endpoint(
+    bodies: Sequence[Mapping[str, Any]],
+    *,
+    client: Any,
+    base_url: str | None,
+    api_key: str | None,
+    limits: Limits,
+    cache: str | Path | bool,
+    progress: str | None,
+    refused: type[EndpointError] = EndpointError,
+) -> list[Outcome]:
+    """One ``Outcome`` per body of ``bodies``, sent with ``limits`` to the endpoint that ``client`` (an
+    ``openai.AsyncOpenAI``, closed by its owner) or else ``base_url`` and ``api_key`` name (a client
+    opened here is closed here), through the reply cache that the ``cache=`` setting names."""
+    with opened_cache(cache) as store:
+        return send_all(
+            client_factory(client, base_url, api_key),
+            bodies,
+            endpoint=endpoint_name(client, base_url),
+            limits=limits,
+            cache=store,
+            progress=progress,
+            close_client=client is None,
+            refused=refused,
+        )

@@ -6,13 +6,12 @@ reviewed ones as gold.
 wordings of it, what an acceptable answer must contain, and a distractor (a question on the passage's
 topic that it does not answer). They become corpus rows with ``origin=synthetic`` and
 ``reviewed=false``: drafts, not gold, until a person reviews them and ``admit_cases`` marks them.
-Requests go through ``dispatch.send_all``: concurrent, retried, cached.
+Requests go through ``dispatch.send_to_endpoint``: concurrent, retried, cached.
 """
 
 from __future__ import annotations
 
 import functools
-import hashlib
 import json
 import random
 from collections.abc import Mapping, Sequence
@@ -22,15 +21,18 @@ from typing import Any, NamedTuple
 
 import polars as pl
 
+from rag_compare.core.digest import text_digest
 from rag_compare.core.errors import ConfigError, EndpointError, RunExistsError
 from rag_compare.core.frames import count_by
 from rag_compare.core.result import Report
+from rag_compare.core.templates import template_environment
 from rag_compare.io.corpus import load_corpus
 from rag_compare.io.passages import load_passages
 from rag_compare.io.tables import table_format, write_table
-from rag_compare.llm.cache import opened_cache
-from rag_compare.llm.dispatch import Limits, Outcome, chat_body, send_all
-from rag_compare.llm.endpoint import client_factory, endpoint_name
+from rag_compare.llm.dispatch import Outcome, send_to_endpoint
+from rag_compare.llm.endpoint import endpoint_name
+from rag_compare.llm.limits import Limits, limits_from
+from rag_compare.llm.transport import chat_body
 
 __all__ = [
     "DISTRACTOR_CATEGORY",
@@ -159,42 +161,62 @@ def draft_cases(
     source_version: str | None = None,
     seed: int = 0,
     wordings: int = 2,
-    concurrency: int = 8,
-    timeout: float = 60.0,
-    max_retries: int = 4,
-    backoff: float = 1.0,
+    limits: Limits | None = None,
     cache: str | Path | bool = True,
     progress: bool = False,
+    concurrency: int | None = None,
+    timeout: float | None = None,
+    max_retries: int | None = None,
+    backoff: float | None = None,
 ) -> Drafts:
     """Draft cases from ``n`` passages (chosen by ``seed``; of ``source_version`` when given; all of
     them when fewer exist), one request each, with ``wordings`` alternative wordings per question.
 
     ``passages``: the knowledge base (a path or a frame, not modified). ``base_url`` defaults to
     ``OPENAI_BASE_URL``, the key to ``OPENAI_API_KEY``; ``client`` (an ``openai.AsyncOpenAI``) replaces
-    both. ``cache``: a file path, ``True`` for the default file, ``False`` for none. Requests are sent
-    at temperature 0 with ``seed``. Raises ``ConfigError`` for unusable settings, ``EndpointError``
-    when the endpoint refuses the requests or no passage could be drafted.
+    both. ``limits``: concurrency, timeout, retries and backoff (default ``Limits()``; the separate
+    keywords are deprecated). ``cache``: a file path, ``True`` for the default file, ``False`` for
+    none. Requests are sent at temperature 0 with ``seed``. Raises ``ConfigError`` for unusable
+    settings, ``EndpointError`` when the endpoint refuses the requests or no passage could be drafted.
     """
     _check_settings(model, n, wordings)
-    limits = Limits.checked(concurrency, timeout, max_retries, backoff)
+    limits = limits_from("draft_cases", limits, Limits(), (concurrency, timeout, max_retries, backoff))
     chosen, available = _choose(load_passages(passages), n, source_version, seed)
-    schema = reply_schema(wordings)
     bodies = [
-        _body(model, seed, schema, _messages(passage_id, text, wordings))
+        _body(model, seed, reply_schema(wordings), _messages(passage_id, text, wordings))
         for passage_id, text in chosen.select("passage_id", "text").iter_rows()
     ]
-    endpoint = endpoint_name(client, base_url)
-    with opened_cache(cache) as store:
-        outcomes = send_all(
-            client_factory(client, base_url, api_key),
-            bodies,
-            endpoint=endpoint,
-            limits=limits,
-            cache=store,
-            progress=f"drafting from {chosen.height} passages" if progress else None,
-            close_client=client is None,
-            refused=EndpointError,
-        )
+    outcomes = send_to_endpoint(
+        bodies,
+        client=client,
+        base_url=base_url,
+        api_key=api_key,
+        limits=limits,
+        cache=cache,
+        progress=f"drafting from {chosen.height} passages" if progress else None,
+    )
+    frame, failures, dropped = _drafted(chosen, outcomes, model)
+    return Drafts(
+        frame=load_corpus(frame).frame,
+        failures=failures,
+        requested=n,
+        available=available,
+        passages=chosen.height,
+        model=model,
+        endpoint=endpoint_name(client, base_url),
+        source_version=source_version,
+        seed=seed,
+        wordings=wordings,
+        dropped=dropped,
+        **_usage(outcomes),
+    )
+
+
+def _drafted(
+    chosen: pl.DataFrame, outcomes: Sequence[Outcome], model: str
+) -> tuple[pl.DataFrame, tuple[DraftFailure, ...], int]:
+    """The drafted corpus rows, the passages whose request failed, and how many texts were left out;
+    ``EndpointError`` when no case could be drafted."""
     failures = tuple(
         DraftFailure(passage_id, outcome.error or "no reply")
         for passage_id, outcome in zip(chosen.get_column("passage_id"), outcomes, strict=True)
@@ -208,23 +230,18 @@ def draft_cases(
             f"no case could be drafted from the {chosen.height} passages sent (first failure: {first}). "
             "Check `model` and `base_url`, then run again."
         )
-    return Drafts(
-        frame=load_corpus(frame).frame,
-        failures=failures,
-        requested=n,
-        available=available,
-        passages=chosen.height,
-        model=model,
-        endpoint=endpoint,
-        source_version=source_version,
-        seed=seed,
-        wordings=wordings,
-        dropped=texts.height - frame.height,
-        cached=sum(outcome.cached for outcome in outcomes),
-        sent=sum(outcome.sent for outcome in outcomes),
-        prompt_tokens=sum(int(outcome.reply["prompt_tokens"]) for outcome in outcomes if outcome.reply),
-        completion_tokens=sum(int(outcome.reply["completion_tokens"]) for outcome in outcomes if outcome.reply),
-    )
+    return frame, failures, texts.height - frame.height
+
+
+def _usage(outcomes: Sequence[Outcome]) -> dict[str, int]:
+    """What the requests cost, as ``Drafts`` fields: ``cached``, ``sent`` and the tokens of the replies."""
+    replies = [outcome.reply for outcome in outcomes if outcome.reply]
+    return {
+        "cached": sum(outcome.cached for outcome in outcomes),
+        "sent": sum(outcome.sent for outcome in outcomes),
+        "prompt_tokens": sum(int(reply["prompt_tokens"]) for reply in replies),
+        "completion_tokens": sum(int(reply["completion_tokens"]) for reply in replies),
+    }
 
 
 def check_output(output: Path) -> None:
@@ -297,15 +314,7 @@ def _choose(passages: pl.DataFrame, n: int, source_version: str | None, seed: in
 
 @functools.cache
 def _template() -> Any:
-    import jinja2
-
-    environment = jinja2.Environment(
-        loader=jinja2.FileSystemLoader(_PROMPTS),
-        undefined=jinja2.StrictUndefined,
-        autoescape=False,  # plain text for a model, not markup
-        keep_trailing_newline=False,
-    )
-    return environment.get_template(_TEMPLATE)
+    return template_environment(_PROMPTS).get_template(_TEMPLATE)
 
 
 def _messages(passage_id: str, text: str, wordings: int) -> list[dict[str, str]]:
@@ -325,7 +334,7 @@ def _body(model: str, seed: int, schema: Mapping[str, Any], messages: list[dict[
 def draft_id(passage_id: str, text: str, source_version: str) -> str:
     """``draft-<10 hex of sha256(passage id, text)>@<source version>``: the same text of the same
     passage always gets the same id."""
-    digest = hashlib.sha256(f"{passage_id}\n{text}".encode()).hexdigest()[:_ID_HEX]
+    digest = text_digest(f"{passage_id}\n{text}")[:_ID_HEX]
     return f"draft-{digest}@{source_version}"
 
 

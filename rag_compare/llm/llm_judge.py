@@ -2,7 +2,7 @@
 
 ``OpenAIJudge`` sends one request per case and enabled check (see ``checks``), each with JSON-schema
 structured output, through the ``openai`` client: concurrently up to a bound, with a timeout, retries
-and a reply cache on disk (see ``dispatch`` and ``cache``). Abstention is decided as the offline judge
+and a reply cache on disk (see ``dispatch``, ``limits`` and ``cache``). Abstention is decided as the offline judge
 decides it (``ABSTENTION_PATTERNS``), so it stays deterministic and label-scored. A case where a check
 finally fails is ``judge_failed`` with the error, and none of its verdicts count; a check whose inputs
 are missing (no context recorded, no acceptance note) is skipped and its score is null.
@@ -15,7 +15,7 @@ from __future__ import annotations
 import json
 import math
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import InitVar, dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -23,14 +23,17 @@ import polars as pl
 
 from rag_compare._version import __version__
 from rag_compare.compute.lexical_judge import LexicalJudge
-from rag_compare.core.digest import settings_digest
+from rag_compare.core.digest import json_digest
 from rag_compare.core.errors import ConfigError, ContractError, JudgeError, Problem
+from rag_compare.core.frames import record_ok
 from rag_compare.core.result import Report
 from rag_compare.core.signals import JUDGE_FAILED, SCORED_SIGNALS
 from rag_compare.llm.cache import opened_cache, request_key
 from rag_compare.llm.checks import CHECKS, DEFAULT_CHECKS, PROMPT_VERSION, Check, prompt_digest, render_messages
-from rag_compare.llm.dispatch import Limits, Outcome, chat_body, send_all
-from rag_compare.llm.endpoint import client_factory, endpoint_name
+from rag_compare.llm.dispatch import Outcome, send_to_endpoint
+from rag_compare.llm.endpoint import endpoint_name
+from rag_compare.llm.limits import Limits, limits_from
+from rag_compare.llm.transport import chat_body
 
 __all__ = ["JudgePlan", "OpenAIJudge"]
 
@@ -80,8 +83,10 @@ class OpenAIJudge:
     """An LLM judge over an OpenAI-compatible chat-completions endpoint (see the module).
 
     ``base_url`` defaults to ``OPENAI_BASE_URL``, the key to ``OPENAI_API_KEY`` (a local endpoint given
-    by ``base_url`` needs none). ``client`` (an ``openai.AsyncOpenAI``) replaces both. ``cache``: a
-    file path, ``True`` for the default file (``RAG_COMPARE_CACHE``), ``False`` for none.
+    by ``base_url`` needs none). ``client`` (an ``openai.AsyncOpenAI``) replaces both. ``limits``:
+    concurrency, timeout, retries and backoff (default ``Limits()``; the separate ``concurrency``,
+    ``timeout``, ``max_retries`` and ``backoff`` arguments are deprecated). ``cache``: a file path,
+    ``True`` for the default file (``RAG_COMPARE_CACHE``), ``False`` for none.
     """
 
     model: str
@@ -89,23 +94,30 @@ class OpenAIJudge:
     checks: Sequence[str] = DEFAULT_CHECKS
     temperature: float | None = 0.0
     seed: int | None = None
-    concurrency: int = 8
-    timeout: float = 60.0
-    max_retries: int = 4
-    backoff: float = 1.0
+    concurrency: InitVar[int | None] = None
+    timeout: InitVar[float | None] = None
+    max_retries: InitVar[int | None] = None
+    backoff: InitVar[float | None] = None
     cache: str | Path | bool = True
     progress: bool = False
     api_key: str | None = field(default=None, repr=False)
     client: Any = field(default=None, repr=False, compare=False)
+    limits: Limits | None = None
+    """After construction, the limits the judge sends with (never ``None``)."""
+    _limits: Limits = field(init=False, repr=False, compare=False)
 
-    def __post_init__(self) -> None:
+    def __post_init__(
+        self, concurrency: int | None, timeout: float | None, max_retries: int | None, backoff: float | None
+    ) -> None:
         if not self.model.strip():
             raise ConfigError("the judge needs a model: pass `model` (the name the endpoint serves).")
         unknown = [name for name in self.checks if name not in CHECKS]
         if unknown or not self.checks:
             raise ConfigError(f"unknown check {', '.join(unknown) or '(none given)'}; use any of: {', '.join(CHECKS)}.")
         object.__setattr__(self, "checks", tuple(dict.fromkeys(self.checks)))
-        Limits.checked(self.concurrency, self.timeout, self.max_retries, self.backoff)
+        deprecated = (concurrency, timeout, max_retries, backoff)
+        object.__setattr__(self, "_limits", limits_from("OpenAIJudge", self.limits, Limits(), deprecated, 4))
+        object.__setattr__(self, "limits", self._limits)
 
     @property
     def name(self) -> str:
@@ -134,7 +146,7 @@ class OpenAIJudge:
     @property
     def fingerprint(self) -> str:
         """SHA-256 of ``config``: model, endpoint, checks, sampling settings, prompts and library version."""
-        return settings_digest(self.config)
+        return json_digest(self.config)
 
     def plan(self, cases: pl.DataFrame) -> JudgePlan:
         """The requests judging ``cases`` would make, how many are cached, and a token estimate."""
@@ -157,17 +169,16 @@ class OpenAIJudge:
         now), ``judge_status`` and ``judge_error``."""
         inputs = _inputs(cases)
         requests = self._requests(inputs)
-        with opened_cache(self.cache) as cache:
-            outcomes = send_all(
-                client_factory(self.client, self.base_url, self.api_key),
-                [request.body for request in requests],
-                endpoint=self.endpoint,
-                limits=Limits(self.concurrency, self.timeout, self.max_retries, self.backoff),
-                cache=cache,
-                progress=f"judging {inputs.height} cases" if self.progress else None,
-                close_client=self.client is None,
-                refused=JudgeError,
-            )
+        outcomes = send_to_endpoint(
+            [request.body for request in requests],
+            client=self.client,
+            base_url=self.base_url,
+            api_key=self.api_key,
+            limits=self._limits,
+            cache=self.cache,
+            progress=f"judging {inputs.height} cases" if self.progress else None,
+            refused=JudgeError,
+        )
         return self._verdicts(inputs, requests, outcomes)
 
     def _requests(self, inputs: pl.DataFrame) -> list[_Request]:
@@ -227,7 +238,7 @@ class OpenAIJudge:
                 "judge_error": pl.Series(["; ".join(found) or None for found in errors], dtype=pl.String),
             }
         )
-        answered = pl.lit(inputs.get_column("status") == "ok")
+        answered = pl.lit(inputs.select(record_ok()).to_series())
         return frame.with_columns(
             *(
                 pl.when(~pl.lit(failed)).then(pl.col(name)).alias(name)

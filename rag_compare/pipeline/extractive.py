@@ -3,7 +3,7 @@
 ``ExtractiveGenerator`` splits the context into sentences: a ``[passage id]`` label at the start of a
 line is dropped (and ends the sentence before it), and sentences end at ``.``, ``!`` or ``?`` followed
 by white space, and at blank lines. A sentence's score is the share of the question's content terms it
-holds: words (runs of letters and digits) lower-cased, without ``judge.STOPWORDS`` and words of one
+holds: words (``words.WORD_PATTERN`` of the lower-cased text) without ``words.STOPWORDS`` and words of one
 character, stemmed with the Snowball English stemmer (PyStemmer), counted once each. Sentences scoring
 at least ``min_overlap`` are candidates; the best ``max_sentences`` (ties: earlier first) make the
 answer, in context order, joined by a space. With no candidate, or an empty context, or a question
@@ -29,7 +29,7 @@ import re
 from dataclasses import dataclass
 from typing import Any
 
-from rag_compare.compute.lexical_judge import STOPWORDS
+from rag_compare.compute.words import STOPWORDS, WORD_PATTERN
 from rag_compare.core.errors import ConfigError
 from rag_compare.core.protocols import Case, Context, Generation
 
@@ -39,7 +39,7 @@ DEFAULT_ABSTENTION = "I don't know: the handbook passages provided do not answer
 
 _LABEL = re.compile(r"^[ \t]*\[[^\]\n]+\][ \t]*", re.MULTILINE)
 _BREAK = re.compile(r"(?<=[.!?])\s+|\n\s*\n")
-_WORD = re.compile(r"[^\W_]+")
+_WORD = re.compile(WORD_PATTERN)
 _STOPWORDS = frozenset(STOPWORDS)
 
 

@@ -29,7 +29,7 @@ from typing import Any, TypeVar
 import polars as pl
 
 from rag_compare.core.credentials import credential_in, credential_values, redact
-from rag_compare.core.digest import settings_digest
+from rag_compare.core.digest import json_digest
 from rag_compare.core.errors import CaptureError, ConfigError, RagCompareError, show_value
 from rag_compare.core.protocols import (
     K_EXPECTED,
@@ -49,20 +49,13 @@ from rag_compare.io.corpus import Corpus, load_corpus
 from rag_compare.io.credential_scan import credential_cells
 from rag_compare.io.runfile import ensure_absent
 from rag_compare.io.runs import Run, freeze_run
-from rag_compare.llm.dispatch import (
-    Limits,
-    backoff_wait,
-    describe,
-    progress_bar,
-    refusals,
-    refused_error,
-    retry_after,
-    run_concurrently,
-    run_sync,
-)
+from rag_compare.llm.dispatch import run_concurrently, run_sync
+from rag_compare.llm.limits import Limits, backoff_wait, limits_from, retry_after
+from rag_compare.llm.progress import progress_bar
+from rag_compare.llm.transport import describe, refusals, refused_error
 from rag_compare.pipeline.checkpoint import Checkpoint, checkpoint_path
 
-__all__ = ["CAPTURE_COLUMNS", "capture"]
+__all__ = ["CAPTURE_COLUMNS", "CAPTURE_LIMITS", "capture"]
 
 CAPTURE_COLUMNS: dict[str, pl.DataType] = {
     "case_id": pl.String(),
@@ -84,6 +77,8 @@ CAPTURE_COLUMNS: dict[str, pl.DataType] = {
 """The records a capture makes: the run-records contract, then ``retrieved_metadata`` (JSON, one
 object per retrieved passage), ``prompt_messages`` (JSON, the exact messages sent, when the generator
 tells), ``failed_stage`` (retrieve, context or generate) and ``attempts``."""
+CAPTURE_LIMITS = Limits(concurrency=4, timeout=120.0, max_retries=2)
+"""The limits of a capture unless it is given others."""
 _PIPELINE_KEYS = ("top_k", "retriever", "context_builder", "generator", "capture")
 _T = TypeVar("_T")
 
@@ -97,12 +92,13 @@ def capture(
     context_builder: ContextBuilder | None = None,
     config: Mapping[str, Any] | None = None,
     output: str | Path | None = None,
-    concurrency: int = 4,
-    timeout: float = 120.0,
-    max_retries: int = 2,
-    backoff: float = 1.0,
+    limits: Limits | None = None,
     include_unreviewed: bool = False,
     progress: bool = False,
+    concurrency: int | None = None,
+    timeout: float | None = None,
+    max_retries: int | None = None,
+    backoff: float | None = None,
 ) -> Run:
     """Run every case of ``corpus`` through the pipeline and freeze what happened (see the module).
 
@@ -112,7 +108,9 @@ def capture(
     ``OUTPUT.checkpoint.jsonl`` lets the same call resume; it is deleted once the run is frozen.
     Unreviewed synthetic cases are not gold: they are left out (listed in the config under
     ``capture.unreviewed_left_out``) unless ``include_unreviewed``. With ``progress`` a bar with an
-    ETA is drawn on a terminal.
+    ETA is drawn on a terminal. ``limits`` bounds the cases run at once, each attempt's time, the
+    retries and their backoff (default ``CAPTURE_LIMITS``; the separate ``concurrency``, ``timeout``,
+    ``max_retries`` and ``backoff`` keywords are deprecated).
 
     A credential (see ``credentials``) never reaches the checkpoint: a case whose corpus text holds one
     is refused before anything runs, and a record that holds one (an answer, context, retrieved id...)
@@ -120,7 +118,7 @@ def capture(
     """
     from rag_compare.pipeline.context_builder import BudgetContextBuilder
 
-    limits = Limits.checked(concurrency, timeout, max_retries, backoff)
+    limits = limits_from("capture", limits, CAPTURE_LIMITS, (concurrency, timeout, max_retries, backoff))
     if not is_k(top_k):
         raise ConfigError(f"top_k must be {K_EXPECTED}, got {top_k!r}.")
     loaded = corpus if isinstance(corpus, Corpus) else load_corpus(corpus)
@@ -137,7 +135,7 @@ def capture(
     checkpoint = None
     if output is not None:
         ensure_absent(Path(output))
-        settings = settings_digest({"config": run_config, "corpus": loaded.fingerprint})
+        settings = json_digest({"config": run_config, "corpus": loaded.fingerprint})
         checkpoint = Checkpoint.open(checkpoint_path(Path(output)), settings)
     try:
         done = {} if checkpoint is None else dict(checkpoint.records)

@@ -16,6 +16,7 @@ from __future__ import annotations
 import functools
 import re
 from collections.abc import Iterator, Mapping, Sequence
+from pathlib import Path
 from typing import TYPE_CHECKING, Any, TextIO
 
 import polars as pl
@@ -26,6 +27,7 @@ from rag_compare.compute.comparison import REPORTED_STATUSES, SCOPE_TITLES, SIDE
 from rag_compare.core.frames import row_index
 from rag_compare.core.result import DEFAULT_MAX_CASES, REPORT_FORMATS
 from rag_compare.core.signals import ALL_SIGNALS, JUDGE_FAILED, SCORE_SIGNALS
+from rag_compare.core.templates import template_environment
 from rag_compare.report.charts import category_grid, delta_chart, delta_tone, status_chart, tone_of
 from rag_compare.report.text import AGGREGATE_HEADERS, aggregate_cells, config_text, k_text
 
@@ -82,21 +84,17 @@ def markdown_escape(value: object) -> str:
 
 @functools.cache
 def _environment(format: str) -> jinja2.Environment:
-    import jinja2
-
     if format not in REPORT_FORMATS:
         raise ValueError(f"unknown report format {format!r}; use one of {', '.join(REPORT_FORMATS)}")
-    options: dict[str, Any] = {"autoescape": True} if format == "html" else {"finalize": markdown_escape}
-    environment = jinja2.Environment(
-        loader=jinja2.PackageLoader("rag_compare.report", "templates"),
-        undefined=jinja2.StrictUndefined,
+    html = format == "html"
+    return template_environment(
+        Path(__file__).parent / "templates",
+        autoescape=html,
+        finalize=None if html else markdown_escape,
         trim_blocks=True,
-        lstrip_blocks=True,
         keep_trailing_newline=True,
-        **options,
+        filters={"count": "{:,}".format},
     )
-    environment.filters["count"] = "{:,}".format
-    return environment
 
 
 def _context(comparison: Comparison, *, all_cases: bool, max_cases: int | None) -> dict[str, Any]:

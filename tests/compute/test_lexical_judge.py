@@ -8,7 +8,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from rag_compare.compute import lexical_judge as judge_module
-from rag_compare.compute.lexical_judge import ABSTENTION_PATTERNS, STOPWORDS, LexicalJudge
+from rag_compare.compute.lexical_judge import ABSTENTION_PATTERNS, LexicalJudge
+from rag_compare.compute.words import STOPWORDS
 from rag_compare.core.errors import ConfigError, ContractError
 from rag_compare.core.protocols import Judge
 

@@ -66,6 +66,18 @@ def test_lexical_scores_round_trip(runs: tuple[Run, Run], tmp_path: Path) -> Non
     assert json.loads(loaded.to_json())["judge_status_counts"] == {"ok": 8, "judge_failed": 0, "not_judged": 1}
 
 
+def test_scores_files_honour_source_date_epoch_as_runs_do(
+    runs: tuple[Run, Run], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("SOURCE_DATE_EPOCH", "1795000000")
+    run = freeze_run(RECORDS, CORPUS, {"name": "baseline"})
+    first = score_run(run, LexicalJudge(), output=tmp_path / "first.arrow")
+    again = score_run(run, LexicalJudge(), output=tmp_path / "again.arrow")
+    assert first.created_at == run.created_at == "2026-11-18T11:06:40+00:00"
+    assert again.fingerprint == first.fingerprint  # the same scores, byte for byte
+    assert load_scores(tmp_path / "first.arrow").created_at == first.created_at
+
+
 def test_scores_files_are_never_overwritten_and_verified(runs: tuple[Run, Run], tmp_path: Path) -> None:
     path = tmp_path / "scores.arrow"
     score_run(runs[0], LexicalJudge(), output=path)

@@ -12,6 +12,7 @@ import pytest
 from rag_compare.core.errors import ConfigError, EndpointError
 from rag_compare.core.protocols import Case, Context
 from rag_compare.llm.chat_generator import OpenAIGenerator
+from rag_compare.llm.limits import Limits
 from rag_compare.pipeline.runner import capture
 from tests.helpers.chat_server import ChatServer, Reply
 
@@ -75,8 +76,10 @@ def test_server_faults_cost_retries_or_one_case_never_the_capture() -> None:
         return Reply(content="Fine.")
 
     with ChatServer(responder) as server:
-        generator = OpenAIGenerator("chat-model", base_url=server.base_url, timeout=0.5)
-        run = capture(CORPUS, retrieve, generator, top_k=1, max_retries=1, backoff=0.01, timeout=1.0)
+        generator = OpenAIGenerator("chat-model", base_url=server.base_url, limits=Limits(timeout=0.5))
+        run = capture(
+            CORPUS, retrieve, generator, top_k=1, limits=Limits(concurrency=4, timeout=1.0, max_retries=1, backoff=0.01)
+        )
     rows = {row["case_id"]: row for row in run.records.iter_rows(named=True)}
     assert (rows["q0@v1"]["status"], rows["q0@v1"]["attempts"]) == ("ok", 2)
     assert (rows["q1@v1"]["status"], rows["q1@v1"]["attempts"]) == ("failed", 2)

@@ -3,6 +3,7 @@ refusing unreviewed synthetic cases."""
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import re
 from pathlib import Path
@@ -15,10 +16,11 @@ from rag_compare.core.errors import ConfigError, ContractError, EndpointError, I
 from rag_compare.io.corpus import load_corpus, refuse_unreviewed
 from rag_compare.io.tables import write_table
 from rag_compare.llm.drafts import DISTRACTOR_NOTE, Drafts, admit_cases, draft_cases, draft_id, write_drafts
+from rag_compare.llm.limits import Limits
 from tests.helpers.chat_server import ChatServer, Reply
 from tests.helpers.drafting import PASSAGES, distinct, passage_of
 
-FAST: dict[str, Any] = {"timeout": 5.0, "max_retries": 0, "backoff": 0.0}
+FAST = Limits(timeout=5.0, max_retries=0, backoff=0.0)
 
 
 @pytest.fixture(autouse=True)
@@ -31,9 +33,10 @@ def reply_cache(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     return path
 
 
-def draft(server: ChatServer, **options: Any) -> Drafts:
-    settings: dict[str, Any] = {"model": "drafter", "n": 2, "cache": False, **FAST, **options}
-    return draft_cases(PASSAGES, base_url=server.base_url, **settings)
+def draft(server: ChatServer, max_retries: int = 0, **options: Any) -> Drafts:
+    settings: dict[str, Any] = {"model": "drafter", "n": 2, "cache": False, **options}
+    limits = dataclasses.replace(FAST, max_retries=max_retries)
+    return draft_cases(PASSAGES, base_url=server.base_url, limits=limits, **settings)
 
 
 # -- drafting ---------------------------------------------------------------------------------------------------------
@@ -183,7 +186,6 @@ def test_blank_and_repeated_texts_are_left_out() -> None:
         ({"n": 0}, "`n` must be 1 or more"),
         ({"wordings": -1}, "`wordings` must be 0 or more"),
         ({"source_version": "v9"}, "no passage has source version 'v9'. Versions found: v1, v2."),
-        ({"concurrency": 0}, "unusable limits"),
     ],
 )
 def test_unusable_settings_are_refused_before_sending(options: dict[str, Any], message: str) -> None:

@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import threading
 import time
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
@@ -14,6 +15,8 @@ import pytest
 from rag_compare import compare, freeze_run
 from rag_compare.core.errors import ConfigError, JudgeError
 from rag_compare.io.runs import Run
+from rag_compare.llm.checks import DEFAULT_CHECKS
+from rag_compare.llm.limits import Limits
 from rag_compare.llm.llm_judge import OpenAIJudge
 from tests.helpers.chat_server import ChatServer, Reply, sample_for_schema
 from tests.helpers.judged import CORPUS, DEFAULT_REQUESTS, QUESTIONS, RECORDS
@@ -24,9 +27,10 @@ def run() -> Run:
     return freeze_run(RECORDS, CORPUS, {"name": "judged"})
 
 
-def judge_for(server: ChatServer, tmp_path: Path, **settings: Any) -> OpenAIJudge:
-    options: dict[str, Any] = {"cache": tmp_path / "cache.sqlite3", "timeout": 2.0, "max_retries": 2, "backoff": 0.01}
-    return OpenAIJudge("judge-model", base_url=server.base_url, **(options | settings))
+def judge_for(server: ChatServer, tmp_path: Path, checks: Sequence[str] = DEFAULT_CHECKS, **limits: Any) -> OpenAIJudge:
+    settings: dict[str, Any] = {"timeout": 2.0, "max_retries": 2, "backoff": 0.01} | limits
+    cache = tmp_path / "cache.sqlite3"
+    return OpenAIJudge("judge-model", base_url=server.base_url, checks=checks, cache=cache, limits=Limits(**settings))
 
 
 def question_of(request: dict[str, Any]) -> str:
@@ -205,7 +209,7 @@ def test_fingerprint_names_what_decides_the_verdicts(tmp_path: Path) -> None:
     base = OpenAIJudge("m", base_url="http://user:secret@127.0.0.1:9/v1", cache=False)
     assert base.endpoint == "http://127.0.0.1:9/v1"
     assert "secret" not in json.dumps(base.config)
-    same = OpenAIJudge("m", base_url="http://127.0.0.1:9/v1", cache=tmp_path / "c", concurrency=2, timeout=5)
+    same = OpenAIJudge("m", base_url="http://127.0.0.1:9/v1", cache=tmp_path / "c", limits=Limits(2, 5))
     assert same.fingerprint == base.fingerprint  # how requests are sent does not change verdicts
     for changed in (
         OpenAIJudge("other", base_url="http://127.0.0.1:9/v1"),
@@ -222,8 +226,8 @@ def test_bad_settings_are_refused() -> None:
         OpenAIJudge("m", checks=("nope",))
     with pytest.raises(ConfigError, match="needs a model"):
         OpenAIJudge(" ")
-    with pytest.raises(ConfigError, match="concurrency"):
-        OpenAIJudge("m", concurrency=0)
+    with pytest.raises(ValueError, match="concurrency"):
+        OpenAIJudge("m", limits=Limits(concurrency=0))
 
 
 def test_no_key_and_no_endpoint_is_a_clear_error(run: Run, monkeypatch: pytest.MonkeyPatch) -> None:

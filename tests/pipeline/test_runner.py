@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import json
 import threading
 import time
@@ -16,9 +17,10 @@ import pytest
 from rag_compare import load_run
 from rag_compare.core.errors import CaptureError, ConfigError, EndpointError, RunExistsError, SecretInConfigError
 from rag_compare.core.protocols import Case, CaseFailure, Context, Generation, Passage
+from rag_compare.llm.limits import Limits
 from rag_compare.pipeline.checkpoint import checkpoint_path
 from rag_compare.pipeline.context_builder import BudgetContextBuilder
-from rag_compare.pipeline.runner import capture
+from rag_compare.pipeline.runner import CAPTURE_LIMITS, capture
 from tests.helpers.credential_shapes import OPENAI_KEY
 
 # Four cases of version v1; "syn@v1" is an unreviewed synthetic draft. Each case's question names the passages
@@ -36,7 +38,12 @@ CORPUS = pl.DataFrame(
     }
 )
 TEXTS = {"p1": "Rule one.", "p2": "Rule two.", "p3": "Rule three."}
-FAST = {"backoff": 0.0}
+FAST = dataclasses.replace(CAPTURE_LIMITS, backoff=0.0)
+
+
+def limits(**changes: Any) -> Limits:
+    """The capture's default limits with ``changes``."""
+    return dataclasses.replace(CAPTURE_LIMITS, **changes)
 
 
 class Retrieve:
@@ -97,7 +104,9 @@ def test_parts_see_the_question_and_metadata_but_no_labels() -> None:
 
 
 def test_the_config_records_the_parts_and_settings() -> None:
-    run = capture(CORPUS, Retrieve(), answer, top_k=2, config={"name": "mine", "team": "search"}, timeout=9)
+    run = capture(
+        CORPUS, Retrieve(), answer, top_k=2, config={"name": "mine", "team": "search"}, limits=limits(timeout=9)
+    )
     config = run.config
     assert config["name"] == "mine"
     assert config["team"] == "search"
@@ -125,7 +134,7 @@ def test_a_failing_part_is_retried_then_recorded_as_failed_with_what_came_before
             raise ValueError("boom\nsecond line")
         return "fine"
 
-    run = capture(CORPUS, Retrieve(), flaky, top_k=2, max_retries=2, **FAST)
+    run = capture(CORPUS, Retrieve(), flaky, top_k=2, limits=dataclasses.replace(FAST, max_retries=2))
     rows = {row["case_id"]: row for row in run.records.iter_rows(named=True)}
     assert (rows["a@v1"]["status"], rows["a@v1"]["attempts"], rows["a@v1"]["answer"]) == ("ok", 2, "fine")
     failed = rows["b@v1"]
@@ -144,7 +153,7 @@ def test_case_failure_is_not_retried() -> None:
         calls.append(case.case_id)
         raise CaseFailure("no index for this version")
 
-    run = capture(CORPUS, refuse, answer, top_k=2, **FAST)
+    run = capture(CORPUS, refuse, answer, top_k=2, limits=FAST)
     assert sorted(calls) == ["a@v1", "b@v1", "c@v1"]
     assert set(run.records.get_column("status")) == {"failed"}
     assert set(run.records.get_column("failed_stage")) == {"retrieve"}
@@ -161,7 +170,14 @@ def test_a_hanging_part_times_out_sync_or_async() -> None:
         return ["p1"]
 
     started = time.perf_counter()
-    run = capture(CORPUS, slow_retrieve, slow_answer, top_k=1, timeout=0.3, max_retries=0, context_builder=_ids_only)
+    run = capture(
+        CORPUS,
+        slow_retrieve,
+        slow_answer,
+        top_k=1,
+        limits=limits(timeout=0.3, max_retries=0),
+        context_builder=_ids_only,
+    )
     assert time.perf_counter() - started < 1.9  # neither hang was waited out
     rows = {row["case_id"]: row for row in run.records.iter_rows(named=True)}
     assert (rows["a@v1"]["status"], rows["a@v1"]["failed_stage"]) == ("timeout", "generate")
@@ -186,7 +202,7 @@ def test_concurrency_is_bounded() -> None:
         in_flight -= 1
         return "ok"
 
-    run = capture(corpus, Retrieve(), generate, top_k=1, concurrency=3)
+    run = capture(corpus, Retrieve(), generate, top_k=1, limits=limits(concurrency=3))
     assert run.records.height == 12
     assert peak == 3
 
@@ -235,13 +251,13 @@ def test_an_interrupted_capture_resumes_from_its_checkpoint_without_redoing_or_l
     output = tmp_path / "run.arrow"
     corpus = pl.concat([CORPUS.head(3).with_columns(pl.col("case_id") + f"-{n}") for n in range(5)])  # 15 cases
     with pytest.raises(EndpointError):
-        capture(corpus, Retrieve(), StopAfter(6), top_k=1, output=output, concurrency=1)
+        capture(corpus, Retrieve(), StopAfter(6), top_k=1, output=output, limits=limits(concurrency=1))
     assert not output.exists()
     lines = checkpoint_path(output).read_text().splitlines()
     assert len(lines) == 1 + 6  # the header, then one line per finished case
 
     retrieve = Retrieve()
-    run = capture(corpus, retrieve, StopAfter(100), top_k=1, output=output, concurrency=1)
+    run = capture(corpus, retrieve, StopAfter(100), top_k=1, output=output, limits=limits(concurrency=1))
     assert len(retrieve.calls) == 15 - 6  # only the cases not yet finished
     ids = run.records.get_column("case_id").to_list()
     assert sorted(ids) == sorted(corpus.get_column("case_id").to_list())  # each exactly once
@@ -254,7 +270,7 @@ def test_a_checkpoint_holding_a_credential_is_refused_on_resume(
 ) -> None:
     output = tmp_path / "run.arrow"
     with pytest.raises(EndpointError):
-        capture(CORPUS, Retrieve(), StopAfter(1), top_k=1, output=output, concurrency=1)
+        capture(CORPUS, Retrieve(), StopAfter(1), top_k=1, output=output, limits=limits(concurrency=1))
     monkeypatch.setenv("DB_PASSWORD", "answer a@v1")  # now a secret, written by the capture before
     retrieve = Retrieve()
     with pytest.raises(CaptureError, match=r"case 'a@v1': column 'answer' in .*checkpoint\.jsonl") as excinfo:
@@ -278,7 +294,7 @@ def test_a_record_holding_a_credential_stops_the_capture_before_its_checkpoint(
 ) -> None:
     output = tmp_path / "run.arrow"
     with pytest.raises(CaptureError, match=f"case 'a@v1': column '{column}' holds a credential") as excinfo:
-        capture(CORPUS, lambda case, top_k: [passage], answer, top_k=1, output=output, concurrency=1)
+        capture(CORPUS, lambda case, top_k: [passage], answer, top_k=1, output=output, limits=limits(concurrency=1))
     assert OPENAI_KEY[8:] not in str(excinfo.value)
     assert OPENAI_KEY[8:] not in checkpoint_path(output).read_text(encoding="utf-8")
     assert not output.exists()
@@ -287,7 +303,7 @@ def test_a_record_holding_a_credential_stops_the_capture_before_its_checkpoint(
 def test_a_line_cut_off_by_a_killed_process_is_dropped_and_its_case_captured_again(tmp_path: Path) -> None:
     output = tmp_path / "run.arrow"
     with pytest.raises(EndpointError):
-        capture(CORPUS, Retrieve(), StopAfter(2), top_k=1, output=output, concurrency=1)
+        capture(CORPUS, Retrieve(), StopAfter(2), top_k=1, output=output, limits=limits(concurrency=1))
     path = checkpoint_path(output)
     with path.open("a", encoding="utf-8") as stream:
         stream.write('{"case_id": "c@v1", "status": "o')  # a write the kill cut short
@@ -300,7 +316,7 @@ def test_a_line_cut_off_by_a_killed_process_is_dropped_and_its_case_captured_aga
 def test_a_checkpoint_of_other_settings_is_refused(tmp_path: Path) -> None:
     output = tmp_path / "run.arrow"
     with pytest.raises(EndpointError):
-        capture(CORPUS, Retrieve(), StopAfter(1), top_k=1, output=output, concurrency=1)
+        capture(CORPUS, Retrieve(), StopAfter(1), top_k=1, output=output, limits=limits(concurrency=1))
     with pytest.raises(CaptureError, match="other settings or another corpus"):
         capture(CORPUS, Retrieve(), StopAfter(100), top_k=2, output=output)
     damaged = tmp_path / "damaged.arrow"

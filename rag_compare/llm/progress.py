@@ -1,0 +1,23 @@
+"""A progress bar with an ETA for work that takes a while, drawn only on a terminal."""
+
+from __future__ import annotations
+
+import contextlib
+import sys
+from collections.abc import Callable, Iterator
+
+__all__ = ["progress_bar"]
+
+
+@contextlib.contextmanager
+def progress_bar(label: str | None, total: int) -> Iterator[Callable[[], None]]:
+    """An ``advance()`` callable: it moves a bar with an ETA on a terminal, else does nothing."""
+    if label is None or not total or not sys.stderr.isatty():
+        yield lambda: None
+        return
+    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TimeElapsedColumn, TimeRemainingColumn
+
+    columns = (BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(), "eta", TimeRemainingColumn())
+    with Progress("{task.description}", *columns) as bar:
+        task = bar.add_task(label, total=total)
+        yield lambda: bar.advance(task)

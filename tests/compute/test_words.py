@@ -1,0 +1,71 @@
+"""One definition of a word and of a number, shared by the offline judge, answer completeness and the
+extractive generator."""
+
+from __future__ import annotations
+
+import polars as pl
+import pytest
+
+from rag_compare.compute.completeness import answer_completeness
+from rag_compare.compute.lexical_judge import LexicalJudge
+from rag_compare.compute.words import (
+    NUMBER_PATTERN,
+    WORD_PATTERN,
+    fold_plural,
+    is_content_word,
+    other_writing,
+    ungrouped,
+)
+from rag_compare.core.protocols import Case, Context
+from rag_compare.pipeline.extractive import DEFAULT_ABSTENTION, ExtractiveGenerator
+
+
+def content_words(text: str) -> list[str]:
+    words = pl.DataFrame({"word": [text.lower()]}).select(pl.col("word").str.extract_all(WORD_PATTERN)).explode("word")
+    return words.filter(is_content_word(pl.col("word"))).select(fold_plural(pl.col("word"))).to_series().to_list()
+
+
+def grounded(answer: str, context: str) -> float | None:
+    cases = pl.DataFrame({"answer": [answer], "context": [context], "answerability": ["answerable"]})
+    return LexicalJudge().judge(cases).item(0, "grounded")
+
+
+def kept(answer: str, passage: str) -> float | None:
+    records = pl.DataFrame({"answer": [answer], "required_passage_ids": [["p"]]})
+    return answer_completeness(records, pl.DataFrame({"passage_id": ["p"], "text": [passage]})).item(0)
+
+
+def test_content_words_start_with_a_letter_are_two_characters_or_more_and_no_stopwords() -> None:
+    assert content_words("The 3rd e-bike: x_ray rates, a Cap of 2") == ["bike", "x_ray", "rate", "cap"]
+
+
+@pytest.mark.parametrize(("written", "plain"), [("3,000", "3000"), ("12,345,678", "12345678"), ("0.35", "0.35")])
+def test_a_comma_in_a_number_groups_thousands(written: str, plain: str) -> None:
+    found = pl.Series([f"about {written} euros"]).str.extract_all(NUMBER_PATTERN).explode()
+    assert pl.select(ungrouped(pl.lit(found))).item() == plain
+    if written != plain:
+        assert pl.select(other_writing(pl.lit(written))).item() == plain
+        assert pl.select(other_writing(pl.lit(plain))).item() == written
+
+
+@pytest.mark.parametrize(("answer", "source"), [("12345678 euros", "12,345,678 euros"), ("3,000 euros", "3000 euros")])
+def test_the_judge_and_completeness_read_numbers_alike(answer: str, source: str) -> None:
+    assert grounded(answer, source) == 1.0
+    assert kept(answer, source) == 1.0
+    assert kept("1,345,678 euros", "12,345,678 euros") == 0.0
+
+
+def test_the_judge_and_completeness_read_words_alike() -> None:
+    # "_rd" is no content word of either, and "rd" is not a word inside it
+    assert grounded("Rd.", "The _rd floor.") == 0.0
+    assert kept("rd", "The _rd floor") == 0.0
+    assert kept("floors", "The _rd floor") == 1.0
+
+
+def test_the_extractive_generator_reads_words_as_the_judge_does() -> None:
+    # "x_ray" is one word, not "x" and "ray": for the judge and for the generator
+    assert grounded("The x_ray rule.", "The x ray rule.") == 0.0
+    generate = ExtractiveGenerator(min_overlap=1.0)
+    answer = generate(Case("c", "The x_ray rule?", "v1"), Context("The x ray rule.")).answer
+    assert answer == DEFAULT_ABSTENTION
+    assert generate(Case("c", "The x_ray rule?", "v1"), Context("The x_ray rule.")).answer == "The x_ray rule."
