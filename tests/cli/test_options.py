@@ -11,6 +11,7 @@ from click.testing import CliRunner, Result
 
 from rag_compare.cli.main import main
 from rag_compare.cli.options import CACHE, RUN_CONFIG, finite_float, limit_options
+from rag_compare.llm.limits import Limits
 from tests.helpers.data import HANDMADE_RUNS
 
 Cli = Callable[..., Result]
@@ -72,14 +73,14 @@ def test_gathered_options_reach_the_command_as_one_parameter_each() -> None:
     @limit_options(concurrency=2, timeout=1.0, max_retries=0, unit="request")
     @CACHE
     @RUN_CONFIG
-    def command(limits: dict[str, object], cache: object, config: dict[str, object]) -> None:
+    def command(limits: Limits, cache: object, config: dict[str, object]) -> None:
         seen.update(limits=limits, cache=cache, config=config)
 
     options = ["--concurrency", "3", "--no-cache", "--set", "top_k=5", "--set", "name=b"]
     result = CliRunner().invoke(command, options)
     assert result.exit_code == 0, result.output
     assert seen == {
-        "limits": {"concurrency": 3, "timeout": 1.0, "max_retries": 0},
+        "limits": Limits(concurrency=3, timeout=1.0, max_retries=0),
         "cache": False,
         "config": {"top_k": 5, "name": "b"},
     }
