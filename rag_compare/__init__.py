@@ -55,6 +55,7 @@ if TYPE_CHECKING:
     from rag_compare.llm.batch import batch_generate
     from rag_compare.llm.chat_generator import OpenAIGenerator
     from rag_compare.llm.drafts import Drafts, admit_cases, draft_cases
+    from rag_compare.llm.limits import Limits
     from rag_compare.llm.llm_judge import JudgePlan, OpenAIJudge
     from rag_compare.pipeline.bm25 import BM25Retriever
     from rag_compare.pipeline.context_builder import BudgetContextBuilder
@@ -87,6 +88,7 @@ __all__ = [
     "JudgeError",
     "JudgePlan",
     "LexicalJudge",
+    "Limits",
     "OpenAIGenerator",
     "OpenAIJudge",
     "Passage",
@@ -140,6 +142,7 @@ _LAZY = {
     "Judge": "rag_compare.core.protocols",
     "JudgePlan": "rag_compare.llm.llm_judge",
     "LexicalJudge": "rag_compare.compute.lexical_judge",
+    "Limits": "rag_compare.llm.limits",
     "OpenAIGenerator": "rag_compare.llm.chat_generator",
     "OpenAIJudge": "rag_compare.llm.llm_judge",
     "Passage": "rag_compare.core.protocols",

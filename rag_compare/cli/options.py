@@ -202,7 +202,7 @@ def _shown_default(flag: str, type: click.ParamType[Any], default: float, help: 
 def _limits(concurrency: int, timeout: float, max_retries: int) -> Limits:
     from rag_compare.llm.limits import Limits
 
-    return Limits.checked(concurrency, timeout, max_retries)
+    return Limits(concurrency, timeout, max_retries)
 
 
 def limit_options(

@@ -28,7 +28,8 @@ MAX_WAIT = 60.0
 @dataclass(frozen=True)
 class Limits:
     """How requests are sent: at most ``concurrency`` at once, each given ``timeout`` seconds, retried
-    up to ``max_retries`` times after waiting ``backoff`` seconds, then twice as long each time."""
+    up to ``max_retries`` times after waiting ``backoff`` seconds, then twice as long each time;
+    ``ConfigError`` when they are unusable."""
 
     concurrency: int = 8
     timeout: float = 60.0
@@ -38,18 +39,10 @@ class Limits:
     def __post_init__(self) -> None:
         finite = math.isfinite(self.timeout) and math.isfinite(self.backoff)
         if not finite or self.concurrency < 1 or self.timeout <= 0 or self.max_retries < 0 or self.backoff < 0:
-            raise ValueError(
+            raise ConfigError(
                 f"unusable limits {self}: concurrency >= 1, timeout > 0, retries and backoff >= 0, "
                 "timeout and backoff finite numbers"
             )
-
-    @classmethod
-    def checked(cls, concurrency: int, timeout: float, max_retries: int, backoff: float = 1.0) -> Limits:
-        """The limits a user asked for; ``ConfigError`` when they are unusable."""
-        try:
-            return cls(concurrency, timeout, max_retries, backoff)
-        except ValueError as error:
-            raise ConfigError(str(error)) from None
 
 
 def limits_from(
@@ -75,7 +68,7 @@ def limits_from(
         DeprecationWarning,
         stacklevel=stacklevel,
     )
-    return Limits.checked(**(dataclasses.asdict(default) | given))
+    return Limits(**(dataclasses.asdict(default) | given))
 
 
 def backoff_wait(limits: Limits, attempts: int, asked: float | None) -> float:

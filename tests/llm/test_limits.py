@@ -42,7 +42,7 @@ def test_retry_after_in_seconds_milliseconds_or_a_date() -> None:
 
 def test_unusable_limits_are_refused() -> None:
     for limits in ({"concurrency": 0}, {"timeout": 0}, {"max_retries": -1}, {"backoff": -1}):
-        with pytest.raises(ValueError, match="unusable limits"):
+        with pytest.raises(ConfigError, match="unusable limits"):
             Limits(**limits)
 
 
@@ -51,7 +51,7 @@ def test_unusable_limits_are_refused() -> None:
 def test_limits_that_are_not_finite_are_refused_naming_the_parameter(name: str, value: float) -> None:
     settings = {"concurrency": 1, "timeout": 1.0, "max_retries": 0, "backoff": 1.0, name: value}
     with pytest.raises(ConfigError, match=f"{name}={value!r}.*finite"):
-        Limits.checked(**settings)
+        Limits(**settings)
 
 
 NO_PROMPT = pl.DataFrame({"prompt": [None]}, schema={"prompt": pl.String})

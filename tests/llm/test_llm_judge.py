@@ -226,7 +226,7 @@ def test_bad_settings_are_refused() -> None:
         OpenAIJudge("m", checks=("nope",))
     with pytest.raises(ConfigError, match="needs a model"):
         OpenAIJudge(" ")
-    with pytest.raises(ValueError, match="concurrency"):
+    with pytest.raises(ConfigError, match="concurrency"):
         OpenAIJudge("m", limits=Limits(concurrency=0))
 
 
