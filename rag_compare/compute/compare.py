@@ -19,11 +19,11 @@ from rag_compare.compute.case_signals import case_signals
 from rag_compare.compute.comparison import CASE_STATUSES, SIDES, ComparedRun, Comparison
 from rag_compare.compute.configdiff import config_diff, config_warnings
 from rag_compare.compute.lexical_judge import LexicalJudge
-from rag_compare.core.contract import LABEL_COLUMNS
+from rag_compare.core.contract import LABEL_COLUMNS, record_ok
 from rag_compare.core.errors import CompareError, ScoresError
-from rag_compare.core.frames import record_ok, row_index, spread_by_row
 from rag_compare.core.listing import truncated
 from rag_compare.core.protocols import K_EXPECTED, Judge, is_k
+from rag_compare.core.rows import row_index, spread_by_row
 from rag_compare.core.signals import JUDGE_FAILED, Signal, judge_failed, signals_in
 from rag_compare.io.corpus import Corpus, load_corpus
 from rag_compare.io.passages import load_passages

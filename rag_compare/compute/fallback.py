@@ -31,8 +31,8 @@ import polars as pl
 
 from rag_compare.compute.lexical_judge import LexicalJudge
 from rag_compare.compute.metrics import context_signals
+from rag_compare.core.contract import record_ok
 from rag_compare.core.errors import ScoresError
-from rag_compare.core.frames import record_ok
 from rag_compare.core.listing import truncated
 from rag_compare.core.result import Report
 from rag_compare.io.runfile import atomic_output

@@ -8,10 +8,11 @@ from typing import Any
 
 import polars as pl
 
-from rag_compare.core.contract import ANSWERABILITY, CORPUS_COLUMNS, ORIGINS
+from rag_compare.core.contract import ANSWERABILITY, CORPUS_COLUMNS, ORIGINS, lookalike_key
+from rag_compare.core.digest import content_fingerprint
 from rag_compare.core.errors import ContractError, Problem, show_value, sorted_problems
-from rag_compare.core.frames import content_fingerprint, count_by, lookalike_key
 from rag_compare.core.result import Report
+from rag_compare.core.rows import count_by
 from rag_compare.io.columns import coerce_columns, contract_first, problems_where
 from rag_compare.io.passages import load_passages, required_passage_problems
 from rag_compare.io.schemas import CorpusSchema, contract_problems

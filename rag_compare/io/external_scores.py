@@ -14,9 +14,9 @@ from typing import Any
 
 import polars as pl
 
+from rag_compare.core.contract import record_ok
 from rag_compare.core.digest import json_digest
 from rag_compare.core.errors import ContractError, Problem, ScoresError, show_value
-from rag_compare.core.frames import record_ok
 from rag_compare.core.signals import JUDGE_FAILED, SCORED_SIGNALS, SIGNALS_BY_NAME
 from rag_compare.io.runfile import ensure_absent
 from rag_compare.io.runs import Run, load_run

@@ -16,9 +16,9 @@ from rag_compare._version import __version__
 from rag_compare.core.clock import creation_time
 from rag_compare.core.contract import CORPUS_COLUMNS, RECORD_COLUMNS, STATUSES
 from rag_compare.core.errors import ConfigError, RunFileError
-from rag_compare.core.frames import count_by
 from rag_compare.core.protocols import K_EXPECTED, is_k
 from rag_compare.core.result import Report
+from rag_compare.core.rows import count_by
 from rag_compare.io.config import RESERVED_KEYS, check_config
 from rag_compare.io.corpus import Corpus, load_corpus, refuse_unreviewed
 from rag_compare.io.records import join_labels

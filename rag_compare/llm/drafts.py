@@ -23,8 +23,8 @@ import polars as pl
 
 from rag_compare.core.digest import text_digest
 from rag_compare.core.errors import ConfigError, EndpointError, RunExistsError
-from rag_compare.core.frames import count_by
 from rag_compare.core.result import Report
+from rag_compare.core.rows import count_by
 from rag_compare.core.templates import template_environment
 from rag_compare.io.corpus import load_corpus
 from rag_compare.io.passages import load_passages

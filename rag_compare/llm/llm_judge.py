@@ -23,9 +23,9 @@ import polars as pl
 
 from rag_compare._version import __version__
 from rag_compare.compute.lexical_judge import LexicalJudge
+from rag_compare.core.contract import record_ok
 from rag_compare.core.digest import json_digest
 from rag_compare.core.errors import ConfigError, ContractError, JudgeError, Problem
-from rag_compare.core.frames import record_ok
 from rag_compare.core.result import Report
 from rag_compare.core.signals import JUDGE_FAILED, SCORED_SIGNALS
 from rag_compare.llm.cache import opened_cache, request_key

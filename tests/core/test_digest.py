@@ -8,8 +8,7 @@ from pathlib import Path
 
 import polars as pl
 
-from rag_compare.core.digest import bytes_digest, json_digest, text_digest
-from rag_compare.core.frames import content_fingerprint
+from rag_compare.core.digest import bytes_digest, content_fingerprint, json_digest, text_digest
 from rag_compare.io.runs import load_run
 from rag_compare.llm import checks
 from rag_compare.llm.cache import request_key

@@ -1,4 +1,4 @@
-"""Frame helpers: the one "record is ok" mask."""
+"""The contract's readings of its columns: the one "record is ok" mask."""
 
 from __future__ import annotations
 
@@ -7,7 +7,7 @@ from pathlib import Path
 
 import polars as pl
 
-from rag_compare.core.frames import record_ok
+from rag_compare.core.contract import record_ok
 
 PACKAGE = Path(__file__).resolve().parents[2] / "rag_compare"
 
