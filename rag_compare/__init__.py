@@ -30,7 +30,7 @@ from rag_compare.core.errors import (
 
 if TYPE_CHECKING:
     from rag_compare.compute.audit import CorpusAudit, audit_corpora
-    from rag_compare.compute.compare import compare
+    from rag_compare.compute.compare_runs import compare
     from rag_compare.compute.comparison import Comparison
     from rag_compare.compute.fallback import FallbackSimulation, simulate_fallback
     from rag_compare.compute.lexical_judge import LexicalJudge
@@ -156,7 +156,7 @@ _LAZY = {
     "audit_corpora": "rag_compare.compute.audit",
     "batch_generate": "rag_compare.llm.batch",
     "capture": "rag_compare.pipeline.runner",
-    "compare": "rag_compare.compute.compare",
+    "compare": "rag_compare.compute.compare_runs",
     "draft_cases": "rag_compare.llm.drafts",
     "freeze_run": "rag_compare.io.runs",
     "import_scores": "rag_compare.io.external_scores",

@@ -1,4 +1,5 @@
-"""The result of comparing two runs: frames a user can filter, and their JSON (the report floor renders the rest)."""
+"""``Comparison``, the result of comparing two runs (``compare_runs.compare`` makes it): frames a user can
+filter, and their JSON (the report floor renders the rest)."""
 
 from __future__ import annotations
 

@@ -12,7 +12,7 @@ import polars as pl
 import pytest
 
 from rag_compare.compute.audit import audit_corpora
-from rag_compare.compute.compare import compare
+from rag_compare.compute.compare_runs import compare
 from rag_compare.compute.comparison import Comparison
 from rag_compare.compute.fallback import simulate_fallback
 from rag_compare.compute.lexical_judge import LexicalJudge

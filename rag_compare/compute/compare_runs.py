@@ -1,4 +1,5 @@
-"""Compare two frozen runs case by case: one status per case, with the reasons behind it.
+"""``compare``: two frozen runs compared case by case into a ``Comparison`` (see ``comparison``), one
+status per case with the reasons behind it.
 
 Cases are joined with a full outer join on ``case_id`` (with a corpus, its cases that neither run has
 join too). A case's status is decided in this order: missing on a side, failed on a side, then how its
