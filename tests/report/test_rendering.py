@@ -18,9 +18,9 @@ from rag_compare.compute.fallback import simulate_fallback
 from rag_compare.compute.lexical_judge import LexicalJudge
 from rag_compare.core.result import Report, terminal_safe
 from rag_compare.io.corpus import load_corpus
+from rag_compare.io.drafts_file import DraftFailure, Drafts
 from rag_compare.io.runs import load_run
 from rag_compare.io.scores import score_run
-from rag_compare.llm.drafts import DraftFailure, Drafts
 from rag_compare.llm.llm_judge import JudgePlan
 from rag_compare.report import rendering, summaries
 from rag_compare.report.comparison_text import comparison_text

@@ -11,9 +11,9 @@ from rag_compare.compute.audit import audit_corpora
 from rag_compare.compute.fallback import simulate_fallback
 from rag_compare.compute.lexical_judge import LexicalJudge
 from rag_compare.io.corpus import load_corpus
+from rag_compare.io.drafts_file import DraftFailure, Drafts
 from rag_compare.io.runs import Run, load_run
 from rag_compare.io.scores import score_run
-from rag_compare.llm.drafts import DraftFailure, Drafts
 from rag_compare.llm.llm_judge import JudgePlan
 from rag_compare.report.summaries import (
     audit_text,
