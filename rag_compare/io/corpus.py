@@ -144,15 +144,13 @@ def _lookalike_ids(frame: pl.DataFrame) -> list[Problem]:
         .sort(ROW)
     )
     return [
-        Problem(
-            row=int(row),
-            column="case_id",
-            value=show_value(case_id),
-            expected=(
-                f"a case id unlike the others: it differs from {show_value(other)} (row {other_row}) only by "
-                f"Unicode normalisation or invisible characters ({case_id!a} here, {other!a} there); "
-                "write both alike, or rename one"
-            ),
+        Problem.at(
+            row,
+            "case_id",
+            case_id,
+            f"a case id unlike the others: it differs from {show_value(other)} (row {other_row}) only by "
+            f"Unicode normalisation or invisible characters ({case_id!a} here, {other!a} there); "
+            "write both alike, or rename one",
         )
         for row, case_id, other, other_row in pairs.iter_rows()
     ]
@@ -173,14 +171,12 @@ def refuse_unreviewed(corpus: Corpus, case_ids: pl.Series | None = None) -> None
     # Corpus rows are the file's data rows in order, so the row number is the case's position.
     file = corpus.source if corpus.source != "<frame>" else "DRAFTS"
     problems = [
-        Problem(
-            row=int(row),
-            column="case_id",
-            value=show_value(case_id),
-            expected=(
-                f"a reviewed case, not a synthetic draft: review it, then `admit_cases({file!r}, ids=[{case_id!r}])` "
-                "(or pass `include_unreviewed=True` to use drafts anyway)"
-            ),
+        Problem.at(
+            row,
+            "case_id",
+            case_id,
+            f"a reviewed case, not a synthetic draft: review it, then `admit_cases({file!r}, ids=[{case_id!r}])` "
+            "(or pass `include_unreviewed=True` to use drafts anyway)",
         )
         for row, case_id in found.iter_rows()
     ]

@@ -70,11 +70,11 @@ def _unknown_case_problems(frame: pl.DataFrame, corpus: Corpus) -> list[Problem]
     )
     expected = f"a case id of the corpus {corpus.source}"
     return [
-        Problem(
-            row=int(row),
-            column="case_id",
-            value=show_value(case_id),
-            expected=expected
+        Problem.at(
+            row,
+            "case_id",
+            case_id,
+            expected
             if match is None
             else (
                 f"{expected}: it matches {show_value(match)} only after Unicode normalisation (NFKC, invisible "
