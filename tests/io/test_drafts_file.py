@@ -10,6 +10,7 @@ import pytest
 from rag_compare.core.errors import ConfigError, InputFileError, RunExistsError
 from rag_compare.io.corpus import load_corpus
 from rag_compare.io.drafts_file import Drafts, admit_cases, write_drafts
+from tests.helpers.drafting import drafts_of
 
 
 @pytest.fixture
@@ -29,18 +30,7 @@ def drafts() -> Drafts:
             "drafted_from": [["hotel-1"], ["hotel-1"], ["meal-1"]],
         }
     )
-    return Drafts(
-        frame=load_corpus(frame).frame,
-        failures=(),
-        requested=2,
-        available=3,
-        passages=2,
-        model="drafter",
-        endpoint="http://127.0.0.1:9/v1",
-        source_version="v2",
-        seed=0,
-        wordings=1,
-    )
+    return drafts_of(load_corpus(frame).frame, source_version="v2")
 
 
 def test_write_drafts_never_overwrites(tmp_path: Path, drafts: Drafts) -> None:
