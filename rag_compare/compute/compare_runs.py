@@ -111,8 +111,8 @@ def _both_sides(
     """Each side's run, case frame and label warnings (baseline first), and the evaluator of its scores."""
     runs, frames, label_warnings, evaluators = [], [], [], {}
     for side, source, scores_source in zip(SIDES, sources, scores_sources, strict=True):
-        scores = None if scores_source is None else _scores(scores_source)
-        run, frame, found = _side(source, judge, scores, labels=labels, passages=passages, k=k)
+        scores = None if scores_source is None else _loaded_scores(scores_source)
+        run, frame, found = _side_frame(source, judge, scores, labels=labels, passages=passages, k=k)
         runs.append(run)
         frames.append(frame)
         label_warnings += found
@@ -134,7 +134,7 @@ def _side_warnings(
     return warnings
 
 
-def _side(
+def _side_frame(
     source: Run | str | Path,
     judge: Judge,
     scores: Scores | None,
@@ -293,7 +293,7 @@ def _with_both_sides(cases: pl.DataFrame) -> pl.DataFrame:
     )
 
 
-def _scores(source: Scores | str | Path) -> Scores:
+def _loaded_scores(source: Scores | str | Path) -> Scores:
     return source if isinstance(source, Scores) else load_scores(source)
 
 

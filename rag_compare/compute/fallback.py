@@ -197,11 +197,11 @@ def _cases(
         (pl.col("judge_status") if "judge_status" in scores.columns else pl.lit(None, pl.String)).alias("judge_status"),
         pl.col(signal).cast(pl.Float64).fill_nan(None).alias("score"),
     )
-    answer = _column(records, "answer")
+    answer = _column_or_null(records, "answer")
     replaced = (record_ok("record_status") & (pl.col("score") < threshold)).fill_null(False)
     return (
         records.select(
-            *(_column(records, name) for name in _CASE_COLUMNS),
+            *(_column_or_null(records, name) for name in _CASE_COLUMNS),
             record_status=pl.col("status"),
             original_answer=answer,
         )
@@ -220,7 +220,7 @@ def _cases(
     )
 
 
-def _column(records: pl.DataFrame, name: str) -> pl.Expr:
+def _column_or_null(records: pl.DataFrame, name: str) -> pl.Expr:
     return pl.col(name) if name in records.columns else pl.lit(None, pl.String).alias(name)
 
 

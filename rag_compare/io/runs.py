@@ -61,7 +61,7 @@ class Run(Report):
             "cases": self.records.height,
             "corpus_cases": corpus.get("cases"),
             "status_counts": count_by(self.records, "status", STATUSES),
-            "config": _plain(self.config),
+            "config": _json_ready(self.config),
         }
 
 
@@ -152,10 +152,10 @@ def is_scores_file(path: str | Path) -> bool:
     return metadata.get(FORMAT_KEY.encode()) == SCORES_FORMAT.encode()
 
 
-def _plain(value: Any) -> Any:
+def _json_ready(value: Any) -> Any:
     """A JSON-ready copy of a config (read-only mappings become dicts)."""
     if isinstance(value, Mapping):
-        return {key: _plain(item) for key, item in value.items()}
+        return {key: _json_ready(item) for key, item in value.items()}
     if isinstance(value, list | tuple):
-        return [_plain(item) for item in value]
+        return [_json_ready(item) for item in value]
     return value
