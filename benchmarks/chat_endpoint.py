@@ -25,7 +25,7 @@ CHECK_REPLIES: dict[str, dict[str, Any]] = {
     "query_ease": _RATED,
     "response": _RATED,
 }
-"""A reply that passes each check's schema (``rag_compare.llm.checks``), by the check's name."""
+"""A reply that passes each check's schema (``rag_compare.llm.judge_checks``), by the check's name."""
 
 
 def content_for(request: dict[str, Any]) -> str:

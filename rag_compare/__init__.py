@@ -30,7 +30,7 @@ from rag_compare.core.errors import (
 
 if TYPE_CHECKING:
     from rag_compare.compute.audit import CorpusAudit, audit_corpora
-    from rag_compare.compute.compare import compare
+    from rag_compare.compute.compare_runs import compare
     from rag_compare.compute.comparison import Comparison
     from rag_compare.compute.fallback import FallbackSimulation, simulate_fallback
     from rag_compare.compute.lexical_judge import LexicalJudge
@@ -47,6 +47,7 @@ if TYPE_CHECKING:
     )
     from rag_compare.io.config import apply_assignments, read_config_file
     from rag_compare.io.corpus import Corpus, load_corpus
+    from rag_compare.io.drafts_file import Drafts, admit_cases
     from rag_compare.io.external_scores import import_scores
     from rag_compare.io.passages import load_passages
     from rag_compare.io.runs import Run, freeze_run, load_run
@@ -54,7 +55,7 @@ if TYPE_CHECKING:
     from rag_compare.io.scores import Scores, load_scores, score_run
     from rag_compare.llm.batch import batch_generate
     from rag_compare.llm.chat_generator import OpenAIGenerator
-    from rag_compare.llm.drafts import Drafts, admit_cases, draft_cases
+    from rag_compare.llm.drafts import draft_cases
     from rag_compare.llm.limits import Limits
     from rag_compare.llm.llm_judge import JudgePlan, OpenAIJudge
     from rag_compare.pipeline.bm25 import BM25Retriever
@@ -134,7 +135,7 @@ _LAZY = {
     "Corpus": "rag_compare.io.corpus",
     "CorpusAudit": "rag_compare.compute.audit",
     "CorpusSchema": "rag_compare.io.schemas",
-    "Drafts": "rag_compare.llm.drafts",
+    "Drafts": "rag_compare.io.drafts_file",
     "ExtractiveGenerator": "rag_compare.pipeline.extractive",
     "FallbackSimulation": "rag_compare.compute.fallback",
     "Generation": "rag_compare.core.protocols",
@@ -151,12 +152,12 @@ _LAZY = {
     "Retriever": "rag_compare.core.protocols",
     "Run": "rag_compare.io.runs",
     "Scores": "rag_compare.io.scores",
-    "admit_cases": "rag_compare.llm.drafts",
+    "admit_cases": "rag_compare.io.drafts_file",
     "apply_assignments": "rag_compare.io.config",
     "audit_corpora": "rag_compare.compute.audit",
     "batch_generate": "rag_compare.llm.batch",
     "capture": "rag_compare.pipeline.runner",
-    "compare": "rag_compare.compute.compare",
+    "compare": "rag_compare.compute.compare_runs",
     "draft_cases": "rag_compare.llm.drafts",
     "freeze_run": "rag_compare.io.runs",
     "import_scores": "rag_compare.io.external_scores",

@@ -16,7 +16,7 @@ from openai.types.chat import ChatCompletion
 from benchmarks.harness import chat_server
 from benchmarks.synthetic import write_dataset
 from rag_compare import load_run
-from rag_compare.llm.checks import CHECKS
+from rag_compare.llm.judge_checks import CHECKS
 from tests.helpers.data import ROOT
 
 BENCHMARKS = ROOT / "benchmarks"

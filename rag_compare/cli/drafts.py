@@ -68,7 +68,8 @@ def draft_cases_command(
     distractor). Every draft is origin=synthetic, reviewed=false: not gold until a person reviews
     it and marks it with rag-compare admit DRAFTS --ids ID[,ID...].
     """
-    from rag_compare.llm.drafts import check_output, draft_cases, write_drafts
+    from rag_compare.io.drafts_file import check_output, write_drafts
+    from rag_compare.llm.drafts import draft_cases
 
     wants_json(output_format)
     check_output(output)
@@ -132,7 +133,7 @@ def admit_command(drafts: Path, ids: tuple[str, ...], output: Path | None, outpu
     import polars as pl
 
     from rag_compare.io.corpus import load_corpus
-    from rag_compare.llm.drafts import admit_cases
+    from rag_compare.io.drafts_file import admit_cases
 
     wants_json(output_format)
     before = load_corpus(drafts).frame

@@ -330,7 +330,7 @@ def compare_command(
     LLM verdicts: score each run (rag-compare score) and pass --baseline-scores/--candidate-scores.
     """
     from rag_compare.cli.flags import as_flags
-    from rag_compare.compute.compare import compare
+    from rag_compare.compute.compare_runs import compare
 
     comparison = compare(
         baseline,

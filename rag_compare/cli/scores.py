@@ -24,7 +24,7 @@ from rag_compare.cli.options import (
 )
 from rag_compare.cli.output import wants_json
 from rag_compare.core.listing import counts_line
-from rag_compare.llm.checks import CHECKS, DEFAULT_CHECKS
+from rag_compare.llm.judge_checks import CHECKS, DEFAULT_CHECKS
 
 if TYPE_CHECKING:
     from rag_compare.core.protocols import Judge

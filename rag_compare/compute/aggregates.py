@@ -23,7 +23,7 @@ import numpy as np
 import polars as pl
 
 from rag_compare.compute.stats import bootstrap_ci, holm, mcnemar_exact_p, permutation_p_value
-from rag_compare.core.frames import record_ok
+from rag_compare.core.contract import record_ok
 from rag_compare.core.signals import Signal, applies, judge_failed
 
 __all__ = ["BREAKDOWN_COLUMNS", "SCOPES", "aggregate_signals", "breakdown_signals"]

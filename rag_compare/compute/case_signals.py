@@ -13,7 +13,7 @@ import polars as pl
 
 from rag_compare.compute.completeness import answer_completeness
 from rag_compare.compute.metrics import context_signals, retrieval_signals
-from rag_compare.core.frames import record_ok
+from rag_compare.core.contract import record_ok
 from rag_compare.core.protocols import Judge
 from rag_compare.core.signals import JUDGE_COLUMNS, JUDGE_VERDICTS, SCORED_SIGNALS, applies, signals_in
 

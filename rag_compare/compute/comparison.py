@@ -1,4 +1,5 @@
-"""The result of comparing two runs: frames a user can filter, and their JSON (the report floor renders the rest)."""
+"""``Comparison``, the result of comparing two runs (``compare_runs.compare`` makes it): frames a user can
+filter, and their JSON (the report floor renders the rest)."""
 
 from __future__ import annotations
 
@@ -14,10 +15,10 @@ from typing import Any, TextIO
 import polars as pl
 
 from rag_compare.compute.configdiff import ConfigChange
-from rag_compare.core.frames import count_by
 from rag_compare.core.listing import counts_line
 from rag_compare.core.result import DEFAULT_MAX_CASES, REPORT_FORMATS, Report, to_json
 from rag_compare.core.result import FORMATS as SUMMARY_FORMATS  # the text and JSON every result renders
+from rag_compare.core.rows import count_by
 from rag_compare.core.signals import JUDGE_COLUMNS, Signal, signals_in
 from rag_compare.io.runs import Run
 from rag_compare.io.scores import evaluator_label

@@ -12,7 +12,7 @@ from __future__ import annotations
 import polars as pl
 
 from rag_compare.compute.words import NUMBER_PATTERN, WORD_PATTERN, fold_plural, is_content_word, ungrouped
-from rag_compare.core.frames import row_index, spread_by_row
+from rag_compare.core.rows import row_index, spread_by_row
 
 __all__ = ["answer_completeness"]
 

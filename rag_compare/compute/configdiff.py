@@ -54,8 +54,9 @@ def config_warnings(diff: Sequence[ConfigChange]) -> list[str]:
     corpus = {change["key"]: change for change in diff}.get("corpus.fingerprint")
     if corpus is not None:
         warnings.append(
-            f"the runs were frozen against different corpora (fingerprints {_short(corpus['baseline'])} and "
-            f"{_short(corpus['candidate'])}): pass `corpus` to judge both runs against the same labels."
+            "the runs were frozen against different corpora (fingerprints "
+            f"{_short_fingerprint(corpus['baseline'])} and {_short_fingerprint(corpus['candidate'])}): "
+            "pass `corpus` to judge both runs against the same labels."
         )
     return warnings
 
@@ -64,5 +65,6 @@ def _under(key: str, prefixes: Sequence[str]) -> bool:
     return any(key == prefix or key.startswith(f"{prefix}.") for prefix in prefixes)
 
 
-def _short(fingerprint: object) -> str:
+def _short_fingerprint(fingerprint: object) -> str:
+    """Its first 12 characters, or ``none``."""
     return "none" if fingerprint is None else str(fingerprint)[:12]

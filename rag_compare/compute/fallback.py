@@ -31,8 +31,8 @@ import polars as pl
 
 from rag_compare.compute.lexical_judge import LexicalJudge
 from rag_compare.compute.metrics import context_signals
+from rag_compare.core.contract import record_ok
 from rag_compare.core.errors import ScoresError
-from rag_compare.core.frames import record_ok
 from rag_compare.core.listing import truncated
 from rag_compare.core.result import Report
 from rag_compare.io.runfile import atomic_output
@@ -197,11 +197,11 @@ def _cases(
         (pl.col("judge_status") if "judge_status" in scores.columns else pl.lit(None, pl.String)).alias("judge_status"),
         pl.col(signal).cast(pl.Float64).fill_nan(None).alias("score"),
     )
-    answer = _column(records, "answer")
+    answer = _column_or_null(records, "answer")
     replaced = (record_ok("record_status") & (pl.col("score") < threshold)).fill_null(False)
     return (
         records.select(
-            *(_column(records, name) for name in _CASE_COLUMNS),
+            *(_column_or_null(records, name) for name in _CASE_COLUMNS),
             record_status=pl.col("status"),
             original_answer=answer,
         )
@@ -220,7 +220,7 @@ def _cases(
     )
 
 
-def _column(records: pl.DataFrame, name: str) -> pl.Expr:
+def _column_or_null(records: pl.DataFrame, name: str) -> pl.Expr:
     return pl.col(name) if name in records.columns else pl.lit(None, pl.String).alias(name)
 
 

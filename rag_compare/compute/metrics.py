@@ -21,7 +21,7 @@ import math
 
 import polars as pl
 
-from rag_compare.core.frames import row_index
+from rag_compare.core.rows import row_index
 
 __all__ = ["CONTEXT_SIGNALS", "RETRIEVAL_SIGNALS", "context_signals", "retrieval_signals"]
 

@@ -1,4 +1,5 @@
-"""The file contracts of DESIGN.md as column specs: each contract column, its kind and Polars type.
+"""The file contracts of DESIGN.md as column specs: each contract column, its kind and Polars type;
+and the two readings of contract columns every floor shares: a record that is ok, ids that look alike.
 
 Reading (``io.columns.coerce_columns``) gives each contract column its type from these specs; the
 Pandera models of ``io.schemas`` then check the values.
@@ -22,6 +23,8 @@ __all__ = [
     "STATUSES",
     "ColumnSpec",
     "Kind",
+    "lookalike_key",
+    "record_ok",
 ]
 
 Kind = Literal["text", "id", "text_list", "float_list", "bool", "float", "int"]
@@ -87,3 +90,16 @@ RECORD_COLUMNS = (
     ColumnSpec("prompt_tokens", "int"),
     ColumnSpec("completion_tokens", "int"),
 )
+
+
+def record_ok(status: str = "status") -> pl.Expr:
+    """True where a record's ``status`` is ``ok`` (its request succeeded); false where it failed or timed
+    out, and where it is null."""
+    return pl.col(status).eq("ok").fill_null(False)
+
+
+def lookalike_key(column: str) -> pl.Expr:
+    """``column``'s text as a reader sees it: NFKC-normalised, invisible format characters (zero-width
+    spaces and joiners, soft hyphens, byte-order marks, direction marks) removed. Ids that differ but share
+    this key look alike."""
+    return pl.col(column).str.normalize("NFKC").str.replace_all(r"\p{Cf}", "")

@@ -5,9 +5,12 @@ from __future__ import annotations
 
 import hashlib
 import json
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-__all__ = ["bytes_digest", "json_digest", "text_digest"]
+if TYPE_CHECKING:
+    import polars as pl
+
+__all__ = ["bytes_digest", "content_fingerprint", "json_digest", "text_digest"]
 
 
 def bytes_digest(*pieces: bytes | bytearray | memoryview) -> str:
@@ -26,3 +29,8 @@ def text_digest(text: str) -> str:
 def json_digest(value: Any) -> str:
     """SHA-256 of the canonical JSON of ``value``: the same settings give the same digest, whatever their key order."""
     return text_digest(json.dumps(value, sort_keys=True, separators=(",", ":"), ensure_ascii=True))
+
+
+def content_fingerprint(frame: pl.DataFrame, key: str) -> str:
+    """SHA-256 of the frame's rows as JSON lines, sorted by ``key``: the same content, the same hash."""
+    return text_digest(frame.sort(key).write_ndjson())

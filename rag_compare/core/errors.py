@@ -63,6 +63,11 @@ class Problem:
     column: str | None = None
     value: str | None = None
 
+    @classmethod
+    def at(cls, row: int, column: str, value: object, expected: str) -> Problem:
+        """The problem of the cell at data row ``row`` of ``column``, quoting its ``value`` (see ``show_value``)."""
+        return cls(expected, row=int(row), column=column, value=show_value(value))
+
     def __str__(self) -> str:
         where = []
         if self.row is not None:

@@ -15,7 +15,7 @@ from collections.abc import Sequence
 import polars as pl
 
 from rag_compare.core.contract import DTYPES, ColumnSpec, Kind
-from rag_compare.core.errors import Problem, show_value
+from rag_compare.core.errors import Problem
 from rag_compare.io.tables import ROW
 
 __all__ = ["coerce_columns", "contract_first", "problems_where"]
@@ -74,7 +74,7 @@ def problems_where(frame: pl.DataFrame, bad: pl.Expr, column: str, expected: str
     """One problem per row of ``frame`` where ``bad`` holds, quoting that row's ``column`` value."""
     failing = frame.select(ROW, pl.col(column).alias("value"), bad.fill_null(False).alias("bad")).filter("bad")
     return [
-        Problem(row=int(row), column=column, value=show_value(value), expected=expected)
+        Problem.at(row, column, value, expected)
         for row, value in zip(failing[ROW].to_list(), failing["value"].to_list(), strict=True)
     ]
 

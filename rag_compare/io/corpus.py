@@ -8,10 +8,11 @@ from typing import Any
 
 import polars as pl
 
-from rag_compare.core.contract import ANSWERABILITY, CORPUS_COLUMNS, ORIGINS
+from rag_compare.core.contract import ANSWERABILITY, CORPUS_COLUMNS, ORIGINS, lookalike_key
+from rag_compare.core.digest import content_fingerprint
 from rag_compare.core.errors import ContractError, Problem, show_value, sorted_problems
-from rag_compare.core.frames import content_fingerprint, count_by, lookalike_key
 from rag_compare.core.result import Report
+from rag_compare.core.rows import count_by
 from rag_compare.io.columns import coerce_columns, contract_first, problems_where
 from rag_compare.io.passages import load_passages, required_passage_problems
 from rag_compare.io.schemas import CorpusSchema, contract_problems
@@ -143,15 +144,13 @@ def _lookalike_ids(frame: pl.DataFrame) -> list[Problem]:
         .sort(ROW)
     )
     return [
-        Problem(
-            row=int(row),
-            column="case_id",
-            value=show_value(case_id),
-            expected=(
-                f"a case id unlike the others: it differs from {show_value(other)} (row {other_row}) only by "
-                f"Unicode normalisation or invisible characters ({case_id!a} here, {other!a} there); "
-                "write both alike, or rename one"
-            ),
+        Problem.at(
+            row,
+            "case_id",
+            case_id,
+            f"a case id unlike the others: it differs from {show_value(other)} (row {other_row}) only by "
+            f"Unicode normalisation or invisible characters ({case_id!a} here, {other!a} there); "
+            "write both alike, or rename one",
         )
         for row, case_id, other, other_row in pairs.iter_rows()
     ]
@@ -172,14 +171,12 @@ def refuse_unreviewed(corpus: Corpus, case_ids: pl.Series | None = None) -> None
     # Corpus rows are the file's data rows in order, so the row number is the case's position.
     file = corpus.source if corpus.source != "<frame>" else "DRAFTS"
     problems = [
-        Problem(
-            row=int(row),
-            column="case_id",
-            value=show_value(case_id),
-            expected=(
-                f"a reviewed case, not a synthetic draft: review it, then `admit_cases({file!r}, ids=[{case_id!r}])` "
-                "(or pass `include_unreviewed=True` to use drafts anyway)"
-            ),
+        Problem.at(
+            row,
+            "case_id",
+            case_id,
+            f"a reviewed case, not a synthetic draft: review it, then `admit_cases({file!r}, ids=[{case_id!r}])` "
+            "(or pass `include_unreviewed=True` to use drafts anyway)",
         )
         for row, case_id in found.iter_rows()
     ]

@@ -14,9 +14,9 @@ from typing import Any
 
 import polars as pl
 
+from rag_compare.core.contract import record_ok
 from rag_compare.core.digest import json_digest
-from rag_compare.core.errors import ContractError, Problem, ScoresError, show_value
-from rag_compare.core.frames import record_ok
+from rag_compare.core.errors import ContractError, Problem, ScoresError
 from rag_compare.core.signals import JUDGE_FAILED, SCORED_SIGNALS, SIGNALS_BY_NAME
 from rag_compare.io.runfile import ensure_absent
 from rag_compare.io.runs import Run, load_run
@@ -75,14 +75,14 @@ def _values(table: pl.DataFrame, source: str, mapping: Mapping[str, str], id_col
     ids = table.select(ROW, case_id=pl.col(id_column).cast(pl.String))
     repeated = ids.filter(pl.col("case_id").is_null() | pl.col("case_id").is_duplicated()).head(_MAX_SHOWN * 5)
     for row, case_id in repeated.iter_rows():
-        problems.append(Problem("a case id, given once", row=row, column=id_column, value=show_value(case_id)))
+        problems.append(Problem.at(row, id_column, case_id, "a case id, given once"))
     unknown = ids.drop_nulls("case_id").join(run.records.select("case_id"), on="case_id", how="anti")
     for row, case_id in unknown.head(_MAX_SHOWN * 5).iter_rows():
-        problems.append(Problem(f"a case id of run '{run.name}'", row=row, column=id_column, value=show_value(case_id)))
+        problems.append(Problem.at(row, id_column, case_id, f"a case id of run '{run.name}'"))
     typed = []
     for column, signal in mapping.items():
         rows, expected = _invalid(table, column, signal)
-        problems += [Problem(expected, row=row, column=column, value=show_value(value)) for row, value in rows]
+        problems += [Problem.at(row, column, value, expected) for row, value in rows]
         typed.append(_as_signal(pl.col(column), signal).alias(signal))
     if problems:
         raise ContractError(source, "scores file", problems)

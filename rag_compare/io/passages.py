@@ -7,7 +7,7 @@ from pathlib import Path
 import polars as pl
 
 from rag_compare.core.contract import PASSAGE_COLUMNS
-from rag_compare.core.errors import ContractError, Problem, show_value
+from rag_compare.core.errors import ContractError, Problem
 from rag_compare.io.columns import coerce_columns, contract_first
 from rag_compare.io.schemas import PassagesSchema, contract_problems
 from rag_compare.io.tables import ROW, read_source
@@ -51,6 +51,6 @@ def _per_row(corpus: pl.DataFrame, found: pl.DataFrame, expected: str) -> list[P
     ids_by_row = found.group_by(ROW).agg(pl.col("passage_id").str.join(", ").alias("ids"))
     failing = corpus.join(ids_by_row, on=ROW).select(ROW, "required_passage_ids", "ids").sort(ROW)
     return [
-        Problem(row=int(row), column="required_passage_ids", value=show_value(ids), expected=expected.format(ids=names))
+        Problem.at(row, "required_passage_ids", ids, expected.format(ids=names))
         for row, ids, names in failing.iter_rows()
     ]

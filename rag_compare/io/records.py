@@ -8,10 +8,9 @@ from pathlib import Path
 
 import polars as pl
 
-from rag_compare.core.contract import RECORD_COLUMNS
+from rag_compare.core.contract import RECORD_COLUMNS, lookalike_key
 from rag_compare.core.credentials import credential_values
 from rag_compare.core.errors import ContractError, Problem, show_value
-from rag_compare.core.frames import lookalike_key
 from rag_compare.io.columns import coerce_columns
 from rag_compare.io.corpus import Corpus
 from rag_compare.io.credential_scan import credential_cells
@@ -71,11 +70,11 @@ def _unknown_case_problems(frame: pl.DataFrame, corpus: Corpus) -> list[Problem]
     )
     expected = f"a case id of the corpus {corpus.source}"
     return [
-        Problem(
-            row=int(row),
-            column="case_id",
-            value=show_value(case_id),
-            expected=expected
+        Problem.at(
+            row,
+            "case_id",
+            case_id,
+            expected
             if match is None
             else (
                 f"{expected}: it matches {show_value(match)} only after Unicode normalisation (NFKC, invisible "

@@ -16,9 +16,9 @@ from rag_compare._version import __version__
 from rag_compare.core.clock import creation_time
 from rag_compare.core.contract import CORPUS_COLUMNS, RECORD_COLUMNS, STATUSES
 from rag_compare.core.errors import ConfigError, RunFileError
-from rag_compare.core.frames import count_by
 from rag_compare.core.protocols import K_EXPECTED, is_k
 from rag_compare.core.result import Report
+from rag_compare.core.rows import count_by
 from rag_compare.io.config import RESERVED_KEYS, check_config
 from rag_compare.io.corpus import Corpus, load_corpus, refuse_unreviewed
 from rag_compare.io.records import join_labels
@@ -61,7 +61,7 @@ class Run(Report):
             "cases": self.records.height,
             "corpus_cases": corpus.get("cases"),
             "status_counts": count_by(self.records, "status", STATUSES),
-            "config": _plain(self.config),
+            "config": _json_ready(self.config),
         }
 
 
@@ -152,10 +152,10 @@ def is_scores_file(path: str | Path) -> bool:
     return metadata.get(FORMAT_KEY.encode()) == SCORES_FORMAT.encode()
 
 
-def _plain(value: Any) -> Any:
+def _json_ready(value: Any) -> Any:
     """A JSON-ready copy of a config (read-only mappings become dicts)."""
     if isinstance(value, Mapping):
-        return {key: _plain(item) for key, item in value.items()}
+        return {key: _json_ready(item) for key, item in value.items()}
     if isinstance(value, list | tuple):
-        return [_plain(item) for item in value]
+        return [_json_ready(item) for item in value]
     return value

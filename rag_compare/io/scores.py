@@ -28,11 +28,12 @@ import polars as pl
 
 from rag_compare._version import __version__
 from rag_compare.core.clock import creation_time
+from rag_compare.core.contract import record_ok
 from rag_compare.core.credentials import credential_values
 from rag_compare.core.errors import ScoresError, show_value
-from rag_compare.core.frames import count_by, record_ok
 from rag_compare.core.protocols import Judge
 from rag_compare.core.result import Report
+from rag_compare.core.rows import count_by
 from rag_compare.core.signals import JUDGE_FAILED, SCORED_SIGNALS, SIGNALS_BY_NAME
 from rag_compare.io.config import check_config
 from rag_compare.io.credential_scan import credential_cells

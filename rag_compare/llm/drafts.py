@@ -1,5 +1,5 @@
-"""Synthetic case drafts: candidate corpus cases written by a model from passages, and admitting the
-reviewed ones as gold.
+"""Drafting synthetic cases: candidate corpus cases written by a model from passages (the drafts file,
+and admitting its reviewed cases as gold, are ``io.drafts_file``).
 
 ``draft_cases`` sends one chat-completions request per chosen passage (structured output, see
 ``prompts/drafts/draft_cases.j2``); each reply gives a question the passage answers, alternative
@@ -15,20 +15,17 @@ import functools
 import json
 import random
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, NamedTuple
+from typing import Any
 
 import polars as pl
 
 from rag_compare.core.digest import text_digest
-from rag_compare.core.errors import ConfigError, EndpointError, RunExistsError
-from rag_compare.core.frames import count_by
-from rag_compare.core.result import Report
+from rag_compare.core.errors import ConfigError, EndpointError
 from rag_compare.core.templates import template_environment
 from rag_compare.io.corpus import load_corpus
+from rag_compare.io.drafts_file import DraftFailure, Drafts
 from rag_compare.io.passages import load_passages
-from rag_compare.io.tables import table_format, write_table
 from rag_compare.llm.dispatch import Outcome, send_to_endpoint
 from rag_compare.llm.endpoint import endpoint_name
 from rag_compare.llm.limits import Limits, limits_from
@@ -38,14 +35,9 @@ __all__ = [
     "DISTRACTOR_CATEGORY",
     "DISTRACTOR_NOTE",
     "WORDING_CATEGORY",
-    "DraftFailure",
-    "Drafts",
-    "admit_cases",
-    "check_output",
     "draft_cases",
     "draft_id",
     "reply_schema",
-    "write_drafts",
 ]
 
 WORDING_CATEGORY = "synthetic_wording"
@@ -57,72 +49,6 @@ DISTRACTOR_NOTE = "The sources do not answer this question: an acceptable answer
 _PROMPTS = Path(__file__).parent / "prompts" / "drafts"
 _TEMPLATE = "draft_cases.j2"
 _ID_HEX = 10
-
-
-class DraftFailure(NamedTuple):
-    """A passage whose drafting request failed for good: it yields no rows."""
-
-    passage_id: str
-    error: str
-
-
-@dataclass(frozen=True)
-class Drafts(Report):
-    """Drafted cases: ``frame`` is a valid corpus (every row synthetic and unreviewed) with the
-    metadata columns ``drafted_from``, ``draft_group`` and ``drafted_by``; ``failures`` the passages
-    whose request failed. ``requested`` passages were asked for, ``available`` were eligible (of
-    ``source_version`` when given) and ``passages`` were sent; ``dropped`` texts were left out (blank,
-    or repeating another text of the same passage)."""
-
-    frame: pl.DataFrame = field(repr=False)
-    failures: tuple[DraftFailure, ...]
-    requested: int
-    available: int
-    passages: int
-    model: str
-    endpoint: str
-    source_version: str | None
-    seed: int
-    wordings: int
-    dropped: int = 0
-    cached: int = 0
-    sent: int = 0
-    prompt_tokens: int = 0
-    completion_tokens: int = 0
-
-    @property
-    def drafted(self) -> int:
-        """Passages that gave cases."""
-        return self.passages - len(self.failures)
-
-    def to_dict(self) -> dict[str, Any]:
-        return {
-            "cases": self.frame.height,
-            "counts": {
-                "answerability": count_by(self.frame, "answerability"),
-                "category": count_by(self.frame, "category"),
-            },
-            "passages": {
-                "requested": self.requested,
-                "available": self.available,
-                "sent": self.passages,
-                "drafted": self.drafted,
-                "failed": len(self.failures),
-            },
-            "model": self.model,
-            "endpoint": self.endpoint,
-            "source_version": self.source_version,
-            "seed": self.seed,
-            "wordings": self.wordings,
-            "dropped": self.dropped,
-            "failures": [failure._asdict() for failure in self.failures],
-            "usage": {
-                "requests": self.sent,
-                "cached": self.cached,
-                "prompt_tokens": self.prompt_tokens,
-                "completion_tokens": self.completion_tokens,
-            },
-        }
 
 
 def reply_schema(wordings: int) -> dict[str, Any]:
@@ -242,51 +168,6 @@ def _usage(outcomes: Sequence[Outcome]) -> dict[str, int]:
         "prompt_tokens": sum(int(reply["prompt_tokens"]) for reply in replies),
         "completion_tokens": sum(int(reply["completion_tokens"]) for reply in replies),
     }
-
-
-def check_output(output: Path) -> None:
-    """Refuse, before any request is paid for, an output that exists or names no table format."""
-    table_format(output, "drafts")
-    if output.exists():
-        raise RunExistsError(f"{output}: already exists; drafts are never overwritten. Choose a new `output`.")
-
-
-def write_drafts(drafts: Drafts, output: Path) -> None:
-    """Write the drafted cases to ``output`` (CSV, Parquet or JSONL by suffix), atomically; an existing
-    file is refused (drafts are never overwritten)."""
-    check_output(output)
-    write_table(drafts.frame, output, replace=False)
-
-
-def admit_cases(drafts_path: Path, ids: Sequence[str], *, output: Path | None = None) -> pl.DataFrame:
-    """Mark the cases ``ids`` of the corpus file ``drafts_path`` as reviewed (gold), all at once.
-
-    Writes to ``output`` (refused if it exists), else back to ``drafts_path`` atomically, in the
-    format of the file written. An id already reviewed stays so. Any id not in the file raises
-    ``ConfigError`` naming every one, and nothing is written. Returns the frame written.
-    """
-    wanted = list(dict.fromkeys(case_id.strip() for case_id in ids if case_id.strip()))
-    if not wanted:
-        raise ConfigError("no case id to admit: give `ids=[ID, ...]` (the case_id of each reviewed draft).")
-    target = drafts_path if output is None else output
-    table_format(target, "drafts")
-    in_place = output is None or (output.exists() and output.resolve() == drafts_path.resolve())
-    if not in_place and target.exists():
-        raise RunExistsError(
-            f"{output}: already exists and is not replaced. Choose a new `output`, or admit in place without one."
-        )
-    corpus = load_corpus(drafts_path)
-    known = set(corpus.frame.get_column("case_id").to_list())
-    unknown = [case_id for case_id in wanted if case_id not in known]
-    if unknown:
-        noun = "id" if len(unknown) == 1 else "ids"
-        raise ConfigError(
-            f"{drafts_path}: no case of this file has the {noun} {', '.join(map(repr, unknown))}. "
-            "Nothing was admitted. Check the ids against the file's case_id column and run again."
-        )
-    frame = corpus.frame.with_columns(pl.col("reviewed") | pl.col("case_id").is_in(wanted))
-    write_table(frame, target, replace=in_place)
-    return frame
 
 
 def _check_settings(model: str, n: int, wordings: int) -> None:

@@ -1,6 +1,6 @@
 """The LLM judge: checks of grounding and usefulness asked of any OpenAI-compatible chat endpoint.
 
-``OpenAIJudge`` sends one request per case and enabled check (see ``checks``), each with JSON-schema
+``OpenAIJudge`` sends one request per case and enabled check (see ``judge_checks``), each with JSON-schema
 structured output, through the ``openai`` client: concurrently up to a bound, with a timeout, retries
 and a reply cache on disk (see ``dispatch``, ``limits`` and ``cache``). Abstention is decided as the offline judge
 decides it (``ABSTENTION_PATTERNS``), so it stays deterministic and label-scored. A case where a check
@@ -23,15 +23,15 @@ import polars as pl
 
 from rag_compare._version import __version__
 from rag_compare.compute.lexical_judge import LexicalJudge
+from rag_compare.core.contract import record_ok
 from rag_compare.core.digest import json_digest
 from rag_compare.core.errors import ConfigError, ContractError, JudgeError, Problem
-from rag_compare.core.frames import record_ok
 from rag_compare.core.result import Report
 from rag_compare.core.signals import JUDGE_FAILED, SCORED_SIGNALS
 from rag_compare.llm.cache import opened_cache, request_key
-from rag_compare.llm.checks import CHECKS, DEFAULT_CHECKS, PROMPT_VERSION, Check, prompt_digest, render_messages
 from rag_compare.llm.dispatch import Outcome, send_to_endpoint
 from rag_compare.llm.endpoint import endpoint_name
+from rag_compare.llm.judge_checks import CHECKS, DEFAULT_CHECKS, PROMPT_VERSION, Check, prompt_digest, render_messages
 from rag_compare.llm.limits import Limits, limits_from
 from rag_compare.llm.transport import chat_body
 

@@ -122,45 +122,20 @@ def capture(
     if not is_k(top_k):
         raise ConfigError(f"top_k must be {K_EXPECTED}, got {top_k!r}.")
     loaded = corpus if isinstance(corpus, Corpus) else load_corpus(corpus)
-    unreviewed = pl.col("origin").eq("synthetic") & ~pl.col("reviewed")
-    left_out = [] if include_unreviewed else loaded.frame.filter(unreviewed).get_column("case_id").to_list()
+    left_out = [] if include_unreviewed else _unreviewed(loaded.frame)
     builder = context_builder if context_builder is not None else BudgetContextBuilder()
-    run_config = _run_config(config or {}, top_k, limits, retriever, builder, generator)
-    if left_out:
-        run_config["capture"]["unreviewed_left_out"] = left_out
+    run_config = _run_config(config or {}, top_k, limits, (retriever, builder, generator), left_out)
     secrets = credential_values(os.environ)
     _refuse_credentials(
         loaded.frame.filter(~pl.col("case_id").is_in(left_out)), secrets, lambda column: f"corpus column '{column}'"
     )
-    checkpoint = None
-    if output is not None:
-        ensure_absent(Path(output))
-        settings = json_digest({"config": run_config, "corpus": loaded.fingerprint})
-        checkpoint = Checkpoint.open(checkpoint_path(Path(output)), settings)
+    checkpoint = None if output is None else _opened_checkpoint(Path(output), run_config, loaded.fingerprint)
     try:
-        done = {} if checkpoint is None else dict(checkpoint.records)
-        if checkpoint is not None and done:
-            path = checkpoint.path
-            _refuse_credentials(
-                pl.DataFrame(list(done.values()), schema=CAPTURE_COLUMNS),
-                secrets,
-                lambda column: f"column '{column}' in {path} (an earlier capture wrote it there: delete that file)",
-            )
+        done = _resumed(checkpoint, secrets)
         cases = _cases(loaded.frame.filter(~pl.col("case_id").is_in([*done, *left_out])))
         runner = _Runner(retriever, builder, generator, top_k, limits)
-        label = f"capturing {len(cases)} cases" if progress else None
-        with progress_bar(label, len(cases)) as advance:
-
-            def finished(record: dict[str, Any]) -> None:
-                _refuse_record_credentials(record, secrets)
-                done[record["case_id"]] = record
-                if checkpoint is not None:
-                    checkpoint.append(record)
-                advance()
-
-            run_sync(runner.run_all(cases, finished))
-        order = [case_id for case_id in loaded.frame.get_column("case_id").to_list() if case_id in done]
-        records = pl.DataFrame([done[case_id] for case_id in order], schema=CAPTURE_COLUMNS)
+        _run_cases(runner, cases, done, checkpoint, secrets, progress=progress)
+        records = _in_corpus_order(done, loaded.frame)
         run = freeze_run(records, loaded, run_config, output=output, include_unreviewed=include_unreviewed)
     finally:
         if checkpoint is not None:
@@ -168,6 +143,61 @@ def capture(
     if checkpoint is not None:
         checkpoint.remove()
     return run
+
+
+def _unreviewed(corpus: pl.DataFrame) -> list[str]:
+    """The ids of the corpus' unreviewed synthetic cases: not gold, so not captured."""
+    unreviewed = pl.col("origin").eq("synthetic") & ~pl.col("reviewed")
+    return corpus.filter(unreviewed).get_column("case_id").to_list()
+
+
+def _opened_checkpoint(output: Path, run_config: Mapping[str, Any], corpus_fingerprint: str) -> Checkpoint:
+    """The checkpoint beside ``output`` (refused if ``output`` exists), for these settings and this corpus."""
+    ensure_absent(output)
+    settings = json_digest({"config": run_config, "corpus": corpus_fingerprint})
+    return Checkpoint.open(checkpoint_path(output), settings)
+
+
+def _in_corpus_order(done: Mapping[str, dict[str, Any]], corpus: pl.DataFrame) -> pl.DataFrame:
+    """The finished records as a frame, in the corpus' case order."""
+    order = [case_id for case_id in corpus.get_column("case_id").to_list() if case_id in done]
+    return pl.DataFrame([done[case_id] for case_id in order], schema=CAPTURE_COLUMNS)
+
+
+def _resumed(checkpoint: Checkpoint | None, secrets: Mapping[str, str]) -> dict[str, dict[str, Any]]:
+    """The records an earlier capture left in ``checkpoint``, by case id; refused if one holds a credential."""
+    done = {} if checkpoint is None else dict(checkpoint.records)
+    if checkpoint is not None and done:
+        path = checkpoint.path
+        _refuse_credentials(
+            pl.DataFrame(list(done.values()), schema=CAPTURE_COLUMNS),
+            secrets,
+            lambda column: f"column '{column}' in {path} (an earlier capture wrote it there: delete that file)",
+        )
+    return done
+
+
+def _run_cases(
+    runner: _Runner,
+    cases: Sequence[Case],
+    done: dict[str, dict[str, Any]],
+    checkpoint: Checkpoint | None,
+    secrets: Mapping[str, str],
+    *,
+    progress: bool,
+) -> None:
+    """Run ``cases``, each finished record checked for credentials, kept in ``done`` and checkpointed."""
+    label = f"capturing {len(cases)} cases" if progress else None
+    with progress_bar(label, len(cases)) as advance:
+
+        def finished(record: dict[str, Any]) -> None:
+            _refuse_record_credentials(record, secrets)
+            done[record["case_id"]] = record
+            if checkpoint is not None:
+                checkpoint.append(record)
+            advance()
+
+        run_sync(runner.run_all(cases, finished))
 
 
 def _refuse_credentials(frame: pl.DataFrame, secrets: Mapping[str, str], where: Callable[[str], str]) -> None:
@@ -200,17 +230,18 @@ def _run_config(
     config: Mapping[str, Any],
     top_k: int,
     limits: Limits,
-    retriever: Retriever,
-    builder: ContextBuilder,
-    generator: Generator,
+    parts: tuple[Retriever, ContextBuilder, Generator],
+    left_out: list[str],
 ) -> dict[str, Any]:
-    """The user's keys, then what the capture itself decides; refused early when it cannot be frozen."""
+    """The user's keys, then what the capture itself decides (with the unreviewed cases ``left_out``);
+    refused early when it cannot be frozen."""
     taken = [key for key in (*RESERVED_KEYS, *_PIPELINE_KEYS) if key in config]
     if taken:
         raise ConfigError(
             f"the config sets {', '.join(taken)}, which capture records itself. Remove them "
             "(set top_k and the parts' settings through capture's own arguments)."
         )
+    retriever, builder, generator = parts
     generator_config = _part_config(generator)
     run_config = {
         "model": generator_config.get("model", generator_config.get("kind")),
@@ -223,6 +254,8 @@ def _run_config(
         "capture": {"timeout": limits.timeout, "max_retries": limits.max_retries},
     }
     check_config(run_config)
+    if left_out:
+        run_config["capture"]["unreviewed_left_out"] = left_out
     return {key: value for key, value in run_config.items() if value is not None}
 
 

@@ -24,8 +24,8 @@ import polars as pl
 from rag_compare._version import __version__
 from rag_compare.compute.aggregates import BREAKDOWN_COLUMNS, SCOPES
 from rag_compare.compute.comparison import REPORTED_STATUSES, SCOPE_TITLES, SIDES
-from rag_compare.core.frames import row_index
 from rag_compare.core.result import DEFAULT_MAX_CASES, REPORT_FORMATS
+from rag_compare.core.rows import row_index
 from rag_compare.core.signals import ALL_SIGNALS, JUDGE_FAILED, SCORE_SIGNALS
 from rag_compare.core.templates import template_environment
 from rag_compare.report.charts import category_grid, delta_chart, delta_tone, status_chart, tone_of

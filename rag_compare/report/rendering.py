@@ -16,9 +16,9 @@ from rag_compare.compute.comparison import Comparison
 from rag_compare.compute.fallback import FallbackSimulation
 from rag_compare.core.result import Report, terminal_safe
 from rag_compare.io.corpus import Corpus
+from rag_compare.io.drafts_file import Drafts
 from rag_compare.io.runs import Run
 from rag_compare.io.scores import Scores
-from rag_compare.llm.drafts import Drafts
 from rag_compare.llm.llm_judge import JudgePlan
 from rag_compare.report import summaries
 from rag_compare.report.comparison_text import comparison_text

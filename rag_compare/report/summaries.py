@@ -21,9 +21,9 @@ if TYPE_CHECKING:
     from rag_compare.compute.audit import CorpusAudit
     from rag_compare.compute.fallback import FallbackSimulation
     from rag_compare.io.corpus import Corpus
+    from rag_compare.io.drafts_file import Drafts
     from rag_compare.io.runs import Run
     from rag_compare.io.scores import Scores
-    from rag_compare.llm.drafts import Drafts
     from rag_compare.llm.llm_judge import JudgePlan
 
 __all__ = [

@@ -53,7 +53,7 @@ def _number(value: float | None, digits: int = 3) -> str:
     return "" if value is None else f"{value:.{digits}f}"
 
 
-def _p(value: float | None) -> str:
+def _p_value(value: float | None) -> str:
     if value is None:
         return ""
     return "<0.001" if value < 0.001 else f"{value:.3f}"
@@ -69,7 +69,7 @@ def aggregate_cells(row: Mapping[str, Any]) -> tuple[str, ...]:
         _number(row["candidate"]),
         delta,
         ci,
-        _p(row["p_value"]),
-        _p(row["p_adjusted"]),
+        _p_value(row["p_value"]),
+        _p_value(row["p_adjusted"]),
         f"{row['n']:,}",
     )

@@ -8,10 +8,9 @@ from pathlib import Path
 
 import polars as pl
 
-from rag_compare.core.digest import bytes_digest, json_digest, text_digest
-from rag_compare.core.frames import content_fingerprint
+from rag_compare.core.digest import bytes_digest, content_fingerprint, json_digest, text_digest
 from rag_compare.io.runs import load_run
-from rag_compare.llm import checks
+from rag_compare.llm import judge_checks
 from rag_compare.llm.cache import request_key
 from rag_compare.llm.drafts import draft_id
 
@@ -38,9 +37,9 @@ def test_content_ids_and_fingerprints_keep_their_values() -> None:
 
 def test_the_prompt_digest_is_names_and_bytes_of_every_template() -> None:
     expected = hashlib.sha256()
-    for path in sorted(checks._PROMPTS.glob("*.j2")):
+    for path in sorted(judge_checks._PROMPTS.glob("*.j2")):
         expected.update(path.name.encode() + b"\0" + path.read_bytes() + b"\0")
-    assert checks.prompt_digest() == expected.hexdigest()
+    assert judge_checks.prompt_digest() == expected.hexdigest()
 
 
 def test_bytes_in_pieces_hash_as_their_whole() -> None:

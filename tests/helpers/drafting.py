@@ -1,4 +1,5 @@
-"""Drafting: passages to draft cases from, and a chat server responder that drafts distinct texts."""
+"""Drafting: passages to draft cases from, a chat server responder that drafts distinct texts, and ``Drafts``
+made without drafting."""
 
 from __future__ import annotations
 
@@ -8,6 +9,7 @@ from typing import Any
 
 import polars as pl
 
+from rag_compare.io.drafts_file import Drafts
 from tests.helpers.chat_server import Reply
 
 PASSAGES = pl.DataFrame(
@@ -43,3 +45,20 @@ def distinct(request: dict[str, Any], attempt: int) -> Reply:
         "distractor": f"Who wrote {passage}?",
     }
     return Reply(content=json.dumps(content))
+
+
+def drafts_of(frame: pl.DataFrame, **fields: Any) -> Drafts:
+    """``Drafts`` holding ``frame``, as if model ``m`` drafted them from the 2 passages asked for; ``fields``
+    (``failures``, ``requested``, ``source_version``...) say otherwise."""
+    drafted: dict[str, Any] = {
+        "failures": (),
+        "requested": 2,
+        "available": 2,
+        "passages": 2,
+        "model": "m",
+        "endpoint": "http://127.0.0.1:9/v1",
+        "source_version": None,
+        "seed": 1,
+        "wordings": 1,
+    }
+    return Drafts(frame=frame, **(drafted | fields))

@@ -9,7 +9,8 @@ import polars as pl
 import pytest
 
 from rag_compare.core.errors import ContractError, Problem
-from rag_compare.io.corpus import load_corpus
+from rag_compare.io.corpus import load_corpus, refuse_unreviewed
+from rag_compare.io.tables import write_table
 from tests.helpers.data import EXAMPLE_CORPUS, SMALL_CORPUS
 
 Write = Callable[[str, str | bytes], Path]
@@ -176,3 +177,43 @@ def test_long_problem_lists_are_cut_in_text_but_complete_in_data(write: Write) -
     assert len(excinfo.value.problems) == 60
     assert "… and 10 more (all are in the error's `problems`)" in str(excinfo.value)
     assert str(excinfo.value).count("  - row ") == 50
+
+
+# -- refuse_unreviewed ------------------------------------------------------------------------------------------------
+
+MIXED = pl.DataFrame(
+    {
+        "case_id": ["manual@v1", "gold-draft@v1", "draft-a@v1", "draft-b@v1"],
+        "question": ["Q1?", "Q2?", "Q3?", "Q4?"],
+        "answerability": ["answerable", "answerable", "answerable", "unanswerable"],
+        "source_version": ["v1"] * 4,
+        "required_passage_ids": [["p1"], ["p1"], ["p1"], []],
+        "origin": ["manual", "synthetic", "synthetic", "synthetic"],
+        "reviewed": [None, True, False, False],
+    }
+)
+
+
+def test_refuse_unreviewed_lists_every_unreviewed_synthetic_case(tmp_path: Path) -> None:
+    path = tmp_path / "corpus.csv"
+    write_table(MIXED, path, replace=False)
+    with pytest.raises(ContractError) as excinfo:
+        refuse_unreviewed(load_corpus(path))
+    error = excinfo.value
+    assert error.what == "set of cases to run (unreviewed synthetic cases are not gold)"
+    assert [(problem.row, problem.value) for problem in error.problems] == [(3, "'draft-a@v1'"), (4, "'draft-b@v1'")]
+    assert f"`admit_cases({str(path)!r}, ids=['draft-a@v1'])`" in error.problems[0].expected
+    assert "`include_unreviewed=True`" in str(error)
+
+
+def test_refuse_unreviewed_looks_only_at_the_cases_used() -> None:
+    corpus = load_corpus(MIXED)
+    with pytest.raises(ContractError) as excinfo:
+        refuse_unreviewed(corpus, pl.Series(["manual@v1", "draft-b@v1", "elsewhere@v1"]))
+    assert [problem.value for problem in excinfo.value.problems] == ["'draft-b@v1'"]
+    refuse_unreviewed(corpus, pl.Series(["manual@v1", "gold-draft@v1"]))
+    refuse_unreviewed(corpus, pl.Series([], dtype=pl.String))
+
+
+def test_refuse_unreviewed_is_silent_for_reviewed_and_manual_cases() -> None:
+    refuse_unreviewed(load_corpus(MIXED.filter(pl.col("reviewed").is_null() | pl.col("reviewed"))))

@@ -1,4 +1,4 @@
-"""Tests for ``rag_compare.io.tables.read_table``: every unreadable file is refused with a clear message."""
+"""Tests for ``rag_compare.io.tables``: every unreadable file is refused with a clear message; tables written read back."""
 
 from __future__ import annotations
 
@@ -7,8 +7,9 @@ from pathlib import Path
 import polars as pl
 import pytest
 
-from rag_compare.core.errors import InputFileError
-from rag_compare.io.tables import ROW, read_table
+from rag_compare.core.errors import InputFileError, RunExistsError
+from rag_compare.io.corpus import load_corpus
+from rag_compare.io.tables import ROW, read_table, write_table
 
 
 def _write(tmp_path: Path, name: str, data: bytes) -> Path:
@@ -181,3 +182,61 @@ def test_reserved_row_column_is_refused(tmp_path: Path, name: str, data: bytes) 
     message = _error(_write(tmp_path, name, data))
     assert f"column name '{ROW}' is reserved" in message
     assert "Rename that column" in message
+
+
+# -- write_table ------------------------------------------------------------------------------------------------------
+
+TRICKY = pl.DataFrame(
+    {
+        "case_id": ["a@v1", "b@v1", "c@v1", "d@v1"],
+        "question": ['Quotes "here", commas, and\na new line?', "Ünïcode?", "Nothing?", "Odd ids?"],
+        "answerability": ["answerable", "answerable", "unanswerable", "conflict"],
+        "source_version": ["v1"] * 4,
+        "required_passage_ids": [["p1", "p2"], ["p;3"], [], ["[p4]", 'p"5']],
+        "acceptance_note": ["150, and 210 in Paris", "", None, "flag it"],
+        "category": ["rule", None, "unanswerable", "conflict"],
+        "origin": ["manual", "synthetic", "synthetic", "manual"],
+        "reviewed": [True, False, True, True],
+        "drafted_from": [None, ["p;3"], ["p1", "p2"], []],
+        "team": ["ops", None, "hr", "ops"],
+    }
+)
+
+
+@pytest.mark.parametrize("suffix", [".csv", ".jsonl", ".parquet"])
+def test_write_table_reads_back_as_the_same_corpus(tmp_path: Path, suffix: str) -> None:
+    corpus = load_corpus(TRICKY).frame
+    path = tmp_path / f"corpus{suffix}"
+    write_table(corpus, path, replace=False)
+    reread = load_corpus(path).frame
+    if suffix == ".csv":  # metadata columns come back as text
+        contract = corpus.columns[:9]
+        assert reread.select(contract).equals(corpus.select(contract))
+        assert reread.get_column("drafted_from").to_list() == [None, '["p;3"]', "p1;p2", "[]"]
+        assert reread.get_column("team").to_list() == ["ops", None, "hr", "ops"]
+    else:
+        assert reread.equals(corpus)
+    assert corpus.equals(load_corpus(TRICKY).frame)  # the caller's frame is not modified
+
+
+def test_write_table_csv_cells(tmp_path: Path) -> None:
+    path = tmp_path / "corpus.csv"
+    write_table(load_corpus(TRICKY).frame, path, replace=False)
+    lines = path.read_text(encoding="utf-8").splitlines()
+    assert lines[1].startswith('a@v1,"Quotes ""here"", commas, and')
+    assert lines[2] == 'a new line?",answerable,v1,p1;p2,"150, and 210 in Paris",rule,manual,true,,ops'
+    assert ",[],,unanswerable,synthetic,true,p1;p2,hr" in lines[4]
+
+
+def test_write_table_refuses_what_it_cannot_write(tmp_path: Path) -> None:
+    frame = pl.DataFrame({"id": ["a"], "nested": [{"x": 1}]})
+    with pytest.raises(InputFileError, match=r"unknown table file type '\.txt'"):
+        write_table(frame, tmp_path / "t.txt", replace=False)
+    with pytest.raises(InputFileError, match=r"'nested' hold nested values that CSV cannot"):
+        write_table(frame, tmp_path / "t.csv", replace=False)
+    assert not (tmp_path / "t.csv").exists()
+    write_table(frame, tmp_path / "t.jsonl", replace=False)
+    with pytest.raises(RunExistsError):
+        write_table(frame, tmp_path / "t.jsonl", replace=False)
+    write_table(frame.with_columns(id=pl.lit("b")), tmp_path / "t.jsonl", replace=True)
+    assert pl.read_ndjson(tmp_path / "t.jsonl").get_column("id").to_list() == ["b"]

@@ -1,5 +1,4 @@
-"""Drafting synthetic cases against a loopback ``ChatServer``, admitting reviewed ones, writing tables, and
-refusing unreviewed synthetic cases."""
+"""Drafting synthetic cases against a loopback ``ChatServer``."""
 
 from __future__ import annotations
 
@@ -12,10 +11,10 @@ from typing import Any
 import polars as pl
 import pytest
 
-from rag_compare.core.errors import ConfigError, ContractError, EndpointError, InputFileError, RunExistsError
-from rag_compare.io.corpus import load_corpus, refuse_unreviewed
-from rag_compare.io.tables import write_table
-from rag_compare.llm.drafts import DISTRACTOR_NOTE, Drafts, admit_cases, draft_cases, draft_id, write_drafts
+from rag_compare.core.errors import ConfigError, EndpointError
+from rag_compare.io.corpus import load_corpus
+from rag_compare.io.drafts_file import Drafts
+from rag_compare.llm.drafts import DISTRACTOR_NOTE, draft_cases, draft_id
 from rag_compare.llm.limits import Limits
 from tests.helpers.chat_server import ChatServer, Reply
 from tests.helpers.drafting import PASSAGES, distinct, passage_of
@@ -193,161 +192,3 @@ def test_unusable_settings_are_refused_before_sending(options: dict[str, Any], m
         with pytest.raises(ConfigError, match=re.escape(message)):
             draft(server, **options)
         assert server.count() == 0
-
-
-# -- writing and admitting --------------------------------------------------------------------------------------------
-
-
-@pytest.fixture
-def drafts() -> Drafts:
-    with ChatServer(distinct) as server:
-        return draft(server, n=2, wordings=1, source_version="v2")
-
-
-def test_write_drafts_never_overwrites(tmp_path: Path, drafts: Drafts) -> None:
-    output = tmp_path / "drafts.csv"
-    write_drafts(drafts, output)
-    written = output.read_bytes()
-    with pytest.raises(RunExistsError, match="drafts are never overwritten"):
-        write_drafts(drafts, output)
-    assert output.read_bytes() == written
-    with pytest.raises(InputFileError, match=r"unknown drafts file type '\.xlsx'"):
-        write_drafts(drafts, tmp_path / "drafts.xlsx")
-
-
-@pytest.mark.parametrize("suffix", [".csv", ".jsonl", ".parquet"])
-def test_admit_marks_exactly_the_given_ids(tmp_path: Path, drafts: Drafts, suffix: str) -> None:
-    path = tmp_path / f"drafts{suffix}"
-    write_drafts(drafts, path)
-    chosen = drafts.frame.get_column("case_id").to_list()[:2]
-    returned = admit_cases(path, [chosen[0], f" {chosen[1]} ", chosen[0]])
-    reread = load_corpus(path).frame
-    assert reread.filter("reviewed").get_column("case_id").to_list() == chosen
-    assert reread.height == drafts.frame.height
-    assert returned.equals(reread)
-    admit_cases(path, [chosen[1]])  # already reviewed: fine
-    assert load_corpus(path).frame.filter("reviewed").height == 2
-
-
-def test_admit_refuses_unknown_ids_and_leaves_the_file_untouched(tmp_path: Path, drafts: Drafts) -> None:
-    path = tmp_path / "drafts.csv"
-    write_drafts(drafts, path)
-    before = path.read_bytes()
-    known = drafts.frame.get_column("case_id")[0]
-    with pytest.raises(ConfigError) as excinfo:
-        admit_cases(path, [known, "nope@v2", "gone@v2"])
-    assert "drafts.csv: no case of this file has the ids 'nope@v2', 'gone@v2'" in str(excinfo.value)
-    assert "Nothing was admitted" in str(excinfo.value)
-    assert path.read_bytes() == before
-
-
-def test_admit_to_an_output_leaves_the_drafts_and_refuses_an_existing_output(tmp_path: Path, drafts: Drafts) -> None:
-    path, output = tmp_path / "drafts.jsonl", tmp_path / "gold.csv"
-    write_drafts(drafts, path)
-    before = path.read_bytes()
-    known = drafts.frame.get_column("case_id")[0]
-    admit_cases(path, [known], output=output)
-    assert path.read_bytes() == before
-    assert load_corpus(output).frame.filter("reviewed").get_column("case_id").to_list() == [known]
-    with pytest.raises(RunExistsError, match="Choose a new `output`, or admit in place"):
-        admit_cases(path, [known], output=output)
-    admit_cases(path, [known], output=path)  # the drafts file itself: in place
-    assert load_corpus(path).frame.filter("reviewed").get_column("case_id").to_list() == [known]
-
-
-# -- write_table ------------------------------------------------------------------------------------------------------
-
-TRICKY = pl.DataFrame(
-    {
-        "case_id": ["a@v1", "b@v1", "c@v1", "d@v1"],
-        "question": ['Quotes "here", commas, and\na new line?', "Ünïcode?", "Nothing?", "Odd ids?"],
-        "answerability": ["answerable", "answerable", "unanswerable", "conflict"],
-        "source_version": ["v1"] * 4,
-        "required_passage_ids": [["p1", "p2"], ["p;3"], [], ["[p4]", 'p"5']],
-        "acceptance_note": ["150, and 210 in Paris", "", None, "flag it"],
-        "category": ["rule", None, "unanswerable", "conflict"],
-        "origin": ["manual", "synthetic", "synthetic", "manual"],
-        "reviewed": [True, False, True, True],
-        "drafted_from": [None, ["p;3"], ["p1", "p2"], []],
-        "team": ["ops", None, "hr", "ops"],
-    }
-)
-
-
-@pytest.mark.parametrize("suffix", [".csv", ".jsonl", ".parquet"])
-def test_write_table_reads_back_as_the_same_corpus(tmp_path: Path, suffix: str) -> None:
-    corpus = load_corpus(TRICKY).frame
-    path = tmp_path / f"corpus{suffix}"
-    write_table(corpus, path, replace=False)
-    reread = load_corpus(path).frame
-    if suffix == ".csv":  # metadata columns come back as text
-        contract = corpus.columns[:9]
-        assert reread.select(contract).equals(corpus.select(contract))
-        assert reread.get_column("drafted_from").to_list() == [None, '["p;3"]', "p1;p2", "[]"]
-        assert reread.get_column("team").to_list() == ["ops", None, "hr", "ops"]
-    else:
-        assert reread.equals(corpus)
-    assert corpus.equals(load_corpus(TRICKY).frame)  # the caller's frame is not modified
-
-
-def test_write_table_csv_cells(tmp_path: Path) -> None:
-    path = tmp_path / "corpus.csv"
-    write_table(load_corpus(TRICKY).frame, path, replace=False)
-    lines = path.read_text(encoding="utf-8").splitlines()
-    assert lines[1].startswith('a@v1,"Quotes ""here"", commas, and')
-    assert lines[2] == 'a new line?",answerable,v1,p1;p2,"150, and 210 in Paris",rule,manual,true,,ops'
-    assert ",[],,unanswerable,synthetic,true,p1;p2,hr" in lines[4]
-
-
-def test_write_table_refuses_what_it_cannot_write(tmp_path: Path) -> None:
-    frame = pl.DataFrame({"id": ["a"], "nested": [{"x": 1}]})
-    with pytest.raises(InputFileError, match=r"unknown table file type '\.txt'"):
-        write_table(frame, tmp_path / "t.txt", replace=False)
-    with pytest.raises(InputFileError, match=r"'nested' hold nested values that CSV cannot"):
-        write_table(frame, tmp_path / "t.csv", replace=False)
-    assert not (tmp_path / "t.csv").exists()
-    write_table(frame, tmp_path / "t.jsonl", replace=False)
-    with pytest.raises(RunExistsError):
-        write_table(frame, tmp_path / "t.jsonl", replace=False)
-    write_table(frame.with_columns(id=pl.lit("b")), tmp_path / "t.jsonl", replace=True)
-    assert pl.read_ndjson(tmp_path / "t.jsonl").get_column("id").to_list() == ["b"]
-
-
-# -- refuse_unreviewed ------------------------------------------------------------------------------------------------
-
-MIXED = pl.DataFrame(
-    {
-        "case_id": ["manual@v1", "gold-draft@v1", "draft-a@v1", "draft-b@v1"],
-        "question": ["Q1?", "Q2?", "Q3?", "Q4?"],
-        "answerability": ["answerable", "answerable", "answerable", "unanswerable"],
-        "source_version": ["v1"] * 4,
-        "required_passage_ids": [["p1"], ["p1"], ["p1"], []],
-        "origin": ["manual", "synthetic", "synthetic", "synthetic"],
-        "reviewed": [None, True, False, False],
-    }
-)
-
-
-def test_refuse_unreviewed_lists_every_unreviewed_synthetic_case(tmp_path: Path) -> None:
-    path = tmp_path / "corpus.csv"
-    write_table(MIXED, path, replace=False)
-    with pytest.raises(ContractError) as excinfo:
-        refuse_unreviewed(load_corpus(path))
-    error = excinfo.value
-    assert error.what == "set of cases to run (unreviewed synthetic cases are not gold)"
-    assert [(problem.row, problem.value) for problem in error.problems] == [(3, "'draft-a@v1'"), (4, "'draft-b@v1'")]
-    assert f"`admit_cases({str(path)!r}, ids=['draft-a@v1'])`" in error.problems[0].expected
-    assert "`include_unreviewed=True`" in str(error)
-
-
-def test_refuse_unreviewed_looks_only_at_the_cases_used() -> None:
-    corpus = load_corpus(MIXED)
-    with pytest.raises(ContractError) as excinfo:
-        refuse_unreviewed(corpus, pl.Series(["manual@v1", "draft-b@v1", "elsewhere@v1"]))
-    assert [problem.value for problem in excinfo.value.problems] == ["'draft-b@v1'"]
-    refuse_unreviewed(corpus, pl.Series(["manual@v1", "gold-draft@v1"]))
-    refuse_unreviewed(corpus, pl.Series([], dtype=pl.String))
-
-
-def test_refuse_unreviewed_is_silent_for_reviewed_and_manual_cases() -> None:
-    refuse_unreviewed(load_corpus(MIXED.filter(pl.col("reviewed").is_null() | pl.col("reviewed"))))

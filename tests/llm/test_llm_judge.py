@@ -15,7 +15,7 @@ import pytest
 from rag_compare import compare, freeze_run
 from rag_compare.core.errors import ConfigError, JudgeError
 from rag_compare.io.runs import Run
-from rag_compare.llm.checks import DEFAULT_CHECKS
+from rag_compare.llm.judge_checks import DEFAULT_CHECKS
 from rag_compare.llm.limits import Limits
 from rag_compare.llm.llm_judge import OpenAIJudge
 from tests.helpers.chat_server import ChatServer, Reply, sample_for_schema

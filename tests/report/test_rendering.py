@@ -12,20 +12,21 @@ import polars as pl
 import pytest
 
 from rag_compare.compute.audit import audit_corpora
-from rag_compare.compute.compare import compare
+from rag_compare.compute.compare_runs import compare
 from rag_compare.compute.comparison import Comparison
 from rag_compare.compute.fallback import simulate_fallback
 from rag_compare.compute.lexical_judge import LexicalJudge
 from rag_compare.core.result import Report, terminal_safe
 from rag_compare.io.corpus import load_corpus
+from rag_compare.io.drafts_file import DraftFailure
 from rag_compare.io.runs import load_run
 from rag_compare.io.scores import score_run
-from rag_compare.llm.drafts import DraftFailure, Drafts
 from rag_compare.llm.llm_judge import JudgePlan
 from rag_compare.report import rendering, summaries
 from rag_compare.report.comparison_text import comparison_text
 from rag_compare.report.documents import summary_html
 from tests.helpers.data import EXAMPLE_CORPUS, EXAMPLE_OLD_CORPUS, HANDMADE_RUNS, PAYLOAD
+from tests.helpers.drafting import drafts_of
 
 Rendered = dict[str, tuple[Report, Callable[[Any], str]]]
 TYPES = ["Corpus", "Run", "Scores", "CorpusAudit", "FallbackSimulation", "Drafts", "JudgePlan", "Comparison"]
@@ -38,18 +39,7 @@ def results() -> Rendered:
     run = load_run(HANDMADE_RUNS / "baseline.arrow")
     scores = score_run(run, LexicalJudge())
     trust = scores.frame.select("case_id", "judge_status", pl.col("grounded").cast(pl.Float64).alias("trust"))
-    drafts = Drafts(
-        frame=corpus.frame.head(2),
-        failures=(DraftFailure("p-1", f"HTTP 500 {PAYLOAD}\x1b[31m"),),
-        requested=2,
-        available=2,
-        passages=2,
-        model="m",
-        endpoint="http://127.0.0.1:9/v1",
-        source_version=None,
-        seed=1,
-        wordings=1,
-    )
+    drafts = drafts_of(corpus.frame.head(2), failures=(DraftFailure("p-1", f"HTTP 500 {PAYLOAD}\x1b[31m"),))
     pairs: list[tuple[Report, Callable[[Any], str]]] = [
         (corpus, summaries.corpus_text),
         (run, summaries.run_text),

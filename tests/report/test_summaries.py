@@ -11,9 +11,9 @@ from rag_compare.compute.audit import audit_corpora
 from rag_compare.compute.fallback import simulate_fallback
 from rag_compare.compute.lexical_judge import LexicalJudge
 from rag_compare.io.corpus import load_corpus
+from rag_compare.io.drafts_file import DraftFailure
 from rag_compare.io.runs import Run, load_run
 from rag_compare.io.scores import score_run
-from rag_compare.llm.drafts import DraftFailure, Drafts
 from rag_compare.llm.llm_judge import JudgePlan
 from rag_compare.report.summaries import (
     audit_text,
@@ -25,6 +25,7 @@ from rag_compare.report.summaries import (
     simulation_text,
 )
 from tests.helpers.data import EXAMPLE_CORPUS, EXAMPLE_OLD_CORPUS, HANDMADE_RUNS
+from tests.helpers.drafting import drafts_of
 
 FALLBACK = "Please contact HR."
 
@@ -107,16 +108,13 @@ def test_an_audit_lists_only_the_sections_that_have_cases() -> None:
 
 def test_drafts_say_what_was_left_out_and_what_failed() -> None:
     frame = load_corpus(EXAMPLE_CORPUS).frame.head(2)
-    drafts = Drafts(
-        frame=frame,
+    drafts = drafts_of(
+        frame,
         failures=(DraftFailure("meal-1", "HTTP 500"),),
         requested=5,
         available=3,
         passages=3,
-        model="m",
-        endpoint="http://127.0.0.1:9/v1",
         source_version="v1",
-        seed=1,
         wordings=2,
         dropped=1,
         cached=1,

@@ -1,12 +1,10 @@
-"""Small whole-frame helpers shared across modules: counts, fingerprints, row positions."""
+"""Rows of a whole frame: each row's position, values put back at their rows, rows counted per value."""
 
 from __future__ import annotations
 
 import polars as pl
 
-from rag_compare.core.digest import text_digest
-
-__all__ = ["content_fingerprint", "count_by", "lookalike_key", "record_ok", "row_index", "spread_by_row"]
+__all__ = ["count_by", "row_index", "spread_by_row"]
 
 
 def count_by(frame: pl.DataFrame, column: str, order: tuple[str, ...] = ()) -> dict[str, int]:
@@ -20,12 +18,6 @@ def count_by(frame: pl.DataFrame, column: str, order: tuple[str, ...] = ()) -> d
     return ordered | {value: int(found[value]) for value in sorted(found)}
 
 
-def record_ok(status: str = "status") -> pl.Expr:
-    """True where a record's ``status`` is ``ok`` (its request succeeded); false where it failed or timed
-    out, and where it is null."""
-    return pl.col(status).eq("ok").fill_null(False)
-
-
 def row_index(name: str = "row") -> pl.Expr:
     """Each row's position, from 0, as a column called ``name``."""
     return pl.int_range(pl.len(), dtype=pl.UInt32).alias(name)
@@ -36,15 +28,3 @@ def spread_by_row(height: int, values: pl.DataFrame, column: str, row: str = "ro
     at the others. Results computed on some rows (exploded, filtered, grouped) go back to every row."""
     rows = pl.DataFrame({row: pl.int_range(height, dtype=pl.UInt32, eager=True)})
     return rows.join(values.select(row, column), on=row, how="left", maintain_order="left").get_column(column)
-
-
-def content_fingerprint(frame: pl.DataFrame, key: str) -> str:
-    """SHA-256 of the frame's rows as JSON lines, sorted by ``key``: the same content, the same hash."""
-    return text_digest(frame.sort(key).write_ndjson())
-
-
-def lookalike_key(column: str) -> pl.Expr:
-    """``column``'s text as a reader sees it: NFKC-normalised, invisible format characters (zero-width
-    spaces and joiners, soft hyphens, byte-order marks, direction marks) removed. Ids that differ but share
-    this key look alike."""
-    return pl.col(column).str.normalize("NFKC").str.replace_all(r"\p{Cf}", "")

@@ -1,4 +1,5 @@
-"""Compare two frozen runs case by case: one status per case, with the reasons behind it.
+"""``compare``: two frozen runs compared case by case into a ``Comparison`` (see ``comparison``), one
+status per case with the reasons behind it.
 
 Cases are joined with a full outer join on ``case_id`` (with a corpus, its cases that neither run has
 join too). A case's status is decided in this order: missing on a side, failed on a side, then how its
@@ -19,11 +20,11 @@ from rag_compare.compute.case_signals import case_signals
 from rag_compare.compute.comparison import CASE_STATUSES, SIDES, ComparedRun, Comparison
 from rag_compare.compute.configdiff import config_diff, config_warnings
 from rag_compare.compute.lexical_judge import LexicalJudge
-from rag_compare.core.contract import LABEL_COLUMNS
+from rag_compare.core.contract import LABEL_COLUMNS, record_ok
 from rag_compare.core.errors import CompareError, ScoresError
-from rag_compare.core.frames import record_ok, row_index, spread_by_row
 from rag_compare.core.listing import truncated
 from rag_compare.core.protocols import K_EXPECTED, Judge, is_k
+from rag_compare.core.rows import row_index, spread_by_row
 from rag_compare.core.signals import JUDGE_FAILED, Signal, judge_failed, signals_in
 from rag_compare.io.corpus import Corpus, load_corpus
 from rag_compare.io.passages import load_passages
@@ -73,24 +74,12 @@ def compare(
     if corpus is not None:
         labels = (corpus if isinstance(corpus, Corpus) else load_corpus(corpus)).frame
     knowledge_base = None if passages is None else load_passages(passages)
-    runs, frames, label_warnings, evaluators = [], [], [], {}
-    for side, source, scores_source in zip(
-        SIDES, (baseline, candidate), (baseline_scores, candidate_scores), strict=True
-    ):
-        scores = None if scores_source is None else _scores(scores_source)
-        run, frame, found = _side(source, judge, scores, labels=labels, passages=knowledge_base, k=k)
-        runs.append(run)
-        frames.append(frame)
-        label_warnings += found
-        evaluators[side] = None if scores is None else evaluator_summary(scores)
+    runs, frames, label_warnings, evaluators = _both_sides(
+        (baseline, candidate), (baseline_scores, candidate_scores), judge, labels=labels, passages=knowledge_base, k=k
+    )
     diff = config_diff(runs[0].config, runs[1].config)
     warnings = config_warnings(diff) + _evaluator_warnings(evaluators) + label_warnings
-    if labels is None:
-        drifted = _drifted(*frames)
-        if drifted:
-            warnings.append(f"the two runs hold different labels for {_counted(drifted)}: compare with `corpus`.")
-    if knowledge_base is not None:
-        warnings += _unknown_passage_warning(frames, knowledge_base)
+    warnings += _side_warnings(frames, labels, knowledge_base)
     sides = [_prefixed(side, frame) for side, frame in zip(SIDES, frames, strict=True)]
     joined = _with_both_sides(_join(sides, labels))
     signals = signals_in(joined.columns, prefix="baseline_")
@@ -110,7 +99,42 @@ def compare(
     )
 
 
-def _side(
+def _both_sides(
+    sources: tuple[Run | str | Path, Run | str | Path],
+    scores_sources: tuple[Scores | str | Path | None, Scores | str | Path | None],
+    judge: Judge,
+    *,
+    labels: pl.DataFrame | None,
+    passages: pl.DataFrame | None,
+    k: int | None,
+) -> tuple[list[ComparedRun], list[pl.DataFrame], list[str], dict[str, dict[str, Any] | None]]:
+    """Each side's run, case frame and label warnings (baseline first), and the evaluator of its scores."""
+    runs, frames, label_warnings, evaluators = [], [], [], {}
+    for side, source, scores_source in zip(SIDES, sources, scores_sources, strict=True):
+        scores = None if scores_source is None else _loaded_scores(scores_source)
+        run, frame, found = _side_frame(source, judge, scores, labels=labels, passages=passages, k=k)
+        runs.append(run)
+        frames.append(frame)
+        label_warnings += found
+        evaluators[side] = None if scores is None else evaluator_summary(scores)
+    return runs, frames, label_warnings, evaluators
+
+
+def _side_warnings(
+    frames: list[pl.DataFrame], labels: pl.DataFrame | None, knowledge_base: pl.DataFrame | None
+) -> list[str]:
+    """Labels that differ between the runs (without a corpus), and required passages ``passages`` lacks."""
+    warnings = []
+    if labels is None:
+        drifted = _drifted(*frames)
+        if drifted:
+            warnings.append(f"the two runs hold different labels for {_n_cases(drifted)}: compare with `corpus`.")
+    if knowledge_base is not None:
+        warnings += _unknown_passage_warning(frames, knowledge_base)
+    return warnings
+
+
+def _side_frame(
     source: Run | str | Path,
     judge: Judge,
     scores: Scores | None,
@@ -198,7 +222,7 @@ def _corpus_label_warnings(run: Run, labels: pl.DataFrame) -> list[str]:
     warnings = []
     drifted = _drifted(run.records, labels)
     if drifted:
-        warnings.append(f"run '{run.name}' was frozen with other labels than `corpus` for {_counted(drifted)}.")
+        warnings.append(f"run '{run.name}' was frozen with other labels than `corpus` for {_n_cases(drifted)}.")
     unknown = run.records.join(labels, on="case_id", how="anti").get_column("case_id").sort().to_list()
     if unknown:
         warnings.append(
@@ -269,7 +293,7 @@ def _with_both_sides(cases: pl.DataFrame) -> pl.DataFrame:
     )
 
 
-def _scores(source: Scores | str | Path) -> Scores:
+def _loaded_scores(source: Scores | str | Path) -> Scores:
     return source if isinstance(source, Scores) else load_scores(source)
 
 
@@ -293,40 +317,26 @@ def _moved(signal: Signal, tolerance: float) -> tuple[pl.Expr, pl.Expr]:
 
 
 def _status(signals: tuple[Signal, ...], tolerance: float) -> pl.Expr:
-    present = {side: pl.col(f"{side}_status").is_not_null() for side in SIDES}
-    failed = {side: ~record_ok(f"{side}_status") for side in SIDES}
-    failed_judging = {side: judge_failed(side) for side in SIDES}
+    """Each case's status: the first of the module's rules that holds, else ``unchanged``."""
+    sided = {
+        "missing": {side: pl.col(f"{side}_status").is_null() for side in SIDES},
+        "failed": {side: ~record_ok(f"{side}_status") for side in SIDES},
+        "judge_failed": {side: judge_failed(side) for side in SIDES},
+    }
     moves = [_moved(signal, tolerance) for signal in signals if signal.decides_status]
     better, worse = pl.any_horizontal(up for up, _ in moves), pl.any_horizontal(down for _, down in moves)
-    return (
-        pl.when(~present["baseline"] & ~present["candidate"])
-        .then(pl.lit("missing_in_both"))
-        .when(~present["baseline"])
-        .then(pl.lit("missing_in_baseline"))
-        .when(~present["candidate"])
-        .then(pl.lit("missing_in_candidate"))
-        .when(failed["baseline"] & failed["candidate"])
-        .then(pl.lit("failed_in_both"))
-        .when(failed["baseline"])
-        .then(pl.lit("failed_in_baseline"))
-        .when(failed["candidate"])
-        .then(pl.lit("failed_in_candidate"))
-        .when(failed_judging["baseline"] & failed_judging["candidate"])
-        .then(pl.lit("judge_failed_in_both"))
-        .when(failed_judging["baseline"])
-        .then(pl.lit("judge_failed_in_baseline"))
-        .when(failed_judging["candidate"])
-        .then(pl.lit("judge_failed_in_candidate"))
-        .when(better & worse)
-        .then(pl.lit("mixed"))
-        .when(better)
-        .then(pl.lit("improved"))
-        .when(worse)
-        .then(pl.lit("regressed"))
-        .otherwise(pl.lit("unchanged"))
-        .cast(pl.Enum(CASE_STATUSES))
-        .alias("status")
-    )
+    rules = [
+        rule
+        for outcome, on in sided.items()
+        for rule in (
+            (on["baseline"] & on["candidate"], f"{outcome}_in_both"),
+            (on["baseline"], f"{outcome}_in_baseline"),
+            (on["candidate"], f"{outcome}_in_candidate"),
+        )
+    ]
+    rules += [(better & worse, "mixed"), (better, "improved"), (worse, "regressed")]
+    status = pl.coalesce(*(pl.when(where).then(pl.lit(name)) for where, name in rules), pl.lit("unchanged"))
+    return status.cast(pl.Enum(CASE_STATUSES)).alias("status")
 
 
 def _with_reasons(cases: pl.DataFrame, signals: tuple[Signal, ...], tolerance: float) -> pl.DataFrame:
@@ -395,5 +405,6 @@ def _rounded(number: pl.Expr, decimals: pl.Expr) -> pl.Expr:
     return pl.coalesce(*(pl.when(decimals == places).then(number.round(places)) for places in _REASON_DECIMALS), number)
 
 
-def _counted(ids: list[str]) -> str:
+def _n_cases(ids: list[str]) -> str:
+    """``N cases (first ids … and M more)``."""
     return f"{len(ids)} case{'s' if len(ids) != 1 else ''} ({truncated(ids)})"

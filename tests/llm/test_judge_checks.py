@@ -5,7 +5,7 @@ from __future__ import annotations
 import jsonschema
 import pytest
 
-from rag_compare.llm.checks import CHECKS, DEFAULT_CHECKS, Check, prompt_digest, render_messages
+from rag_compare.llm.judge_checks import CHECKS, DEFAULT_CHECKS, Check, prompt_digest, render_messages
 
 CASE = {
     "question": "What is the hotel cap in Paris?",

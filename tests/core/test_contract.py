@@ -1,4 +1,4 @@
-"""Frame helpers: the one "record is ok" mask."""
+"""The contract's readings of its columns: the one "record is ok" mask, the key of ids that look alike."""
 
 from __future__ import annotations
 
@@ -7,7 +7,7 @@ from pathlib import Path
 
 import polars as pl
 
-from rag_compare.core.frames import record_ok
+from rag_compare.core.contract import lookalike_key, record_ok
 
 PACKAGE = Path(__file__).resolve().parents[2] / "rag_compare"
 
@@ -22,3 +22,11 @@ def test_no_module_writes_its_own_ok_mask() -> None:
     own = re.compile(r"""(pl\.col\([^)]*status[^)]*\)|get_column\("status"\))\s*(==|!=)\s*"ok\"""")
     found = [str(path.relative_to(PACKAGE)) for path in PACKAGE.rglob("*.py") if own.search(path.read_text("utf-8"))]
     assert found == []
+
+
+def test_ids_that_differ_only_by_normalisation_or_invisible_characters_share_a_key() -> None:
+    frame = pl.DataFrame({"case_id": ["caf\u00e9@v1", "cafe\u0301@v1", "ca\u200bf\u00e9@v1", "\ufb01le@v1", "cafe@v1"]})
+    keys = frame.select(lookalike_key("case_id")).to_series().to_list()
+    assert keys[0] == keys[1] == keys[2] == "caf\u00e9@v1"
+    assert keys[3] == "file@v1"
+    assert keys[4] == "cafe@v1"
