@@ -8,13 +8,13 @@ null output with its error in the column beside it. The caller's frame is not mo
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
+from typing import Any, Unpack
 
 import polars as pl
 
 from rag_compare.core.errors import ConfigError
 from rag_compare.llm.dispatch import send_to_endpoint
-from rag_compare.llm.limits import Limits, limits_from
+from rag_compare.llm.limits import LimitKeywords, Limits, limits_from
 from rag_compare.llm.transport import chat_body
 
 __all__ = ["batch_generate"]
@@ -36,10 +36,7 @@ def batch_generate(
     progress: bool = False,
     api_key: str | None = None,
     client: Any = None,
-    concurrency: int | None = None,
-    timeout: float | None = None,
-    max_retries: int | None = None,
-    backoff: float | None = None,
+    **deprecated: Unpack[LimitKeywords],
 ) -> pl.DataFrame:
     """``frame`` with ``output_column`` (the reply to the prompt in ``column``, as the user message
     after ``system``) and ``<output_column>_error`` (why a reply is null; a null prompt is not sent).
@@ -53,19 +50,14 @@ def batch_generate(
     _check_columns(frame, column, (output_column, error_column))
     if not model.strip():
         raise ConfigError("batch_generate needs a model: pass model= (the name the endpoint serves).")
-    limits = limits_from("batch_generate", limits, Limits(), (concurrency, timeout, max_retries, backoff))
+    limits = limits_from("batch_generate", limits, Limits(), deprecated)
     prompts = frame.get_column(column).drop_nulls().unique(maintain_order=True).to_list()
     head = [{"role": "system", "content": system}] if system else []
     settings = {"temperature": temperature, "seed": seed, "max_tokens": max_tokens}
     bodies = [chat_body(model, [*head, {"role": "user", "content": prompt}], **settings) for prompt in prompts]
+    label = f"generating {len(bodies)} replies" if progress else None
     outcomes = send_to_endpoint(
-        bodies,
-        client=client,
-        base_url=base_url,
-        api_key=api_key,
-        limits=limits,
-        cache=cache,
-        progress=f"generating {len(bodies)} replies" if progress else None,
+        bodies, client=client, base_url=base_url, api_key=api_key, limits=limits, cache=cache, progress=label
     )
     replies = pl.DataFrame(
         {

@@ -71,7 +71,7 @@ class OpenAIGenerator:
         if not self.model.strip():
             raise ConfigError("the generator needs a model: pass `model` (the name the endpoint serves).")
         object.__setattr__(
-            self, "_limits", limits_from("OpenAIGenerator", self.limits, Limits(), (None, timeout, None, None), 4)
+            self, "_limits", limits_from("OpenAIGenerator", self.limits, Limits(), {"timeout": timeout}, 4)
         )
         object.__setattr__(self, "limits", self._limits)
         if self.client is None:

@@ -16,7 +16,7 @@ import json
 import random
 from collections.abc import Mapping, Sequence
 from pathlib import Path
-from typing import Any
+from typing import Any, Unpack
 
 import polars as pl
 
@@ -28,7 +28,7 @@ from rag_compare.io.drafts_file import DraftFailure, Drafts
 from rag_compare.io.passages import load_passages
 from rag_compare.llm.dispatch import Outcome, send_to_endpoint
 from rag_compare.llm.endpoint import endpoint_name
-from rag_compare.llm.limits import Limits, limits_from
+from rag_compare.llm.limits import LimitKeywords, Limits, limits_from
 from rag_compare.llm.transport import chat_body
 
 __all__ = [
@@ -90,10 +90,7 @@ def draft_cases(
     limits: Limits | None = None,
     cache: str | Path | bool = True,
     progress: bool = False,
-    concurrency: int | None = None,
-    timeout: float | None = None,
-    max_retries: int | None = None,
-    backoff: float | None = None,
+    **deprecated: Unpack[LimitKeywords],
 ) -> Drafts:
     """Draft cases from ``n`` passages (chosen by ``seed``; of ``source_version`` when given; all of
     them when fewer exist), one request each, with ``wordings`` alternative wordings per question.
@@ -106,20 +103,15 @@ def draft_cases(
     settings, ``EndpointError`` when the endpoint refuses the requests or no passage could be drafted.
     """
     _check_settings(model, n, wordings)
-    limits = limits_from("draft_cases", limits, Limits(), (concurrency, timeout, max_retries, backoff))
+    limits = limits_from("draft_cases", limits, Limits(), deprecated)
     chosen, available = _choose(load_passages(passages), n, source_version, seed)
     bodies = [
         _body(model, seed, reply_schema(wordings), _messages(passage_id, text, wordings))
         for passage_id, text in chosen.select("passage_id", "text").iter_rows()
     ]
+    label = f"drafting from {chosen.height} passages" if progress else None
     outcomes = send_to_endpoint(
-        bodies,
-        client=client,
-        base_url=base_url,
-        api_key=api_key,
-        limits=limits,
-        cache=cache,
-        progress=f"drafting from {chosen.height} passages" if progress else None,
+        bodies, client=client, base_url=base_url, api_key=api_key, limits=limits, cache=cache, progress=label
     )
     frame, failures, dropped = _drafted(chosen, outcomes, model)
     return Drafts(

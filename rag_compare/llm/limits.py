@@ -13,13 +13,15 @@ import email.utils
 import math
 import random
 import warnings
+from collections.abc import Mapping
 from dataclasses import dataclass
 from datetime import UTC, datetime
+from typing import TypedDict
 
 from rag_compare.core.errors import ConfigError
 from rag_compare.llm.transport import BadReply
 
-__all__ = ["MAX_WAIT", "Limits", "backoff_wait", "limits_from", "retry_after", "retryable"]
+__all__ = ["MAX_WAIT", "LimitKeywords", "Limits", "backoff_wait", "limits_from", "retry_after", "retryable"]
 
 MAX_WAIT = 60.0
 """The longest wait before a retry, in seconds, whatever ``Retry-After`` asks."""
@@ -45,19 +47,26 @@ class Limits:
             )
 
 
+class LimitKeywords(TypedDict, total=False):
+    """The keywords ``limits=`` replaces, deprecated for one release: each a field of ``Limits``."""
+
+    concurrency: int
+    timeout: float
+    max_retries: int
+    backoff: float
+
+
 def limits_from(
-    caller: str,
-    limits: Limits | None,
-    default: Limits,
-    deprecated: tuple[int | None, float | None, int | None, float | None],
-    stacklevel: int = 3,
+    caller: str, limits: Limits | None, default: Limits, deprecated: Mapping[str, object], stacklevel: int = 3
 ) -> Limits:
-    """The limits ``caller`` sends with: ``limits``, else ``default`` changed by those of the deprecated
-    ``(concurrency, timeout, max_retries, backoff)`` keywords that were given (not ``None``), with a
-    ``DeprecationWarning`` pointing ``stacklevel`` frames up. ``TypeError`` when both are given;
-    ``ConfigError`` for unusable limits."""
-    names = [field.name for field in dataclasses.fields(Limits)]
-    given = {name: value for name, value in zip(names, deprecated, strict=True) if value is not None}
+    """The limits ``caller`` sends with: ``limits``, else ``default`` changed by those of the
+    ``deprecated`` keywords (``LimitKeywords``) that were given (not ``None``), with a
+    ``DeprecationWarning`` pointing ``stacklevel`` frames up. ``TypeError`` for a keyword that is none of
+    them or when both are given; ``ConfigError`` for unusable limits."""
+    unknown = sorted(set(deprecated) - set(LimitKeywords.__annotations__))
+    if unknown:
+        raise TypeError(f"{caller}() got an unexpected keyword argument {unknown[0]!r}")
+    given = {name: value for name, value in deprecated.items() if value is not None}
     if not given:
         return default if limits is None else limits
     shown = ", ".join(f"{name}=" for name in given)

@@ -115,7 +115,7 @@ class OpenAIJudge:
         if unknown or not self.checks:
             raise ConfigError(f"unknown check {', '.join(unknown) or '(none given)'}; use any of: {', '.join(CHECKS)}.")
         object.__setattr__(self, "checks", tuple(dict.fromkeys(self.checks)))
-        deprecated = (concurrency, timeout, max_retries, backoff)
+        deprecated = {"concurrency": concurrency, "timeout": timeout, "max_retries": max_retries, "backoff": backoff}
         object.__setattr__(self, "_limits", limits_from("OpenAIJudge", self.limits, Limits(), deprecated, 4))
         object.__setattr__(self, "limits", self._limits)
 

@@ -24,7 +24,7 @@ from collections.abc import Callable, Iterator, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import Any, TypeVar, Unpack
 
 import polars as pl
 
@@ -50,7 +50,7 @@ from rag_compare.io.credential_scan import credential_cells
 from rag_compare.io.runfile import ensure_absent
 from rag_compare.io.runs import Run, freeze_run
 from rag_compare.llm.dispatch import run_concurrently, run_sync
-from rag_compare.llm.limits import Limits, backoff_wait, limits_from, retry_after
+from rag_compare.llm.limits import LimitKeywords, Limits, backoff_wait, limits_from, retry_after
 from rag_compare.llm.progress import progress_bar
 from rag_compare.llm.transport import describe, refusals, refused_error
 from rag_compare.pipeline.checkpoint import Checkpoint, checkpoint_path
@@ -95,10 +95,7 @@ def capture(
     limits: Limits | None = None,
     include_unreviewed: bool = False,
     progress: bool = False,
-    concurrency: int | None = None,
-    timeout: float | None = None,
-    max_retries: int | None = None,
-    backoff: float | None = None,
+    **deprecated: Unpack[LimitKeywords],
 ) -> Run:
     """Run every case of ``corpus`` through the pipeline and freeze what happened (see the module).
 
@@ -118,7 +115,7 @@ def capture(
     """
     from rag_compare.pipeline.context_builder import BudgetContextBuilder
 
-    limits = limits_from("capture", limits, CAPTURE_LIMITS, (concurrency, timeout, max_retries, backoff))
+    limits = limits_from("capture", limits, CAPTURE_LIMITS, deprecated)
     if not is_k(top_k):
         raise ConfigError(f"top_k must be {K_EXPECTED}, got {top_k!r}.")
     loaded = corpus if isinstance(corpus, Corpus) else load_corpus(corpus)

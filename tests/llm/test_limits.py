@@ -23,6 +23,7 @@ from rag_compare.llm.limits import MAX_WAIT, Limits, limits_from, retry_after
 from rag_compare.llm.llm_judge import OpenAIJudge
 from rag_compare.pipeline.runner import CAPTURE_LIMITS, capture
 from tests.helpers.chat_server import ChatServer, Reply
+from tests.helpers.data import EXAMPLE_CORPUS
 
 
 def with_headers(**headers: str) -> Any:
@@ -106,11 +107,16 @@ def test_limits_alone_warn_nothing(name: str) -> None:
 
 def test_old_keywords_change_the_callers_own_defaults_and_are_checked() -> None:
     with pytest.warns(DeprecationWarning, match="timeout=, backoff= is deprecated"):
-        changed = limits_from("capture", None, CAPTURE_LIMITS, (None, 9.0, None, 0.5))
+        changed = limits_from("capture", None, CAPTURE_LIMITS, {"timeout": 9.0, "backoff": 0.5})
     assert changed == Limits(concurrency=4, timeout=9.0, max_retries=2, backoff=0.5)
-    assert limits_from("capture", None, CAPTURE_LIMITS, (None, None, None, None)) is CAPTURE_LIMITS
+    assert limits_from("capture", None, CAPTURE_LIMITS, {}) is CAPTURE_LIMITS
     with pytest.warns(DeprecationWarning, match="concurrency="), pytest.raises(ConfigError, match="unusable limits"):
-        limits_from("capture", None, CAPTURE_LIMITS, (0, None, None, None))
+        limits_from("capture", None, CAPTURE_LIMITS, {"concurrency": 0})
+
+
+def test_a_keyword_that_is_no_limit_is_refused_as_python_refuses_it() -> None:
+    with pytest.raises(TypeError, match="capture\\(\\) got an unexpected keyword argument 'concurency'"):
+        capture(EXAMPLE_CORPUS, lambda case, top_k: [], lambda case, context: "", concurency=2)  # type: ignore[call-arg]
 
 
 def test_batch_generate_backs_off_as_its_limits_say(tmp_path: Path) -> None:
