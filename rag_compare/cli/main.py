@@ -1,4 +1,5 @@
-"""The ``rag-compare`` command line: parse, call the library, print.
+"""The ``rag-compare`` command group: the entry point and the error funnel; the commands live in
+their families' modules (compare, corpus, runs, capture, drafts, scores).
 
 ``rag-compare BASELINE CANDIDATE`` is the main command (``compare``); the others are named. Every
 ``RagCompareError`` ends as a one-paragraph message on stderr and exit code 2 (a traceback only with
@@ -14,7 +15,6 @@ import signal
 import sys
 import traceback
 from collections.abc import Callable
-from dataclasses import replace
 from functools import partial
 from pathlib import Path
 from types import FrameType
@@ -24,14 +24,15 @@ import click
 
 from rag_compare._version import __version__
 from rag_compare.cli.capture import capture_command
+from rag_compare.cli.compare import compare_command
+from rag_compare.cli.corpus import audit_command, validate_command
 from rag_compare.cli.drafts import admit_command, draft_cases_command
-from rag_compare.cli.exits import EXIT_BAD_INPUT, EXIT_BROKEN_PIPE, EXIT_FOUND, EXIT_TERMINATED, interrupted, say
-from rag_compare.cli.options import FORMAT, INCLUDE_UNREVIEWED, PATH, RUN_CONFIG, Command, finite_float, format_option
-from rag_compare.cli.output import emit, wants_json
+from rag_compare.cli.exits import EXIT_BAD_INPUT, EXIT_BROKEN_PIPE, EXIT_TERMINATED, interrupted
+from rag_compare.cli.runs import freeze_command, show_command
 from rag_compare.cli.scores import fallback, import_scores_command, score
 from rag_compare.core.credentials import redact
 from rag_compare.core.errors import LISTED_AS_JSON, ContractError, RagCompareError
-from rag_compare.core.result import DEFAULT_MAX_CASES, FORMATS, REPORT_FORMATS, terminal_safe
+from rag_compare.core.result import terminal_safe
 
 __all__ = ["main"]
 
@@ -63,8 +64,6 @@ class _Cli(click.Group):
             traceback.print_exc()
             code = 1
         os._exit(_flushed(code))
-
-    command_class = Command
 
     def parse_args(self, ctx: click.Context, args: list[str]) -> list[str]:
         """Route ``rag-compare A B ...`` to ``compare`` when ``A`` names a file rather than a command."""
@@ -167,191 +166,17 @@ def main(ctx: click.Context, debug: bool) -> None:
     ctx.meta["rag_compare.debug"] = debug
 
 
-@main.command()
-@click.argument("corpus", type=PATH)
-@click.option("--strict", is_flag=True, help="Treat warnings as errors.")
-@click.option("--passages", type=PATH, help="The knowledge base: check that required passages exist in it.")
-@FORMAT
-def validate(corpus: Path, strict: bool, passages: Path | None, output_format: str) -> None:
-    """Check a corpus file (CSV, Parquet or JSONL) against the corpus contract.
-
-    Every problem is listed at once (row, column, value, what was expected); exit code 2 if any.
-    """
-    from rag_compare.io.corpus import load_corpus
-
-    wants_json(output_format)
-    click.echo(load_corpus(corpus, strict=strict, passages=passages).render(output_format), nl=False)
-
-
-@main.command()
-@click.argument("old", type=PATH)
-@click.argument("new", type=PATH)
-@FORMAT
-def audit(old: Path, new: Path, output_format: str) -> None:
-    """Audit how a corpus changed from OLD to NEW.
-
-    Removed cases and cases relabelled under the same id are violations (exit code 1): old cases
-    are kept, and a policy change makes a new case with a new id and source version.
-    """
-    from rag_compare.compute.audit import audit_corpora
-
-    wants_json(output_format)
-    report = audit_corpora(old, new)
-    click.echo(report.render(output_format), nl=False)
-    if report.violations:
-        sys.exit(EXIT_FOUND)
-
-
-@main.command()
-@click.argument("records", type=PATH)
-@click.option("--corpus", type=PATH, required=True, help="The corpus the records were run against.")
-@RUN_CONFIG
-@INCLUDE_UNREVIEWED
-@click.option("--output", type=PATH, required=True, help="The run file to write (never overwritten).")
-@FORMAT
-def freeze(
-    records: Path,
-    corpus: Path,
-    config: dict[str, Any],
-    include_unreviewed: bool,
-    output: Path,
-    output_format: str,
-) -> None:
-    """Freeze RECORDS (what a pipeline did, per case) with the corpus labels and config into one file."""
-    from rag_compare.io.runs import freeze_run
-
-    wants_json(output_format)
-    run = freeze_run(records, corpus, config, output=output, include_unreviewed=include_unreviewed)
-    if output_format == "json":
-        click.echo(run.to_json(), nl=False)
-    else:
-        say(f"froze {run.records.height} cases of '{run.name}' to {output} (fingerprint {run.fingerprint[:12]})")
-
-
-@main.command()
-@click.argument("file", type=PATH)
-@FORMAT
-def show(file: Path, output_format: str) -> None:
-    """Show a frozen run (config, fingerprint, number of cases, counts by status) or a scores file
-    (the run it scored, its evaluator, judge statuses, tokens and each signal's mean)."""
-    from rag_compare.io.runs import is_scores_file, load_run
-    from rag_compare.io.scores import load_scores
-
-    wants_json(output_format)
-    shown = load_scores(file) if is_scores_file(file) else load_run(file)
-    click.echo(shown.render(output_format), nl=False)
-
-
-def _statuses(ctx: click.Context, param: click.Parameter, value: str | None) -> tuple[str, ...]:
-    from rag_compare.compute.comparison import CASE_STATUSES
-
-    if not value:
-        return ()
-    statuses = tuple(part.strip() for part in value.split(",") if part.strip())
-    unknown = [status for status in statuses if status not in CASE_STATUSES]
-    if unknown:
-        raise click.BadParameter(f"unknown status {', '.join(unknown)}; use any of: {', '.join(CASE_STATUSES)}.")
-    return statuses
-
-
-@main.command("compare")
-@click.argument("baseline", type=PATH)
-@click.argument("candidate", type=PATH)
-@click.option(
-    "--corpus",
-    type=PATH,
-    help="Judge both runs by this corpus' labels; its cases that neither run has are missing_in_both.",
-)
-@click.option(
-    "--passages",
-    type=PATH,
-    help="The knowledge base: find required passages' text in the context of records without context_passage_ids.",
-)
-@click.option(
-    "--k",
-    type=click.IntRange(min=1),
-    help="Cut both ranked lists at k [default: each run's top_k, else the list's length].",
-)
-@click.option(
-    "--tolerance",
-    type=finite_float(0),
-    default=1e-9,
-    show_default=True,
-    help="How far a signal must move to count as changed.",
-)
-@format_option(
-    FORMATS + REPORT_FORMATS,
-    "A summary for a terminal (text), data for programs (json), or a report to read: markdown, or html "
-    "(one self-contained page that opens offline).",
-)
-@click.option(
-    "--all-cases", is_flag=True, help="Reports (markdown, html) list the unchanged cases too, not only count them."
-)
-@click.option(
-    "--max-cases",
-    type=click.IntRange(min=0),
-    default=DEFAULT_MAX_CASES,
-    show_default=True,
-    help="Reports (markdown, html) list at most this many cases per status; 0 lists every one.",
-)
-@click.option("--output", type=PATH, help="Write the output to this file (replaced atomically) instead of stdout.")
-@click.option(
-    "--fail-on",
-    callback=_statuses,
-    metavar="STATUS[,STATUS...]",
-    help="Exit with code 1 when any case has one of these statuses, e.g. regressed,failed_in_candidate.",
-)
-@click.option(
-    "--baseline-scores", type=PATH, help="A scores file of BASELINE: its verdicts replace the offline judge's."
-)
-@click.option(
-    "--candidate-scores", type=PATH, help="A scores file of CANDIDATE: its verdicts replace the offline judge's."
-)
-def compare_command(
-    baseline: Path,
-    candidate: Path,
-    corpus: Path | None,
-    passages: Path | None,
-    k: int | None,
-    tolerance: float,
-    output_format: str,
-    all_cases: bool,
-    max_cases: int,
-    output: Path | None,
-    fail_on: tuple[str, ...],
-    baseline_scores: Path | None,
-    candidate_scores: Path | None,
-) -> None:
-    """Compare the frozen run CANDIDATE with BASELINE, case by case (also: rag-compare BASELINE CANDIDATE).
-
-    Each case gets one status (missing, failed, judge_failed, improved, regressed, mixed or unchanged)
-    with the signals that moved; aggregates come with 95% bootstrap intervals and Holm-adjusted
-    p-values. A report for reviewers: --format html --output report.html (or --format markdown).
-    LLM verdicts: score each run (rag-compare score) and pass --baseline-scores/--candidate-scores.
-    """
-    from rag_compare.cli.flags import as_flags
-    from rag_compare.compute.compare_runs import compare
-
-    comparison = compare(
-        baseline,
-        candidate,
-        corpus,
-        passages=passages,
-        k=k,
-        tolerance=tolerance,
-        baseline_scores=baseline_scores,
-        candidate_scores=candidate_scores,
-    )
-    comparison = replace(
-        comparison, warnings=tuple(as_flags(warning, main, "compare") for warning in comparison.warnings)
-    )
-    limit = max_cases or None
-    emit(lambda stream: comparison.write(stream, output_format, all_cases=all_cases, max_cases=limit), output)
-    if output is not None:
-        say(f"wrote the {output_format} comparison to {output}: {comparison.counts_text(', ')}")
-    if any(comparison.counts[status] for status in fail_on):
-        sys.exit(EXIT_FOUND)
-
-
-for command in (capture_command, draft_cases_command, admit_command, score, import_scores_command, fallback):
+for command in (
+    validate_command,
+    audit_command,
+    freeze_command,
+    show_command,
+    compare_command,
+    capture_command,
+    draft_cases_command,
+    admit_command,
+    score,
+    import_scores_command,
+    fallback,
+):
     main.add_command(command)
