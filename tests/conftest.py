@@ -1,10 +1,12 @@
-"""Shared fixtures: the shipped examples, small corpus and records files, and the CLI entry point."""
+"""Shared fixtures: the shipped examples, small corpus and records files, the files a command may be given, and
+the CLI entry point."""
 
 from __future__ import annotations
 
 import errno
 import functools
 import os
+import shutil
 import textwrap
 from collections.abc import Callable
 from pathlib import Path
@@ -15,7 +17,8 @@ from click.testing import CliRunner, Result
 
 from rag_compare import Comparison
 from rag_compare.cli.main import main
-from tests.helpers.data import SMALL_CORPUS, SMALL_RECORDS
+from rag_compare.io.runs import load_run
+from tests.helpers.data import HANDMADE_RUNS, SMALL_CORPUS, SMALL_RECORDS
 from tests.helpers.golden import check_golden
 from tests.helpers.hostile import hostile_comparison
 
@@ -106,3 +109,29 @@ def golden(request: pytest.FixtureRequest) -> Callable[[str, str], None]:
 def hostile() -> Comparison:
     """Two runs whose questions, notes, ids, answers, errors and config values carry ``PAYLOAD``."""
     return hostile_comparison()
+
+
+@pytest.fixture
+def files(
+    tmp_path: Path, small_corpus: Path, small_records: Path, write: Callable[[str, str | bytes], Path]
+) -> dict[str, Path]:
+    """Copies of the hand-made runs, a scores file of the candidate, and small corpus, records and passages files."""
+    from rag_compare.io.external_scores import import_scores
+
+    paths = {name: tmp_path / f"{name}.arrow" for name in ("baseline", "candidate")}
+    for name, path in paths.items():
+        shutil.copy(HANDMADE_RUNS / f"{name}.arrow", path)
+    case_ids = load_run(paths["candidate"]).records.get_column("case_id").to_list()
+    trust = write("trust.csv", "case_id,trust\n" + "".join(f"{case_id},0.5\n" for case_id in case_ids))
+    scores = tmp_path / "scores.arrow"
+    import_scores(paths["candidate"], trust, evaluator="e", mapping={"trust": "trustworthiness"}, output=scores)
+    passages = write("passages.csv", "passage_id,source_version,text\nhotel-1,v2,The cap is 150.\n")
+    return {
+        **paths,
+        "scores": scores,
+        "trust": trust,
+        "corpus": small_corpus,
+        "records": small_records,
+        "passages": passages,
+        "new": tmp_path / "new.arrow",
+    }

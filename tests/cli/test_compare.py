@@ -155,3 +155,18 @@ def test_the_json_of_a_degenerate_comparison_is_strict_json(cli: Cli, tmp_path: 
     assert (rows["paired", "mrr"]["delta"], rows["paired", "mrr"]["p_value"]) == (0.0, 1.0)
     assert rows["paired", "answer_completeness"]["n"] == 0
     assert payload["counts"]["unchanged"] == 1
+
+
+def test_report_with_a_huge_case_limit_lists_every_case(cli: Cli, tmp_path: Path) -> None:
+    runs = HANDMADE_RUNS / "baseline.arrow", HANDMADE_RUNS / "candidate.arrow"
+    for output_format in ("markdown", "html"):
+        result = cli(*runs, "--format", output_format, "--max-cases", 10**12)
+        assert result.exit_code == 0
+        assert result.stdout == cli(*runs, "--format", output_format, "--max-cases", 0).stdout
+
+
+def test_a_cut_off_beyond_what_can_be_indexed_is_refused(cli: Cli) -> None:
+    huge = cli(BASELINE, CANDIDATE, "--k", 2**32)
+    assert huge.exit_code == 2
+    assert "k must be a whole number from 1 to 1,000,000" in huge.stderr
+    assert cli(BASELINE, CANDIDATE, "--k", 1_000_000).exit_code == 0

@@ -1,4 +1,5 @@
-"""Shared command-line options: every float option of every command refuses NaN and infinities."""
+"""Shared command-line options: every float option of every command refuses NaN and infinities, and no command
+writes over one of its own inputs."""
 
 from __future__ import annotations
 
@@ -99,3 +100,46 @@ def test_the_cache_options_give_the_library_setting(options: list[str], cache: o
 
     assert CliRunner().invoke(command, options).exit_code == 0
     assert seen == [cache]
+
+
+OVER_INPUT = {
+    # command line (names in braces are files under tmp_path), the file it would write over
+    "compare over its baseline": ("{baseline} {candidate} --format json --output {baseline}", "baseline"),
+    "compare over --corpus": ("{baseline} {candidate} --corpus {corpus} --output {corpus}", "corpus"),
+    "compare over --candidate-scores": (
+        "{baseline} {candidate} --candidate-scores {scores} --output {scores}",
+        "scores",
+    ),
+    "freeze over its records": ("freeze {records} --corpus {corpus} --output {records}", "records"),
+    "capture over --passages": ("capture {corpus} --passages {passages} --top-k 2 --output {passages}", "passages"),
+    "score over its run": ("score {candidate} --model m --output {candidate}", "candidate"),
+    "score with --cache its run": ("score {candidate} --model m --cache {candidate} --output {new}", "candidate"),
+    "score with --cache its output": ("score {candidate} --model m --cache {new} --output {new}", None),
+    "import-scores over its file": (
+        "import-scores {candidate} {trust} --evaluator e --map trust=trustworthiness --output {trust}",
+        "trust",
+    ),
+    "fallback over its scores": (
+        "fallback {candidate} --scores {scores} --signal trustworthiness --output {scores}",
+        "scores",
+    ),
+    "admit --output over its drafts": ("admit {corpus} --ids hotel@v2 --output {corpus}", "corpus"),
+    "draft-cases over --passages": (
+        "draft-cases --passages {passages} --model m --n 1 --output {passages}",
+        "passages",
+    ),
+}
+
+
+@pytest.mark.parametrize(("command", "target"), OVER_INPUT.values(), ids=OVER_INPUT.keys())
+def test_no_command_writes_over_its_own_input(
+    cli: Cli, files: dict[str, Path], command: str, target: str | None
+) -> None:
+    before = {name: path.read_bytes() for name, path in files.items() if path.exists()}
+    result = cli(*command.format(**files).split(), env={"OPENAI_API_KEY": ""})
+    assert result.exit_code == 2, result.output
+    written = files[target] if target else files["new"]
+    assert f"{written} is the same file as" in result.stderr
+    assert "never writes over one of its own inputs" in result.stderr
+    assert {name: path.read_bytes() for name, path in files.items() if path.exists()} == before
+    assert not files["new"].exists()

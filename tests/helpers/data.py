@@ -30,3 +30,6 @@ SMALL_RECORDS = """\
 {"case_id": "meal@v2", "status": "failed", "error": "HTTP 500", "retrieved_passage_ids": ["meal-1"], "retrieved_scores": [3.5]}
 {"case_id": "mileage@v2", "status": "ok", "retrieved_passage_ids": ["mile-1", "mile-2"], "answer": "Sources disagree.", "team": "ops"}
 """
+
+COMPOSED, DECOMPOSED, ZERO_WIDTH = "caf\u00e9@v1", "cafe\u0301@v1", "ho\u200btel@v1"
+"""Case ids that only look alike: an accent composed, the same accent decomposed, a zero-width space."""
