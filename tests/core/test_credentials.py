@@ -16,9 +16,6 @@ from rag_compare.core.credentials import (
     looks_like_credential_value,
     redact,
 )
-from rag_compare.core.errors import ConfigError, show_value
-from rag_compare.io.credential_scan import credential_cells
-from rag_compare.io.tables import ROW
 from tests.helpers.credential_shapes import KEY_SHAPES, OPENAI_KEY, ORDINARY_TEXTS
 
 Cli = Callable[..., Result]
@@ -126,37 +123,6 @@ def test_the_pattern_finds_the_same_in_polars_and_python() -> None:
     assert found == [looks_like_credential_value(text) for text in texts]
 
 
-def test_credential_cells_searches_every_kind_of_column() -> None:
-    frame = pl.DataFrame(
-        {
-            "answer": ["fine", f"use {OPENAI_KEY}", None],
-            "ids": [["a", "b"], None, ["c", "hunter2-hunter2"]],
-            "meta": [{"k": "v"}, {"k": 'x"hunter2-hunter2'}, None],
-            "spans": [[{"headers": {"auth": KEY_SHAPES["bearer"]}}], [], None],
-            "n": [1, 2, 3],
-        }
-    )
-    found = credential_cells(frame, {"DB_PASSWORD": 'x"hunter2-hunter2'})
-    assert sorted(found) == [
-        (1, "spans", "a credential (an API key or an authorization header)"),
-        (2, "answer", "a credential (an API key or an authorization header)"),
-        (2, "meta", "the value of DB_PASSWORD"),
-    ]
-    assert (3, "ids", "the value of DB_PASSWORD") in credential_cells(frame, {"DB_PASSWORD": "hunter2-hunter2"})
-
-
-def test_credential_cells_uses_the_row_column_when_given() -> None:
-    frame = pl.DataFrame({ROW: [7, 9], "answer": ["x", KEY_SHAPES["aws"]]})
-    assert credential_cells(frame, {}, ROW) == [(9, "answer", "a credential (an API key or an authorization header)")]
-
-
-def test_credential_cells_names_a_column_named_like_a_secret() -> None:
-    frame = pl.DataFrame({OPENAI_KEY: ["x"]})
-    ((row, column, _),) = credential_cells(frame, {})
-    assert row is None
-    assert OPENAI_KEY not in column
-
-
 @pytest.mark.parametrize(
     ("text", "expected"),
     [
@@ -172,11 +138,6 @@ def test_redact_replaces_every_credential(text: str, expected: str) -> None:
 @pytest.mark.parametrize("shape", KEY_SHAPES.values(), ids=KEY_SHAPES.keys())
 def test_redact_removes_the_whole_credential(shape: str) -> None:
     assert redact(f"<{shape}> end", {}) == f"<{shape[:3]}…(redacted)> end"
-
-
-def test_show_value_redacts_a_credential() -> None:
-    assert show_value(OPENAI_KEY) == "'sk-…(redacted)'"
-    assert show_value("plain") == "'plain'"
 
 
 def test_validate_never_prints_a_credential_of_a_bad_cell(cli: Cli, write: Write) -> None:
@@ -196,11 +157,6 @@ def test_no_error_message_prints_a_credential_of_the_environment(cli: Cli, tmp_p
     assert result.exit_code == 2
     assert secret not in result.output
     assert "(redacted)" in result.output
-
-
-def test_library_errors_never_hold_a_credential() -> None:
-    error = ConfigError(f"the retriever returned {OPENAI_KEY}")
-    assert str(error) == "the retriever returned sk-…(redacted)"
 
 
 def test_a_usage_error_never_prints_a_credential(cli: Cli, tmp_path: Path) -> None:
