@@ -1,0 +1,29 @@
+"""The progress bar: drawn only on a terminal, counting each advance; elsewhere silent."""
+
+from __future__ import annotations
+
+import pytest
+
+from rag_compare.llm.progress import progress_bar
+
+
+@pytest.mark.parametrize(("label", "total"), [("judging", 3), (None, 3), ("judging", 0)])
+def test_off_a_terminal_or_without_work_nothing_is_drawn(
+    capsys: pytest.CaptureFixture[str], label: str | None, total: int
+) -> None:
+    with progress_bar(label, total) as advance:
+        for _ in range(3):
+            advance()
+    assert capsys.readouterr() == ("", "")
+
+
+def test_on_a_terminal_the_bar_counts_each_advance(
+    capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr("sys.stderr.isatty", lambda: True)
+    with progress_bar("judging", 3) as advance:
+        for _ in range(3):
+            advance()
+    drawn = "".join(capsys.readouterr())
+    assert "judging" in drawn
+    assert "3/3" in drawn
