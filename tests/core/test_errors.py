@@ -9,6 +9,7 @@ from tests.helpers.credential_shapes import OPENAI_KEY
 def test_a_problem_says_where_it_is_and_what_was_expected() -> None:
     problem = Problem("one of: a, b", row=3, column="answerability", value="'c'")
     assert str(problem) == "row 3, column 'answerability': got 'c'; expected one of: a, b"
+    assert Problem.at(3, "answerability", "c", "one of: a, b") == problem
     assert str(Problem("a header row")) == "expected a header row"
     assert problem.to_dict() == {"row": 3, "column": "answerability", "value": "'c'", "expected": "one of: a, b"}
 
