@@ -17,13 +17,14 @@ def test_off_a_terminal_or_without_work_nothing_is_drawn(
     assert capsys.readouterr() == ("", "")
 
 
-def test_on_a_terminal_the_bar_counts_each_advance(
+def test_on_a_terminal_the_bar_counts_each_advance_on_stderr_never_on_stdout(
     capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
 ) -> None:
     monkeypatch.setattr("sys.stderr.isatty", lambda: True)
     with progress_bar("judging", 3) as advance:
         for _ in range(3):
             advance()
-    drawn = "".join(capsys.readouterr())
-    assert "judging" in drawn
-    assert "3/3" in drawn
+    drawn = capsys.readouterr()
+    assert drawn.out == ""  # stdout carries the command's output (JSON, a report)
+    assert "judging" in drawn.err
+    assert "3/3" in drawn.err
