@@ -170,7 +170,7 @@ def _check_unique(run: Run) -> None:
     repeated = run.records.filter(pl.col("case_id").is_duplicated()).get_column("case_id").unique().sort()
     if repeated.len():
         raise CompareError(
-            f"{run.path or run.name}: these case ids appear more than once: {truncated(repeated.to_list())}. "
+            f"{run.path or run.name}: these case ids appear more than once: {truncated(repeated)}. "
             "A run holds one record per case; freeze it again from records with unique case ids."
         )
 

@@ -148,14 +148,12 @@ def _check_ids(run: Run, scores: pl.DataFrame) -> None:
     ids = scores.get_column("case_id").cast(pl.String)
     if ids.is_duplicated().any():
         twice = ids.filter(ids.is_duplicated()).unique(maintain_order=True)
-        raise ScoresError(
-            f"the scores hold some case ids more than once: {truncated(twice.to_list())}. Give one row per case."
-        )
+        raise ScoresError(f"the scores hold some case ids more than once: {truncated(twice)}. Give one row per case.")
     known = run.records.select(pl.col("case_id").cast(pl.String))
     unknown = ids.to_frame().join(known, on="case_id", how="anti", maintain_order="left").to_series()
     if unknown.len():
         raise ScoresError(
-            f"the scores hold {unknown.len()} case ids that run '{run.name}' lacks: {truncated(unknown.to_list())}. "
+            f"the scores hold {unknown.len()} case ids that run '{run.name}' lacks: {truncated(unknown)}. "
             "Pass the scores made for this run."
         )
 

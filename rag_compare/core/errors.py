@@ -98,8 +98,9 @@ LISTED_AS_JSON = "all are listed with --format json"
 
 def problem_lines(problems: Sequence[Problem], listed: str = LISTED_AS_JSON) -> str:
     """Problems as an indented list, the first 50 only, then how many more and where they are ``listed``."""
-    lines = [f"  - {problem}\n" for problem in problems]
-    return truncated(lines, _MAX_PROBLEMS_SHOWN, separator="", prefix="  ", suffix=f" ({listed})\n")
+    lines = [f"  - {problem}\n" for problem in problems[:_MAX_PROBLEMS_SHOWN]]
+    suffix = f" ({listed})\n"
+    return truncated(lines, _MAX_PROBLEMS_SHOWN, separator="", prefix="  ", suffix=suffix, total=len(problems))
 
 
 def sorted_problems(problems: Iterable[Problem]) -> list[Problem]:

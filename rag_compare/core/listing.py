@@ -1,11 +1,15 @@
 """Lists as one piece of text: counts (``ok 3 · failed 1``) and a long list cut short (``a, b … and 8 more``).
 
-Only the standard library: errors use it too.
+Only the standard library: errors use it too (a Polars series is cut without being copied whole).
 """
 
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    import polars as pl
 
 __all__ = ["counts_line", "truncated"]
 
@@ -16,7 +20,7 @@ def counts_line(counts: Mapping[str, int], separator: str = " · ") -> str:
 
 
 def truncated(
-    items: Sequence[object],
+    items: Sequence[object] | pl.Series,
     limit: int = 10,
     *,
     separator: str = ", ",
@@ -26,7 +30,7 @@ def truncated(
 ) -> str:
     """The first ``limit`` of ``items`` joined by ``separator``; the rest, if any, said as ``… and N more``
     between ``prefix`` and ``suffix`` (``suffix`` may say where every item is listed). ``total`` counts
-    the items when ``items`` holds only the first ones."""
+    the items when ``items`` holds only the first ones. Only the items shown are made text."""
     shown = separator.join(str(item) for item in items[:limit])
     hidden = (len(items) if total is None else total) - limit
     return f"{shown}{prefix}… and {hidden} more{suffix}" if hidden > 0 else shown

@@ -134,7 +134,7 @@ def simulation_text(simulation: FallbackSimulation) -> str:
     rows = [_threshold_cells(row) for row in simulation.thresholds.iter_rows(named=True)]
     first = simulation.thresholds.item(0, "threshold")
     replaced = simulation.cases.filter(pl.col("replaced")).get_column("case_id")
-    shown = truncated(replaced.to_list()) or "none"
+    shown = truncated(replaced) or "none"
     return (
         text_table(("", ""), head)
         + "\n"

@@ -32,3 +32,22 @@ def test_a_list_of_lines_ends_with_a_line_saying_where_the_rest_is() -> None:
 def test_total_counts_items_not_passed() -> None:
     assert truncated(["a", "b"], 2, total=7) == "a, b … and 5 more"
     assert truncated(["a", "b"], 2, total=2) == "a, b"
+
+
+def test_a_series_is_cut_like_its_list_and_only_the_items_shown_become_text() -> None:
+    import polars as pl
+
+    ids = pl.Series([f"c{n}" for n in range(25)])
+    assert truncated(ids) == truncated(ids.to_list()) == "c0, c1, c2, c3, c4, c5, c6, c7, c8, c9 … and 15 more"
+    made: list[int] = []
+
+    class Counted:
+        def __init__(self, n: int) -> None:
+            self.n = n
+
+        def __str__(self) -> str:
+            made.append(self.n)
+            return str(self.n)
+
+    truncated([Counted(n) for n in range(1000)], 3)
+    assert made == [0, 1, 2]
