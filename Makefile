@@ -8,11 +8,13 @@ VENV := .venv
 BIN := $(VENV)/bin
 RUNTIME := $(VENV)/.runtime
 DEV := $(VENV)/.dev
+PRODUCERS := .venv-producers
+PRODUCED := tests/producers
 EXAMPLE_EPOCH := 1795000000
 LINTED := rag_compare tests benchmarks
 HANDMADE := tests/fixtures/handmade
 
-.PHONY: demo report tour test lint examples handmade clean
+.PHONY: demo report tour test lint producers examples handmade clean
 
 # The runtime dependencies only, for the commands a newcomer runs first; the dev extras on top for lint and tests.
 $(RUNTIME): pyproject.toml
@@ -48,7 +50,20 @@ lint: $(DEV)
 	$(BIN)/mypy rag_compare
 	$(BIN)/lint-imports
 
-test: lint
+# The real producers of the files import-run reads (LlamaIndex, LangChain, OpenInference, Ragas, DeepEval,
+# LangSmith; promptfoo from npm), in an environment of their own: their pins conflict with rag-compare's.
+$(PRODUCERS)/.stamp: $(PRODUCED)/requirements.txt
+	$(PYTHON) -m venv $(PRODUCERS)
+	$(PRODUCERS)/bin/python -m pip install --quiet --upgrade pip
+	$(PRODUCERS)/bin/python -m pip install --quiet -r $(PRODUCED)/requirements.txt
+	touch $@
+
+$(PRODUCED)/node_modules/.stamp: $(PRODUCED)/package.json
+	if command -v npm >/dev/null; then cd $(PRODUCED) && npm install --no-audit --no-fund --silent && touch node_modules/.stamp; fi
+
+producers: $(PRODUCERS)/.stamp $(PRODUCED)/node_modules/.stamp
+
+test: lint producers
 	$(BIN)/pytest
 
 # Capture the example runs from the example corpus, offline: BM25 and the extractive generator, top_k 3 and 5.
@@ -71,4 +86,4 @@ handmade: $(RUNTIME)
 	done
 
 clean:
-	rm -rf $(VENV) .pytest_cache .mypy_cache .ruff_cache .hypothesis
+	rm -rf $(VENV) $(PRODUCERS) $(PRODUCED)/node_modules .pytest_cache .mypy_cache .ruff_cache .hypothesis

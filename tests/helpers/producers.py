@@ -1,0 +1,66 @@
+"""The real producers of the files ``import-run`` reads, run offline to make the tests' fixtures.
+
+The Python producers (LlamaIndex, LangChain and OpenInference with the OpenTelemetry SDK, Ragas,
+DeepEval, LangSmith) live in their own environment, ``.venv-producers`` (``make test`` makes it from
+``tests/producers/requirements.txt``); promptfoo comes from npm into ``tests/producers/node_modules``.
+Each script in ``tests/producers/`` writes its files into the directory it is given.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from tests.helpers.data import ROOT
+
+PRODUCERS = ROOT / "tests" / "producers"
+PRODUCERS_PYTHON = Path(os.environ.get("RAG_COMPARE_PRODUCERS_PYTHON", ROOT / ".venv-producers" / "bin" / "python"))
+PROMPTFOO = PRODUCERS / "node_modules" / ".bin" / "promptfoo"
+
+OFFLINE = {
+    "HF_HUB_OFFLINE": "1",
+    "TRANSFORMERS_OFFLINE": "1",
+    "DO_NOT_TRACK": "1",
+    "DEEPEVAL_TELEMETRY_OPT_OUT": "YES",
+    "DEEPEVAL_UPDATE_WARNING_OPT_IN": "NO",
+    "RAGAS_DO_NOT_TRACK": "true",
+    "LANGSMITH_TRACING": "false",
+    "LANGCHAIN_TRACING_V2": "false",
+    "PROMPTFOO_DISABLE_TELEMETRY": "1",
+    "PROMPTFOO_DISABLE_UPDATE": "1",
+    "PROMPTFOO_DISABLE_SHARING": "1",
+    "OPENAI_API_KEY": "",
+}
+"""Settings that keep every producer from reaching a service (telemetry, update checks, model hubs)."""
+
+
+def produce(script: str, output: Path, *args: str, timeout: float = 600) -> Path:
+    """Run ``tests/producers/<script>`` with the producers' Python, writing into ``output``; return it."""
+    if not PRODUCERS_PYTHON.exists():
+        pytest.fail(f"{PRODUCERS_PYTHON} is missing: `make test` makes the producers' environment (.venv-producers)")
+    output.mkdir(parents=True, exist_ok=True)
+    env = {**os.environ, **OFFLINE, "HOME": str(output / "home")}
+    completed = subprocess.run(
+        [str(PRODUCERS_PYTHON), str(PRODUCERS / script), str(output), *args],
+        cwd=output,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+    )
+    if completed.returncode != 0:
+        pytest.fail(f"{script} failed ({completed.returncode}):\n{completed.stdout}\n{completed.stderr}")
+    return output
+
+
+def promptfoo() -> Path:
+    """The promptfoo command line from npm; the test is skipped only where node itself is absent."""
+    if shutil.which("node") is None:
+        pytest.skip("node is not installed here, so promptfoo cannot run (CI installs it)")
+    if not PROMPTFOO.exists():
+        pytest.fail(f"{PROMPTFOO} is missing: `make test` installs promptfoo with npm")
+    return PROMPTFOO
