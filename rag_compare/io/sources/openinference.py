@@ -1,0 +1,390 @@
+"""OpenInference traces written as OTLP/JSON lines: one trace is one case.
+
+The file holds one ``ExportTraceServiceRequest`` a line (``resourceSpans[].scopeSpans[].spans[]``), as the
+OpenTelemetry Collector's file exporter writes it; ids may be hex (the Collector) or base64 (protobuf's
+own JSON mapping), enums numbers or names, and a trace's spans may be spread over several lines. A line
+that is not such a request is a problem at its line number; the other lines are read.
+
+How a trace becomes a row (attribute names are OpenInference's):
+
+- root: the span without a parent (the earliest, if several). ``source_id`` is the trace id in hex,
+  ``position`` the first line holding one of its spans, ``started_ns`` the root's start and
+  ``latency_ms`` its end minus its start.
+- question: the root's ``input.value``; when that is a JSON object, its ``query``, ``input`` or
+  ``question`` field. A trace without a root, without a root ``input.value``, or without a RETRIEVER,
+  RERANKER or LLM span (an indexing or embedding trace) is skipped with the reason.
+- ``case_key``: the ``metadata`` attribute (a JSON object, as ``using_metadata`` sets it) under
+  ``case_id_key``, on the root first, then on the other spans in start order.
+- the answering LLM call: the last LLM span to start that holds ``llm.input_messages`` or ``llm.prompts``.
+  ``context`` is its ``llm.input_messages.N.message.content``, else its ``llm.prompts``, joined in order
+  with a newline.
+- retrieved: the RETRIEVER spans holding ``retrieval.documents.N.document.*`` and the RERANKER spans
+  holding ``reranker.output_documents.N.document.*``. Nested retriever spans of which one holds the
+  documents are one retrieval; of several, the last to end before the answering LLM call started counts
+  (so a reranker's output wins over the retrieval it reranked), else the last to end. A passage's id is
+  its ``document.id``, else the ``passage_id`` in its ``document.metadata``; the id list is null unless
+  every passage has one (the texts, ``document.content``, are then mapped to ids by the caller); the
+  scores (``document.score``) are null unless every passage has one. ``context_passage_ids`` is left
+  null: the caller derives it from the retrieved texts found in the context.
+- ``answer``: the root's ``output.value``, else the answering LLM span's
+  ``llm.output_messages.N.message.content`` (joined with a newline), else its ``output.value``; an
+  ``output.value`` that is a JSON object gives its ``answer``, ``output``, ``result`` or ``response`` field
+  (a chat model's serialised result has none: no answer).
+- failure: a span with status ERROR (code 2) makes the case ``failed``. The span it started in is the
+  ERROR span without an ERROR child (the first to start, if several): ``error`` is its first
+  ``exception`` event's ``exception.message``, else its status message; ``failed_stage`` its span kind in
+  lower case (``llm``, ``retriever``...).
+- tokens: ``llm.token_count.prompt`` and ``llm.token_count.completion`` summed over the LLM spans; null
+  when no span holds them.
+"""
+
+from __future__ import annotations
+
+import base64
+import binascii
+import json
+import re
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from rag_compare.core.errors import InputFileError, Problem, show_value
+from rag_compare.io.sources.rows import Skipped, SourceRows, source_frame
+
+__all__ = ["read_openinference"]
+
+_REQUEST = "an OTLP ExportTraceServiceRequest as JSON (resourceSpans[].scopeSpans[].spans[])"
+_ERROR_CODES = (2, "STATUS_CODE_ERROR")
+_QUESTION_FIELDS = ("query", "input", "question")
+_ANSWER_FIELDS = ("answer", "output", "result", "response")
+_RETRIEVAL_KINDS = {"RETRIEVER": "retrieval.documents", "RERANKER": "reranker.output_documents"}
+_INDEXED = re.compile(r"(\d+)\.(.+)")
+
+
+@dataclass(frozen=True)
+class _Span:
+    """One span, its ids in hex and its attributes as plain values keyed by their flat names."""
+
+    trace_id: str
+    span_id: str
+    parent_id: str | None
+    start_ns: int
+    end_ns: int
+    failed: bool
+    status_message: str | None
+    exception: str | None
+    attributes: Mapping[str, Any]
+    line: int
+
+    @property
+    def kind(self) -> str | None:
+        kind = self.attributes.get("openinference.span.kind")
+        return kind.upper() if isinstance(kind, str) else None
+
+
+class _NotARequest(ValueError):
+    """A line that is not an ``ExportTraceServiceRequest``; the message says where it breaks."""
+
+
+def read_openinference(path: Path, case_id_key: str) -> SourceRows:
+    """The traces of the OTLP/JSON lines file ``path`` as source rows, one per trace that holds a query.
+
+    ``case_id_key`` is the key of the ``metadata`` attribute that holds the case id. Raises
+    ``InputFileError`` when the file is missing, empty, or has no line that is an export request.
+    """
+    lines = _read_lines(Path(path))
+    spans: list[_Span] = []
+    problems: list[Problem] = []
+    for number, text in lines:
+        try:
+            spans.extend(_spans_of_line(text, number))
+        except _NotARequest as error:
+            problems.append(Problem(f"{_REQUEST}; {error}", row=number, value=show_value(text)))
+    if len(problems) == len(lines):
+        raise InputFileError(
+            f"{path}: no line is an OTLP export request (line {problems[0].row}: {problems[0].expected}). "
+            "Give the file the OpenTelemetry Collector's file exporter writes, one request a line."
+        )
+    rows: list[dict[str, Any]] = []
+    skipped: list[Skipped] = []
+    traces = _by_trace(spans)
+    for trace in traces:
+        row = _trace_row(trace, case_id_key)
+        if isinstance(row, Skipped):
+            skipped.append(row)
+        else:
+            rows.append(row)
+    return SourceRows(
+        source_frame(rows), read=len(traces), unit="trace", skipped=tuple(skipped), problems=tuple(problems)
+    )
+
+
+def _read_lines(path: Path) -> list[tuple[int, str]]:
+    """The non-blank lines of ``path`` with their numbers (from 1)."""
+    if not path.is_file():
+        raise InputFileError(f"{path}: no such file. Check the path of the traces file.")
+    try:
+        text = path.read_text(encoding="utf-8-sig")
+    except UnicodeDecodeError:
+        raise InputFileError(f"{path}: is not UTF-8 text. Export the traces as OTLP/JSON lines.") from None
+    lines = [(number, line) for number, line in enumerate(text.splitlines(), start=1) if line.strip()]
+    if not lines:
+        raise InputFileError(f"{path}: the file is empty. Export the traces into it, one OTLP request a line.")
+    return lines
+
+
+def _spans_of_line(text: str, line: int) -> list[_Span]:
+    try:
+        request = json.loads(text)
+    except json.JSONDecodeError as error:
+        raise _NotARequest(f"the line is not JSON ({error.msg})") from None
+    if not isinstance(request, dict) or not isinstance(request.get("resourceSpans"), list):
+        raise _NotARequest("the line has no `resourceSpans` list")
+    return [
+        _span(span, line)
+        for resource in request["resourceSpans"]
+        for scope in _items(resource, "scopeSpans")
+        for span in _items(scope, "spans")
+    ]
+
+
+def _items(parent: Any, key: str) -> list[Any]:
+    items = parent.get(key, []) if isinstance(parent, dict) else None
+    if not isinstance(items, list):
+        raise _NotARequest(f"`{key}` is not a list")
+    return items
+
+
+def _span(span: Any, line: int) -> _Span:
+    if not isinstance(span, dict):
+        raise _NotARequest("a span is not an object")
+    status = span.get("status") or {}
+    attributes = _attributes(span.get("attributes", []))
+    try:
+        start_ns, end_ns = int(span["startTimeUnixNano"]), int(span["endTimeUnixNano"])
+    except (KeyError, TypeError, ValueError):
+        raise _NotARequest("a span has no `startTimeUnixNano` and `endTimeUnixNano`") from None
+    return _Span(
+        trace_id=_hex_id(span.get("traceId"), 16, "traceId"),
+        span_id=_hex_id(span.get("spanId"), 8, "spanId"),
+        parent_id=_hex_id(span["parentSpanId"], 8, "parentSpanId") if span.get("parentSpanId") else None,
+        start_ns=start_ns,
+        end_ns=end_ns,
+        failed=isinstance(status, dict) and status.get("code") in _ERROR_CODES,
+        status_message=status.get("message") if isinstance(status, dict) else None,
+        exception=_exception_message(span.get("events", [])),
+        attributes=attributes,
+        line=line,
+    )
+
+
+def _hex_id(value: Any, size: int, name: str) -> str:
+    """An id of ``size`` bytes in lower-case hex, from hex (the Collector) or base64 (protobuf's mapping)."""
+    if isinstance(value, str):
+        if len(value) == 2 * size and all(char in "0123456789abcdefABCDEF" for char in value):
+            return value.lower()
+        try:
+            data = base64.b64decode(value, validate=True)
+        except (binascii.Error, ValueError):
+            data = b""
+        if len(data) == size:
+            return data.hex()
+    raise _NotARequest(f"a span's `{name}` is not {size} bytes in hex or base64")
+
+
+def _attributes(items: Any) -> dict[str, Any]:
+    if not isinstance(items, list):
+        raise _NotARequest("a span's `attributes` is not a list")
+    try:
+        return {item["key"]: _value(item.get("value") or {}) for item in items}
+    except (KeyError, TypeError, AttributeError, ValueError):
+        raise _NotARequest("an attribute is not a {key, value} object") from None
+
+
+def _value(value: Mapping[str, Any]) -> Any:
+    """An OTLP ``AnyValue`` as a plain value (``intValue`` is a string in JSON)."""
+    if "stringValue" in value:
+        return value["stringValue"]
+    if "intValue" in value:
+        return int(value["intValue"])
+    if "doubleValue" in value:
+        return float(value["doubleValue"])
+    if "boolValue" in value:
+        return bool(value["boolValue"])
+    if "arrayValue" in value:
+        return [_value(item) for item in value["arrayValue"].get("values", [])]
+    if "kvlistValue" in value:
+        return {item["key"]: _value(item.get("value") or {}) for item in value["kvlistValue"].get("values", [])}
+    return value.get("bytesValue")
+
+
+def _exception_message(events: Any) -> str | None:
+    for event in events if isinstance(events, list) else []:
+        if isinstance(event, dict) and event.get("name") == "exception":
+            message = _attributes(event.get("attributes", [])).get("exception.message")
+            if isinstance(message, str):
+                return message
+    return None
+
+
+def _by_trace(spans: Iterable[_Span]) -> list[list[_Span]]:
+    """The spans grouped by trace (traces in the order their first span appears), each in start order."""
+    traces: dict[str, list[_Span]] = {}
+    for span in spans:
+        traces.setdefault(span.trace_id, []).append(span)
+    return [sorted(trace, key=lambda span: span.start_ns) for trace in traces.values()]
+
+
+def _trace_row(trace: Sequence[_Span], case_id_key: str) -> dict[str, Any] | Skipped:
+    """The source row of one trace, or why it is skipped."""
+    position, trace_id = min(span.line for span in trace), trace[0].trace_id
+    roots = [span for span in trace if span.parent_id is None]
+    if not roots:
+        return Skipped(position, "no root span in the file", trace_id)
+    root = roots[0]
+    if not any(span.kind in (*_RETRIEVAL_KINDS, "LLM") for span in trace):
+        return Skipped(position, "no retriever, reranker or LLM span (an indexing or embedding trace)", trace_id)
+    question = _field(root.attributes.get("input.value"), _QUESTION_FIELDS)
+    if question is None:
+        return Skipped(position, "no query: the root span has no `input.value`", trace_id)
+    llm = _answering_llm(trace)
+    failure = _failure(trace)
+    ids, texts, scores = _retrieval(trace, llm.start_ns if llm else None)
+    return {
+        "position": position,
+        "source_id": trace_id,
+        "case_key": _case_key(root, trace, case_id_key),
+        "question": question,
+        "started_ns": root.start_ns,
+        "status": "ok" if failure is None else "failed",
+        "error": failure[0] if failure else None,
+        "failed_stage": failure[1] if failure else None,
+        "retrieved_passage_ids": ids,
+        "retrieved_texts": texts,
+        "retrieved_scores": scores,
+        "context": _context(llm),
+        "answer": _field(root.attributes.get("output.value"), _ANSWER_FIELDS) or _llm_answer(llm),
+        "latency_ms": (root.end_ns - root.start_ns) / 1e6,
+        "prompt_tokens": _token_sum(trace, "llm.token_count.prompt"),
+        "completion_tokens": _token_sum(trace, "llm.token_count.completion"),
+    }
+
+
+def _json_object(value: Any) -> dict[str, Any] | None:
+    """``value`` when it is a mapping or the JSON text of an object, else None."""
+    if isinstance(value, str):
+        try:
+            value = json.loads(value)
+        except json.JSONDecodeError:
+            return None
+    return dict(value) if isinstance(value, Mapping) else None
+
+
+def _field(value: Any, fields: Sequence[str]) -> str | None:
+    """``value`` as text; when it is a JSON object, its first text field among ``fields`` (or None)."""
+    if not isinstance(value, str) or not value.strip():
+        return None
+    parsed = _json_object(value)
+    if parsed is None:
+        return value
+    return next((parsed[name] for name in fields if isinstance(parsed.get(name), str)), None)
+
+
+def _text_of(mapping: Mapping[str, Any] | None, key: str) -> str | None:
+    """``mapping[key]`` as text (a number too), or None when absent or empty."""
+    value = mapping.get(key) if mapping is not None else None
+    return str(value) if value not in (None, "") and not isinstance(value, dict | list) else None
+
+
+def _case_key(root: _Span, trace: Sequence[_Span], case_id_key: str) -> str | None:
+    keys = (_text_of(_json_object(span.attributes.get("metadata")), case_id_key) for span in (root, *trace))
+    return next((key for key in keys if key is not None), None)
+
+
+def _answering_llm(trace: Sequence[_Span]) -> _Span | None:
+    """The last LLM span to start that holds the prompt it was sent."""
+    sent = [
+        span
+        for span in trace
+        if span.kind == "LLM" and any(key.startswith(("llm.input_messages.", "llm.prompts")) for key in span.attributes)
+    ]
+    return sent[-1] if sent else None
+
+
+def _failure(trace: Sequence[_Span]) -> tuple[str | None, str | None] | None:
+    """The error and stage of the ERROR span the failure started in, or None when no span failed."""
+    failed = [span for span in trace if span.failed]
+    parents = {span.parent_id for span in failed}
+    origin = next((span for span in failed if span.span_id not in parents), None)
+    if origin is None:
+        return None
+    return origin.exception or origin.status_message, origin.kind.lower() if origin.kind else None
+
+
+def _retrieval(
+    trace: Sequence[_Span], llm_start: int | None
+) -> tuple[list[str] | None, list[str] | None, list[float] | None]:
+    """Ids, texts and scores of the retrieval that counts (see the module's docstring), else nulls."""
+    found = [
+        (span, documents)
+        for span in trace
+        if span.kind in _RETRIEVAL_KINDS and (documents := _indexed(span.attributes, _RETRIEVAL_KINDS[span.kind]))
+    ]
+    if not found:
+        return None, None, None
+    before = [item for item in found if llm_start is None or item[0].end_ns <= llm_start] or found
+    documents = max(before, key=lambda item: item[0].end_ns)[1]
+    ids = [
+        _text_of(document, "document.id") or _text_of(_json_object(document.get("document.metadata")), "passage_id")
+        for document in documents
+    ]
+    texts = [document.get("document.content") for document in documents]
+    scores = [document.get("document.score") for document in documents]
+    return (
+        [identifier for identifier in ids if identifier is not None] if None not in ids else None,
+        [text for text in texts if isinstance(text, str)] if all(isinstance(text, str) for text in texts) else None,
+        [float(score) for score in scores if isinstance(score, int | float)]
+        if all(isinstance(score, int | float) for score in scores)
+        else None,
+    )
+
+
+def _indexed(attributes: Mapping[str, Any], prefix: str) -> list[dict[str, Any]]:
+    """The items of a flattened list attribute (``prefix.N.field``), in the order of N."""
+    items: dict[int, dict[str, Any]] = {}
+    for key, value in attributes.items():
+        if key.startswith(prefix + ".") and (match := _INDEXED.fullmatch(key[len(prefix) + 1 :])):
+            items.setdefault(int(match[1]), {})[match[2]] = value
+    return [items[index] for index in sorted(items)]
+
+
+def _joined(span: _Span, prefix: str, field: str | None = None) -> str | None:
+    """The texts of a list attribute (flattened ``prefix.N.field``, or a plain list) joined with newlines."""
+    if field is None:
+        value = span.attributes.get(prefix)
+        texts = [item for item in value if isinstance(item, str)] if isinstance(value, list) else []
+    else:
+        texts = [item[field] for item in _indexed(span.attributes, prefix) if isinstance(item.get(field), str)]
+    return "\n".join(texts) if texts else None
+
+
+def _context(llm: _Span | None) -> str | None:
+    if llm is None:
+        return None
+    return _joined(llm, "llm.input_messages", "message.content") or _joined(llm, "llm.prompts")
+
+
+def _llm_answer(llm: _Span | None) -> str | None:
+    if llm is None:
+        return None
+    return _joined(llm, "llm.output_messages", "message.content") or _field(
+        llm.attributes.get("output.value"), _ANSWER_FIELDS
+    )
+
+
+def _token_sum(trace: Sequence[_Span], key: str) -> int | None:
+    counts = [
+        span.attributes[key] for span in trace if span.kind == "LLM" and isinstance(span.attributes.get(key), int)
+    ]
+    return sum(counts) if counts else None
