@@ -18,6 +18,7 @@ import csv
 import hashlib
 import json
 import math
+import re
 import sys
 from collections.abc import Sequence
 from pathlib import Path
@@ -34,9 +35,11 @@ from langchain_core.prompts import ChatPromptTemplate
 from langchain_core.retrievers import BaseRetriever
 from langchain_core.runnables import RunnablePassthrough
 from llama_index.core import VectorStoreIndex
+from llama_index.core.base.base_query_engine import BaseQueryEngine
 from llama_index.core.base.embeddings.base import BaseEmbedding
 from llama_index.core.llms import CompletionResponse, CompletionResponseGen, CustomLLM, LLMMetadata
 from llama_index.core.llms.callbacks import llm_completion_callback
+from llama_index.core.postprocessor import StructuredLLMRerank
 from llama_index.core.schema import TextNode
 from openinference.instrumentation import using_metadata
 from openinference.instrumentation.langchain import LangChainInstrumentor
@@ -55,6 +58,8 @@ SPANS_PER_LINE = 4
 
 LLAMA_INDEX_CASES = ("meal-allowance-daily@2026-01", "remote-work-days@2026-01", "hotel-cap@2026-01")
 LLAMA_INDEX_FAILING = "flight-class@2026-01"
+LLAMA_INDEX_RERANKED = "parental-leave-weeks@2026-01"
+RERANKED_TOP_N = 2
 LANGCHAIN_CASES = ("bike-lease@2026-01", "public-transport-pass@2026-01", "ceo-salary@2026-01")
 LANGCHAIN_FAILING = "sick-leave-certificate@2026-01"
 LLM_ERROR = "the model endpoint answered 503 Service Unavailable"
@@ -63,10 +68,14 @@ CALLS: list[dict[str, Any]] = []
 """Every call of a model of this script: the prompt as the model received it, and the usage it reported."""
 
 
+def words(text: str) -> list[str]:
+    return "".join(char.lower() if char.isalnum() else " " for char in text).split()
+
+
 def hashed_vector(text: str) -> list[float]:
     """A deterministic bag-of-words embedding: each word hashed into one of ``DIMENSIONS`` buckets."""
     vector = [0.0] * DIMENSIONS
-    for word in "".join(c.lower() if c.isalnum() else " " for c in text).split():
+    for word in words(text):
         vector[int.from_bytes(hashlib.sha256(word.encode()).digest()[:4], "big") % DIMENSIONS] += 1.0
     norm = math.sqrt(sum(value * value for value in vector)) or 1.0
     return [value / norm for value in vector]
@@ -106,6 +115,32 @@ class ExtractiveLLM(CustomLLM):
         if self.fail:
             raise RuntimeError(LLM_ERROR)
         text = extract_answer(prompt)
+        usage = {"prompt_tokens": len(prompt.split()), "completion_tokens": len(text.split())}
+        CALLS[-1]["usage"] = usage
+        return CompletionResponse(text=text, raw={"usage": usage})
+
+    @llm_completion_callback()
+    def stream_complete(self, prompt: str, formatted: bool = False, **kwargs: Any) -> CompletionResponseGen:
+        raise NotImplementedError("this model does not stream")
+
+
+class RerankingLLM(CustomLLM):
+    """An offline model for ``StructuredLLMRerank``: the documents it is shown, as JSON, by how many of the
+    question's words each holds."""
+
+    @property
+    def metadata(self) -> LLMMetadata:
+        return LLMMetadata(model_name="overlap-reranker", is_chat_model=False)
+
+    @llm_completion_callback()
+    def complete(self, prompt: str, formatted: bool = False, **kwargs: Any) -> CompletionResponse:
+        CALLS.append({"prompt": prompt})
+        question = set(words(re.search(r"Question: (.*)", prompt)[1]))
+        shown = re.findall(r"Document (\d+):\n(.*?)(?=\n\nDocument \d+:|\nQuestion: )", prompt, flags=re.DOTALL)
+        overlaps = {int(number): len(question & set(words(text))) for number, text in shown}
+        ranked = sorted(overlaps, key=lambda number: (-overlaps[number], number))
+        documents = [{"document_number": number, "relevance": min(10, 1 + overlaps[number])} for number in ranked]
+        text = json.dumps({"documents": documents})
         usage = {"prompt_tokens": len(prompt.split()), "completion_tokens": len(text.split())}
         CALLS[-1]["usage"] = usage
         return CompletionResponse(text=text, raw={"usage": usage})
@@ -184,12 +219,25 @@ def build_index(passages: list[dict[str, str]]) -> VectorStoreIndex:
     return VectorStoreIndex(nodes, embed_model=HashEmbedding())
 
 
+def llama_index_engines(index: VectorStoreIndex) -> dict[str, BaseQueryEngine]:
+    """A query engine for each case: plain, one whose model raises, one whose retrieval is reranked."""
+    engines = {
+        case_id: index.as_query_engine(llm=ExtractiveLLM(), similarity_top_k=TOP_K) for case_id in LLAMA_INDEX_CASES
+    }
+    engines[LLAMA_INDEX_FAILING] = index.as_query_engine(llm=ExtractiveLLM(fail=True), similarity_top_k=TOP_K)
+    reranker = StructuredLLMRerank(llm=RerankingLLM(), top_n=RERANKED_TOP_N, choice_batch_size=TOP_K + 1)
+    engines[LLAMA_INDEX_RERANKED] = index.as_query_engine(
+        llm=ExtractiveLLM(), similarity_top_k=TOP_K + 1, node_postprocessors=[reranker]
+    )
+    return engines
+
+
 def llama_index_cases(index: VectorStoreIndex, questions: dict[str, str]) -> list[dict[str, Any]]:
-    """Ask the index's query engine each case under its metadata."""
+    """Ask each case's query engine its question under the case's metadata."""
     expected = []
-    for case_id in (*LLAMA_INDEX_CASES, LLAMA_INDEX_FAILING):
-        engine = index.as_query_engine(llm=ExtractiveLLM(fail=case_id == LLAMA_INDEX_FAILING), similarity_top_k=TOP_K)
+    for case_id, engine in llama_index_engines(index).items():
         case: dict[str, Any] = {"case_id": case_id, "framework": "llama_index", "question": questions[case_id]}
+        first_call = len(CALLS)
         with using_metadata({"case_id": case_id, "team": "handbook"}):
             try:
                 response = engine.query(questions[case_id])
@@ -199,9 +247,18 @@ def llama_index_cases(index: VectorStoreIndex, questions: dict[str, str]) -> lis
                 case["answer"] = str(response)
                 case["retrieved_passage_ids"] = [node.node.node_id for node in response.source_nodes]
                 case["retrieved_scores"] = [node.score for node in response.source_nodes]
-        case.update(CALLS[-1])
-        expected.append(case)
+        expected.append(case | calls_of_case(CALLS[first_call:]))
     return expected
+
+
+def calls_of_case(calls: list[dict[str, Any]]) -> dict[str, Any]:
+    """The prompt of a case's last model call and the tokens its calls reported (None when none did)."""
+    usages = [call["usage"] for call in calls if "usage" in call]
+    return {
+        "prompt": calls[-1]["prompt"],
+        "prompt_tokens": sum(usage["prompt_tokens"] for usage in usages) if usages else None,
+        "completion_tokens": sum(usage["completion_tokens"] for usage in usages) if usages else None,
+    }
 
 
 def langchain_cases(questions: dict[str, str], passages: list[dict[str, str]]) -> list[dict[str, Any]]:
@@ -230,6 +287,7 @@ def langchain_cases(questions: dict[str, str], passages: list[dict[str, str]]) -
         chain = {"context": retriever | join, "question": RunnablePassthrough()} | prompt | model | StrOutputParser()
         seen = RetrievedDocuments()
         case: dict[str, Any] = {"case_id": case_id, "framework": "langchain", "question": questions[case_id]}
+        first_call = len(CALLS)
         with using_metadata({"case_id": case_id, "team": "handbook"}):
             try:
                 case["answer"] = chain.invoke(questions[case_id], config={"callbacks": [seen]})
@@ -237,8 +295,7 @@ def langchain_cases(questions: dict[str, str], passages: list[dict[str, str]]) -
                 case["error"] = str(error)
         case["retrieved_passage_ids"] = [document.metadata["passage_id"] for document in seen.documents]
         case["retrieved_scores"] = None
-        case.update(CALLS[-1])
-        expected.append(case)
+        expected.append(case | calls_of_case(CALLS[first_call:]))
     return expected
 
 
