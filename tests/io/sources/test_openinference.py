@@ -12,10 +12,16 @@ from typing import Any
 import polars as pl
 import pytest
 
+from rag_compare import compare
 from rag_compare.core.errors import InputFileError
+from rag_compare.io.run_import import import_run
+from rag_compare.io.runs import load_run
 from rag_compare.io.sources.openinference import read_openinference
 from rag_compare.io.sources.rows import SOURCE_SCHEMA, SourceRows
+from tests.helpers.data import EXAMPLE_CORPUS, ROOT
 from tests.helpers.producers import produce
+
+CAPTURED = ROOT / "runs" / "baseline.arrow"  # captured over the example corpus: BM25, extractive generator
 
 
 @pytest.fixture(scope="module")
@@ -162,3 +168,34 @@ def test_a_file_that_cannot_be_read_is_refused(tmp_path: Path) -> None:
     (tmp_path / "latin1.jsonl").write_bytes(b'{"a": "caf\xe9"}\n')
     with pytest.raises(InputFileError, match="is not UTF-8"):
         read_openinference(tmp_path / "latin1.jsonl", "case_id")
+
+
+def test_the_traced_run_imports_and_compares_with_a_captured_one(
+    produced: Path, expected: dict[str, Any], tmp_path: Path
+) -> None:
+    imported = import_run(
+        produced / "traces.jsonl",
+        "openinference",
+        EXAMPLE_CORPUS,
+        {"name": "traced"},
+        passages=ROOT / "corpora" / "handbook_passages.csv",
+        output=tmp_path / "traced.arrow",
+    )
+    records = {row["case_id"]: row for row in load_run(tmp_path / "traced.arrow").records.iter_rows(named=True)}
+    assert (imported.imported.read, len(imported.imported.skipped), imported.imported.failed) == (10, 1, 2)
+    for case in expected["cases"]:
+        record = records[case["case_id"]]
+        if "error" in case:
+            assert (record["status"], record["error"]) == ("failed", case["error"])
+        else:
+            assert (record["status"], record["retrieved_passage_ids"]) == ("ok", case["retrieved_passage_ids"])
+        # The passages whose text reached the prompt: every one retrieved (each pipeline sends all it retrieved).
+        assert record["context_passage_ids"] == record["retrieved_passage_ids"]
+
+    comparison = compare(load_run(CAPTURED), imported.run)
+
+    statuses = dict(comparison.cases.select("case_id", pl.col("status").cast(pl.String)).iter_rows())
+    # The captured run has 35 records, 9 of them traced: 26 missing in the traced run, its 2 failures failed there.
+    assert comparison.counts["missing_in_candidate"] == 26
+    failed = sorted(case["case_id"] for case in expected["cases"] if "error" in case)
+    assert sorted(case_id for case_id, status in statuses.items() if status == "failed_in_candidate") == failed
