@@ -2,8 +2,9 @@
 
 The file holds one ``ExportTraceServiceRequest`` a line (``resourceSpans[].scopeSpans[].spans[]``), as the
 OpenTelemetry Collector's file exporter writes it; ids may be hex (the Collector) or base64 (protobuf's
-own JSON mapping), enums numbers or names, and a trace's spans may be spread over several lines. A line
-that is not such a request is a problem at its line number; the other lines are read.
+own JSON mapping), enums numbers or names, and a trace's spans may be spread over several lines (a span
+written twice counts once). A line that is not such a request, or holds a span without ids or times, is
+a problem at its line number; the other lines are read.
 
 How a trace becomes a row (attribute names are OpenInference's):
 
@@ -229,11 +230,12 @@ def _exception_message(events: Any) -> str | None:
 
 
 def _by_trace(spans: Iterable[_Span]) -> list[list[_Span]]:
-    """The spans grouped by trace (traces in the order their first span appears), each in start order."""
-    traces: dict[str, list[_Span]] = {}
+    """The spans grouped by trace (traces in the order their first span appears), each in start order; a
+    span exported twice (the same trace and span id) counts once, as first written."""
+    traces: dict[str, dict[str, _Span]] = {}
     for span in spans:
-        traces.setdefault(span.trace_id, []).append(span)
-    return [sorted(trace, key=lambda span: span.start_ns) for trace in traces.values()]
+        traces.setdefault(span.trace_id, {}).setdefault(span.span_id, span)
+    return [sorted(trace.values(), key=lambda span: span.start_ns) for trace in traces.values()]
 
 
 def _trace_row(trace: Sequence[_Span], case_id_key: str) -> dict[str, Any] | Skipped:

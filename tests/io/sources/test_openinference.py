@@ -141,15 +141,26 @@ def test_broken_lines_are_problems_at_their_line_and_the_rest_is_read(
     lines = (produced / "traces.jsonl").read_text(encoding="utf-8").splitlines()
     bad_id = json.loads(lines[-1])
     bad_id["resourceSpans"][0]["scopeSpans"][0]["spans"][0]["traceId"] = "not-an-id"
-    broken = ["{not json", *lines[:2], '{"resource": {}}', *lines[2:-1], "[1, 2]", json.dumps(bad_id), lines[-1]]
+    # Line 5 repeats a line holding token counts: its spans count once (the tokens are not summed twice).
+    repeated = next(line for line in lines if "llm.token_count.prompt" in line)
+    broken = [
+        "{not json",
+        *lines[:2],
+        '{"resource": {}}',
+        repeated,
+        *lines[2:-1],
+        "[1, 2]",
+        json.dumps(bad_id),
+        lines[-1],
+    ]
     path = tmp_path / "broken.jsonl"
     path.write_text("\n".join(broken) + "\n", encoding="utf-8")
 
     read = read_openinference(path, "case_id")
 
-    # Broken: line 1, line 4, then after the other len(lines) - 1 lines (5 to len(lines) + 1) the array and the
-    # copy of the last line with a bad id; the last line itself (len(lines) + 4) is read.
-    assert [problem.row for problem in read.problems] == [1, 4, len(lines) + 2, len(lines) + 3]
+    # Broken: line 1, line 4, then after the repeat and the other len(lines) - 3 lines (5 to len(lines) + 2) the
+    # array and the copy of the last line with a bad id; the last line itself (len(lines) + 5) is read.
+    assert [problem.row for problem in read.problems] == [1, 4, len(lines) + 3, len(lines) + 4]
     assert "not JSON" in read.problems[0].expected
     assert "no `resourceSpans` list" in read.problems[1].expected
     assert "`traceId` is not 16 bytes in hex or base64" in read.problems[3].expected
