@@ -90,22 +90,19 @@ def _refuse_several_runs(path: Path, results: list[Any]) -> None:
 
 
 def _column_name(result: Mapping[str, Any]) -> str:
-    provider = result.get("provider")
-    provider_id = provider.get("label") or provider.get("id") if isinstance(provider, Mapping) else provider
-    prompt = result.get("prompt")
-    label = prompt.get("label") if isinstance(prompt, Mapping) else None
-    return f"provider {show_value(provider_id)} with prompt {show_value(label)}"
+    provider = _mapping(result.get("provider"))
+    label = _mapping(result.get("prompt")).get("label")
+    return f"provider {show_value(provider.get('label') or provider.get('id'))} with prompt {show_value(label)}"
 
 
 def _row(position: int, result: Mapping[str, Any], case_id_key: str) -> dict[str, Any]:
     """The source row of one result (its list vars still as given, see ``_with_lists``)."""
-    variables: Mapping[str, Any] = result.get("vars") or {}
-    response = result.get("response") if isinstance(result.get("response"), Mapping) else {}
+    variables = _mapping(result.get("vars"))
+    response = _mapping(result.get("response"))
     output = response.get("output")
     error = result.get("error") or response.get("error")
     failed = output is None and bool(error)
-    prompt = result.get("prompt")
-    usage = result.get("tokenUsage") if isinstance(result.get("tokenUsage"), Mapping) else {}
+    usage = _mapping(result.get("tokenUsage"))
     key = variables.get(case_id_key)
     return {
         ROW: position,
@@ -118,7 +115,7 @@ def _row(position: int, result: Mapping[str, Any], case_id_key: str) -> dict[str
         "failed_stage": "generate" if failed else None,
         IDS_VAR: _list_cell(variables.get(IDS_VAR)),
         SCORES_VAR: _list_cell(variables.get(SCORES_VAR)),
-        "context": _text(prompt.get("raw")) if isinstance(prompt, Mapping) else None,
+        "context": _text(_mapping(result.get("prompt")).get("raw")),
         "answer": output if isinstance(output, str) or output is None else json.dumps(output, ensure_ascii=False),
         "latency_ms": _number(result.get("latencyMs")),
         "prompt_tokens": _count(usage.get("prompt")),
@@ -147,6 +144,10 @@ def _list_cell(value: Any) -> str | None:
     if value is None or isinstance(value, str):
         return value
     return json.dumps(value)
+
+
+def _mapping(value: Any) -> Mapping[str, Any]:
+    return value if isinstance(value, Mapping) else {}
 
 
 def _text(value: Any) -> str | None:
