@@ -48,6 +48,10 @@ ANSWERS = {
     "ceo-salary@2026-01": "I do not know: the handbook does not say.",
 }
 FAILING = "bike-lease@2026-01"
+TWO_RETRIEVALS = "flight-class@2026-01"
+"""Its chain first retrieves broadly (``BROAD_K`` candidates, not sent), then the passages it sends."""
+BROAD_K = 6
+TWO_RETRIEVALS_ANSWER = "Book economy; business class is allowed on flights over 6 hours, with approval."
 PROMPT = ChatPromptTemplate.from_messages(
     [
         ("system", "Answer the question from the handbook passages below.\n\nPassages:\n{context}"),
@@ -80,14 +84,15 @@ class KeepingTracer(LangChainTracer):
 
 
 class WordsEmbedding(Embeddings):
-    """A deterministic bag of words: each word hashed into one of ``DIMENSIONS`` buckets, normalised."""
+    """A deterministic bag of words: each word of four letters or more hashed into one of ``DIMENSIONS``
+    buckets, normalised."""
 
     def embed_documents(self, texts: list[str]) -> list[list[float]]:
         return [self.embed_query(text) for text in texts]
 
     def embed_query(self, text: str) -> list[float]:
         vector = [0.0] * DIMENSIONS
-        for word in re.findall(r"[a-z0-9]+", text.lower()):
+        for word in re.findall(r"[a-z0-9]{4,}", text.lower()):
             vector[int(hashlib.sha256(word.encode()).hexdigest(), 16) % DIMENSIONS] += 1.0
         norm = math.sqrt(sum(value * value for value in vector)) or 1.0
         return [value / norm for value in vector]
@@ -109,19 +114,21 @@ def main(output: Path) -> None:
     ]
     store = InMemoryVectorStore(WordsEmbedding())
     store.add_documents(documents)
-    retriever = store.as_retriever(search_kwargs={"k": TOP_K})
+    retriever = store.as_retriever(search_kwargs={"k": TOP_K}).with_config(run_name="context_retriever")
+    broad = store.as_retriever(search_kwargs={"k": BROAD_K}).with_config(run_name="broad_retriever")
     client = Client(
         api_url="http://langsmith.local", api_key="offline", session=LocalSession(), auto_batch_tracing=False
     )
     tracer = KeepingTracer(client=client, project_name="handbook")
-    for number, (case_id, answer) in enumerate([*ANSWERS.items(), (FAILING, None)]):
+    answers = [*ANSWERS.items(), (FAILING, None), (TWO_RETRIEVALS, TWO_RETRIEVALS_ANSWER)]
+    for number, (case_id, answer) in enumerate(answers):
         usage = {"input_tokens": 180 + number, "output_tokens": 12 + number, "total_tokens": 192 + 2 * number}
         model = (
             UnreachableChatModel(messages=iter([]))
             if answer is None
             else GenericFakeChatModel(messages=iter([AIMessage(content=answer, usage_metadata=usage)]))
         )
-        chain = _chain(retriever, model)
+        chain = _chain(retriever, model, broad if case_id == TWO_RETRIEVALS else None)
         config: Any = {"callbacks": [tracer], "metadata": {"case_id": case_id}}
         try:
             chain.invoke({"question": cases[case_id]["question"]}, config=config)
@@ -134,9 +141,15 @@ def main(output: Path) -> None:
     (output / "expected.json").write_text(json.dumps(expected, indent=2), encoding="utf-8")
 
 
-def _chain(retriever: Runnable[Any, Any], model: GenericFakeChatModel) -> Runnable[Any, Any]:
+def _chain(
+    retriever: Runnable[Any, Any], model: GenericFakeChatModel, broad: Runnable[Any, Any] | None
+) -> Runnable[Any, Any]:
+    """question -> (broad candidates, kept aside) -> passages -> prompt -> model -> text."""
     passages = itemgetter("question") | retriever | (lambda found: "\n\n".join(doc.page_content for doc in found))
-    return RunnablePassthrough.assign(context=passages) | PROMPT | model | StrOutputParser()
+    steps: Runnable[Any, Any] = RunnablePassthrough.assign(context=passages)
+    if broad is not None:
+        steps = RunnablePassthrough.assign(candidates=itemgetter("question") | broad) | steps
+    return steps | PROMPT | model | StrOutputParser()
 
 
 def _exported(tree: RunTree) -> schemas.Run:
@@ -148,7 +161,7 @@ def _exported(tree: RunTree) -> schemas.Run:
 def _expected(root: dict[str, Any]) -> dict[str, Any]:
     """What the run holds: its case id, question, retrieved documents, the messages sent, answer, error."""
     runs = list(_flattened(root))
-    retriever = next(run for run in runs if run["run_type"] == "retriever")
+    retriever = next(run for run in runs if run["name"] == "context_retriever")
     model = next(run for run in runs if run["run_type"] == "llm")
     usage = (model["extra"].get("metadata") or {}).get("usage_metadata") or {}
     return {
@@ -157,6 +170,7 @@ def _expected(root: dict[str, Any]) -> dict[str, Any]:
         "question": root["inputs"]["question"],
         "retrieved_passage_ids": [doc["id"] for doc in retriever["outputs"]["documents"]],
         "retrieved_texts": [doc["page_content"] for doc in retriever["outputs"]["documents"]],
+        "retrievers": [run["name"] for run in runs if run["run_type"] == "retriever"],
         "messages": [message["kwargs"]["content"] for message in model["inputs"]["messages"][0]],
         "answer": (root.get("outputs") or {}).get("output"),
         "error": model["error"],
