@@ -68,11 +68,13 @@ def _results(path: Path) -> list[Any]:
         ) from None
     results = document.get("results") if isinstance(document, dict) else None
     table = results.get("results") if isinstance(results, dict) else None
-    if not isinstance(table, list) or not table:
+    if not isinstance(table, list):
         raise InputFileError(
-            f"{path}: is not a promptfoo results file with results (no list `results.results` in it). "
+            f"{path}: is not a promptfoo results file (no list `results.results` in it). "
             "Give the JSON file `promptfoo eval -o results.json` wrote."
         )
+    if not table:
+        raise InputFileError(f"{path}: holds no results (`results.results` is empty). Evaluate at least one test.")
     return table
 
 
@@ -105,7 +107,6 @@ def _row(position: int, result: Mapping[str, Any], case_id_key: str) -> dict[str
     usage = _mapping(result.get("tokenUsage"))
     key = variables.get(case_id_key)
     return {
-        ROW: position,
         "position": position,
         "source_id": _text(result.get("id")),
         "case_key": None if key is None else str(key),
@@ -127,16 +128,15 @@ def _with_lists(rows: list[dict[str, Any]]) -> tuple[list[dict[str, Any]], list[
     """``rows`` with their list vars read (a JSON array or ``;``-separated), without those that hold a bad one."""
     if not rows:
         return rows, []
-    cells = pl.DataFrame(
-        {ROW: [row[ROW] for row in rows], **{spec.name: [row[spec.name] for row in rows] for spec in _LIST_VARS}},
+    cells = {spec.name: [row[spec.name] for row in rows] for spec in _LIST_VARS}
+    frame = pl.DataFrame(
+        {ROW: [row["position"] for row in rows], **cells},
         schema={ROW: pl.Int64, **{spec.name: pl.String for spec in _LIST_VARS}},
     )
-    lists, problems = coerce_columns(cells, _LIST_VARS)
+    read, problems = coerce_columns(frame, _LIST_VARS)
     bad = {problem.row for problem in problems}
-    read = [
-        {**row, **parsed} for row, parsed in zip(rows, lists.iter_rows(named=True), strict=True) if row[ROW] not in bad
-    ]
-    return read, problems
+    lists = read.drop(ROW).iter_rows(named=True)
+    return [{**row, **parsed} for row, parsed in zip(rows, lists, strict=True) if row["position"] not in bad], problems
 
 
 def _list_cell(value: Any) -> str | None:

@@ -159,6 +159,7 @@ def test_a_file_of_several_providers_is_refused(tmp_path: Path) -> None:
         ("case_id,question\na,b\n", "is not JSON"),
         ('{"results": {"version": 3}}', "no list `results.results`"),
         ('[{"vars": {}}]', "no list `results.results`"),
+        ('{"results": {"results": []}}', "holds no results"),
     ],
 )
 def test_a_file_that_is_no_results_file_is_refused(tmp_path: Path, content: str, message: str) -> None:
