@@ -4,9 +4,9 @@ A line is a run as the ``langsmith`` SDK's ``Run`` serialises (``run.model_dump_
 ``Client.read_run(run_id, load_child_runs=True)``, or of the runs LangChain's tracers collect). The runs
 of a tree are read in the order the tree lists them (parent first, children in order). The answering
 model call is the last run of type ``llm`` (or ``chat``); the retrieval is the last ``retriever`` run
-before it (the last one at all when no model was called). A run that errored makes the case
-``failed``, with the error and the ``run_type`` of the run where it started (the first errored run
-none of whose children errored).
+before it (the last one at all when no model was called). A run of the tree that errored (the root
+or any run below it) makes the case ``failed``, with the error and the ``run_type`` of the run where
+it started (the first errored run with no errored run below it).
 """
 
 from __future__ import annotations
@@ -133,7 +133,8 @@ def _flattened(run: Mapping[str, Any]) -> Iterator[Mapping[str, Any]]:
 
 
 def _failure(run: Mapping[str, Any]) -> Mapping[str, Any] | None:
-    """The run where the error started: the first errored run none of whose children errored."""
+    """The run where the error started: the first errored run (parents first, children in order) with no
+    errored run below it; ``None`` when no run of the tree errored."""
     for child in run.get("child_runs") or ():
         if isinstance(child, Mapping):
             found = _failure(child)
