@@ -9,15 +9,21 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any
 
+import polars as pl
 import pytest
 
+from rag_compare import compare
 from rag_compare.core.errors import InputFileError
+from rag_compare.io.run_import import import_run
+from rag_compare.io.runs import load_run
 from rag_compare.io.sources.langsmith import read_langsmith
 from rag_compare.io.sources.rows import SOURCE_SCHEMA, SourceRows
+from tests.helpers.data import EXAMPLE_CORPUS, ROOT
 from tests.helpers.producers import produce
 
 FAILING = "bike-lease@2026-01"  # its chat model raises ConnectionError(...) in make_langsmith.py
 TWO_RETRIEVALS = "flight-class@2026-01"  # retrieves 6 candidates first, then the 3 passages it sends
+CAPTURED = ROOT / "runs" / "baseline.arrow"  # the example run captured offline (BM25, extractive generator)
 
 
 @pytest.fixture(scope="module")
@@ -155,3 +161,30 @@ def test_a_file_that_is_not_json_lines_is_refused(tmp_path: Path, content: str, 
 def test_a_missing_file_is_refused(tmp_path: Path) -> None:
     with pytest.raises(InputFileError, match="no such file"):
         read_langsmith(tmp_path / "absent.jsonl", "case_id")
+
+
+def test_the_runs_import_and_compare_with_a_captured_run(
+    produced: Path, expected: dict[str, dict[str, Any]], tmp_path: Path
+) -> None:
+    imported = import_run(
+        produced / "runs.jsonl",
+        "langsmith",
+        EXAMPLE_CORPUS,
+        {"name": "langchain-chain"},
+        passages=ROOT / "corpora" / "handbook_passages.csv",
+        output=tmp_path / "langsmith.arrow",
+    )
+    assert (imported.imported.read, imported.imported.records.height, imported.imported.failed) == (7, 7, 1)
+    records = {row["case_id"]: row for row in load_run(tmp_path / "langsmith.arrow").records.iter_rows(named=True)}
+    assert sorted(records) == sorted(expected)
+    for case_id, record in records.items():
+        assert record["retrieved_passage_ids"] == expected[case_id]["retrieved_passage_ids"]
+        assert record["context_passage_ids"] == expected[case_id]["retrieved_passage_ids"]  # all 3 are sent
+        assert record["answer"] == expected[case_id]["answer"]
+    assert (records[FAILING]["status"], records[FAILING]["failed_stage"]) == ("failed", "llm")
+    comparison = compare(CAPTURED, imported.run)
+    statuses = dict(comparison.cases.select("case_id", pl.col("status").cast(pl.String)).iter_rows())
+    assert statuses[FAILING] == "failed_in_candidate"
+    # the captured run has 35 records, the 7 imported cases among them: 28 are missing from the import
+    assert comparison.counts["missing_in_candidate"] == 28
+    assert all(not statuses[case_id].startswith(("missing", "failed")) for case_id in expected if case_id != FAILING)

@@ -11,17 +11,22 @@ import subprocess
 from pathlib import Path
 from typing import Any
 
+import polars as pl
 import pytest
 
+from rag_compare import compare
 from rag_compare.core.errors import InputFileError
+from rag_compare.io.run_import import import_run
+from rag_compare.io.runs import load_run
 from rag_compare.io.sources.promptfoo import read_promptfoo
 from rag_compare.io.sources.rows import SOURCE_SCHEMA, SourceRows
-from tests.helpers.data import ROOT
+from tests.helpers.data import EXAMPLE_CORPUS, ROOT
 from tests.helpers.producers import OFFLINE, PRODUCERS, promptfoo
 
 CONFIG = PRODUCERS / "promptfoo" / "promptfooconfig.yaml"
 FAILING = "bike-lease@2026-01"  # its test's provider is provider.js, which returns this error:
 PROVIDER_ERROR = "the model endpoint refused the request (HTTP 503 Service Unavailable)"
+CAPTURED = ROOT / "runs" / "baseline.arrow"  # the example run captured offline (BM25, extractive generator)
 
 
 def evaluate(config: Path, output: Path) -> Path:
@@ -172,3 +177,29 @@ def test_a_file_that_is_no_results_file_is_refused(tmp_path: Path, content: str,
 def test_a_missing_file_is_refused(tmp_path: Path) -> None:
     with pytest.raises(InputFileError, match="no such file"):
         read_promptfoo(tmp_path / "results.json", "case_id")
+
+
+def test_the_results_import_and_compare_with_a_captured_run(
+    results: Path, produced: dict[str, dict[str, Any]], tmp_path: Path
+) -> None:
+    imported = import_run(
+        results,
+        "promptfoo",
+        EXAMPLE_CORPUS,
+        {"name": "promptfoo-echo"},
+        passages=ROOT / "corpora" / "handbook_passages.csv",
+        output=tmp_path / "promptfoo.arrow",
+    )
+    assert (imported.imported.read, imported.imported.records.height, imported.imported.failed) == (6, 6, 1)
+    records = {row["case_id"]: row for row in load_run(tmp_path / "promptfoo.arrow").records.iter_rows(named=True)}
+    assert sorted(records) == sorted(produced)
+    for case_id, record in records.items():
+        assert record["context"] == produced[case_id]["prompt"]["raw"]
+        assert record["context_passage_ids"] == record["retrieved_passage_ids"]  # every listed passage is in the prompt
+    assert (records[FAILING]["status"], records[FAILING]["error"]) == ("failed", PROVIDER_ERROR)
+    comparison = compare(CAPTURED, imported.run)
+    statuses = dict(comparison.cases.select("case_id", pl.col("status").cast(pl.String)).iter_rows())
+    assert statuses[FAILING] == "failed_in_candidate"
+    # the captured run has 35 records, the 6 imported cases among them: 29 are missing from the import
+    assert comparison.counts["missing_in_candidate"] == 29
+    assert all(not statuses[case_id].startswith(("missing", "failed")) for case_id in produced if case_id != FAILING)
