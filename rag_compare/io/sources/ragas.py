@@ -25,7 +25,7 @@ from rag_compare.core.errors import InputFileError, Problem
 from rag_compare.io.sources.rows import Skipped, SourceRows, source_frame
 from rag_compare.io.tables import ROW, read_table, table_format
 
-__all__ = ["CONTEXT_SEPARATOR", "read_ragas"]
+__all__ = ["CONTEXT_SEPARATOR", "is_int", "key_text", "read_ragas"]
 
 CONTEXT_SEPARATOR = "\n\n"
 """What joins the retrieved contexts into the context sent."""
@@ -135,10 +135,9 @@ def _sample(position: int, unit: Mapping[str, Any], case_id_key: str) -> dict[st
         return Problem.at(position, "retrieved_context_ids", ids, f"one id per retrieved context ({len(texts)})")
     if response is not None and not isinstance(response, str):
         return Problem.at(position, "response", response, "the answer as text")
-    key = unit.get(case_id_key)
     return {
         "position": position,
-        "case_key": None if key is None or str(key).strip() == "" else str(key),
+        "case_key": key_text(unit.get(case_id_key)),
         "question": question,
         "status": "ok",
         "retrieved_passage_ids": None if ids is None else [str(item) for item in ids],
@@ -153,4 +152,14 @@ def _strings(value: Any) -> bool:
 
 
 def _is_id(value: Any) -> bool:
-    return isinstance(value, str) or (isinstance(value, int) and not isinstance(value, bool))
+    return isinstance(value, str) or is_int(value)
+
+
+def is_int(value: Any) -> bool:
+    """Whether a parsed JSON or literal value is an integer (``True`` is not)."""
+    return isinstance(value, int) and not isinstance(value, bool)
+
+
+def key_text(value: Any) -> str | None:
+    """A case key as read (text, or a number as its text); null for a missing or blank one."""
+    return None if value is None or str(value).strip() == "" else str(value)
