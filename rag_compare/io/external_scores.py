@@ -2,10 +2,9 @@
 
 The file (CSV, Parquet or JSONL) holds one row per case, keyed by a case id column; each mapped
 column becomes a signal. Its ids must be the run's: an id the run lacks is refused. A run case the
-file lacks, or whose mapped value is empty, is kept as ``judge_failed`` ("no score"), never dropped; a
-NaN (how pandas and Ragas write a metric that failed) is empty too, never a low score. Values of score
-signals must lie in [0, 1] (rescale them first); flags must be true/false. Another tool's results table
-is read with a preset (``score_presets``).
+file lacks, or whose mapped value is empty, is kept as ``judge_failed`` ("no score"), never dropped.
+Values of score signals must lie in [0, 1] (rescale them first); flags must be true/false. Another tool's
+results table is read with a preset (``score_presets``).
 """
 
 from __future__ import annotations
@@ -113,7 +112,7 @@ def _values(table: pl.DataFrame, source: str, mapping: Mapping[str, str], id_col
 
 def _as_signal(column: pl.Expr, signal: str) -> pl.Expr:
     """``column`` read as a value of ``signal``: true/false (also ``1``/``0``) for a flag, else a number;
-    null where it is neither, or NaN."""
+    null where it is neither."""
     if SIGNALS_BY_NAME[signal].flag:
         return (
             column.cast(pl.String)
@@ -122,17 +121,17 @@ def _as_signal(column: pl.Expr, signal: str) -> pl.Expr:
                 {"true": True, "false": False, "1": True, "0": False}, default=None, return_dtype=pl.Boolean
             )
         )
-    return column.cast(pl.Float64, strict=False).fill_nan(None)
+    return column.cast(pl.Float64, strict=False)
 
 
 def _invalid(table: pl.DataFrame, column: str, signal: str) -> tuple[list[tuple[int, Any]], str]:
     """The rows (row number, value) of ``column`` that are not a valid ``signal`` value, and what is expected."""
     raw = pl.col(column)
+    value = _as_signal(raw, signal)
     if SIGNALS_BY_NAME[signal].flag:
-        bad, expected = raw.is_not_null() & _as_signal(raw, signal).is_null(), "true or false"
+        bad, expected = raw.is_not_null() & value.is_null(), "true or false"
     else:
-        number = raw.cast(pl.Float64, strict=False)  # NaN kept: it is empty, not invalid
-        bad = (raw.is_not_null() & number.is_null()) | ~number.fill_nan(None).is_between(0.0, 1.0).fill_null(True)
+        bad = (raw.is_not_null() & value.is_null()) | ~value.is_between(0.0, 1.0).fill_null(True)
         expected = "a number from 0 to 1 (rescale the scores first)"
     rows = table.filter(bad).select(ROW, raw.cast(pl.String)).head(_MAX_SHOWN * 5).rows()
     return rows, expected

@@ -20,9 +20,11 @@ ids; ``noise_sensitivity`` is better when lower; lexical overlaps (``bleu_score`
 ``chrf_score``, ``non_llm_string_similarity``, ``semantic_similarity``) are not correctness; rubric scores
 are 1-5, not [0, 1].
 
-Rows join the run by the id column when the table has it (Ragas' samples carry none: add one to
-``to_pandas()``), else by the question (``user_input`` against the run's ``question``, whitespace and case
-folded); a question that matches no case of the run, or several, is refused with the list.
+A NaN (what Ragas gives a metric that failed on a row) is no score, like an empty value: the case is
+``judge_failed``, never a low score and never dropped. Rows join the run by the id column when the table
+has it (Ragas' samples carry none: add one to ``to_pandas()``), else by the question (``user_input``
+against the run's ``question``, whitespace and case folded); a question that matches no case of the run,
+or several, is refused with the list.
 """
 
 from __future__ import annotations
@@ -105,7 +107,8 @@ def apply_preset(
     name: str, table: pl.DataFrame, source: str, mapping: Mapping[str, str], id_column: str, run: Run
 ) -> PresetImport:
     """``table`` (read from ``source``) under preset ``name``: the preset's mapping for the metrics it holds,
-    ``mapping`` adding or overriding; case ids from ``id_column``, else matched by question with ``run``'s."""
+    ``mapping`` adding or overriding; case ids from ``id_column``, else matched by question with ``run``'s;
+    NaN scores made empty."""
     preset = PRESETS.get(name)
     if preset is None:
         raise ScoresError(f"unknown preset {name!r}; use one of: {', '.join(PRESETS)}.")
@@ -125,6 +128,8 @@ def apply_preset(
     )
     if id_column not in table.columns:
         table = _by_question(table, source, preset.question_column, id_column, run)
+    scores = [column for column in chosen if table.schema[column].is_float()]
+    table = table.with_columns(pl.col(scores).fill_nan(None))  # a metric that failed: no score, never a low one
     return PresetImport(table, chosen, dict(sorted(not_imported.items())))
 
 
