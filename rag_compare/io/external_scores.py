@@ -45,20 +45,20 @@ def import_scores(
     ``SCORED_SIGNALS``). ``evaluator`` names where they come from, and ``config`` declares its
     settings (model, version...); both make its fingerprint. Written to ``output`` when given.
 
-    With ``preset`` (see ``score_presets.PRESETS``: ``ragas``) ``source`` is that tool's results table:
+    With ``preset`` (see ``score_presets.PRESETS``: ``ragas``, ``deepeval``) ``source`` is that tool's results:
     the preset names the evaluator and maps the metrics it knows (``mapping`` adds or overrides), and rows
     without an ``id_column`` match the run's cases by question. The columns left out are recorded in the
     config as ``not_imported``.
     """
     if output is not None:
         ensure_absent(Path(output), "scores file")
+    run = run if isinstance(run, Run) else load_run(run)
+    noted: dict[str, Any] = {}
     if preset is None:
         _check_mapping(evaluator, mapping or {})
-    run = run if isinstance(run, Run) else load_run(run)
-    table = read_table(source, "scores")
-    noted: dict[str, Any] = {}
-    if preset is not None:
-        prepared = apply_preset(preset, table, str(source), mapping or {}, id_column, run)
+        table = read_table(source, "scores")
+    else:
+        prepared = apply_preset(preset, Path(source), mapping or {}, id_column, run)
         table, mapping, evaluator = prepared.table, prepared.mapping, evaluator or preset
         noted = {"preset": preset, "not_imported": prepared.not_imported}
         _check_mapping(evaluator, mapping, f" (preset {preset} maps none of this table's columns)")

@@ -1,9 +1,9 @@
-"""Presets of ``import_scores``: another tool's results table read with a documented metric -> signal map.
+"""Presets of ``import_scores``: another tool's results read with a documented metric -> signal map.
 
 ``ragas``: the table of ``EvaluationResult.to_pandas()`` (saved as CSV, JSON lines or Parquet): the dataset's
-columns, then one column per metric. Each metric Ragas names below becomes the signal beside it; when a
-table holds several for one signal, the first listed wins and the others are not imported. Every other
-column that is not the dataset's is listed as not imported.
+columns, then one column per metric. Each metric named below becomes the signal beside it; when a table
+holds several for one signal, the first listed wins and the others are not imported. Every other column
+that is not the dataset's is listed as not imported.
 
 - ``grounded`` <- ``faithfulness``, ``faithfulness_with_hhem``, ``response_groundedness``: the share of the
   response's claims that the retrieved contexts support;
@@ -20,24 +20,35 @@ ids; ``noise_sensitivity`` is better when lower; lexical overlaps (``bleu_score`
 ``chrf_score``, ``non_llm_string_similarity``, ``semantic_similarity``) are not correctness; rubric scores
 are 1-5, not [0, 1].
 
+``deepeval``: a DeepEval test run file (``.deepeval/.latest_test_run.json``): each test case's
+``metricsData`` by metric name, a metric that errored as no score; the case id from the test case's
+``metadata`` (``additional_metadata``) under the id column. ``Faithfulness`` -> ``grounded``, ``Answer
+Relevancy`` -> ``response``, ``Contextual Recall`` -> ``context_sufficiency``, ``Correctness [GEval]``,
+``Correctness`` (a GEval named so), ``Exact Match`` -> ``correctness``, for the same reasons; not
+``Contextual Precision`` (ranking), ``Contextual Relevancy`` (relevance is not sufficiency), nor
+``Hallucination``, ``Bias``, ``Toxicity`` (lower is better).
+
 A NaN (what Ragas gives a metric that failed on a row) is no score, like an empty value: the case is
 ``judge_failed``, never a low score and never dropped. Rows join the run by the id column when the table
-has it (Ragas' samples carry none: add one to ``to_pandas()``), else by the question (``user_input``
-against the run's ``question``, whitespace and case folded); a question that matches no case of the run,
-or several, is refused with the list.
+has it (Ragas' samples carry none: add one to ``to_pandas()``), else by the question (``user_input`` /
+``input`` against the run's ``question``, whitespace and case folded); a question that matches no case of
+the run, or several, is refused with the list.
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 import polars as pl
 
 from rag_compare.core.errors import ContractError, Problem, ScoresError
 from rag_compare.io.runs import Run
-from rag_compare.io.tables import ROW
+from rag_compare.io.sources.deepeval import load_test_run
+from rag_compare.io.sources.ragas import key_text
+from rag_compare.io.tables import ROW, read_table
 
 __all__ = ["PRESETS", "PresetImport", "ScorePreset", "apply_preset"]
 
@@ -52,6 +63,8 @@ class ScorePreset:
     data_columns: frozenset[str]
     """The table's columns that are the dataset, not metrics (never listed as not imported)."""
     question_column: str
+    read: Callable[[Path, str], pl.DataFrame]
+    """The table of a file (given the id column), with a ``ROW`` column."""
 
 
 @dataclass(frozen=True)
@@ -98,20 +111,66 @@ RAGAS = ScorePreset(
         }
     ),
     question_column="user_input",
+    read=lambda path, id_column: read_table(path, "Ragas results table"),
 )
-PRESETS = {preset.name: preset for preset in (RAGAS,)}
+
+
+def _metric_table(path: Path, id_column: str) -> pl.DataFrame:
+    """A DeepEval test run as a table: ``ROW`` (the test case's position), ``input``, ``id_column`` (from the
+    test case's metadata) and one column per metric name with its score, null where the metric errored."""
+    rows: list[dict[str, Any]] = []
+    problems: list[Problem] = []
+    for position, case in enumerate(load_test_run(path)["testCases"], start=1):
+        metrics = case.get("metricsData") if isinstance(case, dict) else "none"
+        if not isinstance(metrics, list | None) or not all(isinstance(metric, dict) for metric in metrics or []):
+            problems.append(Problem("a test case with a `metricsData` list", row=position))
+            continue
+        metadata, question = case.get("metadata"), case.get("input")
+        row = {ROW: position, "input": question if isinstance(question, str) else None}
+        row[id_column] = key_text(metadata.get(id_column)) if isinstance(metadata, dict) else None
+        for metric in metrics or []:
+            score = metric.get("score")
+            if score is not None and (isinstance(score, bool) or not isinstance(score, int | float)):
+                problems.append(Problem.at(position, str(metric.get("name")), score, "a score (a number)"))
+            row[str(metric.get("name"))] = None if metric.get("error") else score
+        rows.append(row)
+    if problems:
+        raise ContractError(str(path), "DeepEval test run", problems)
+    names = list(dict.fromkeys(name for row in rows for name in row))
+    schema = {
+        name: pl.Int64 if name == ROW else pl.String if name in (id_column, "input") else pl.Float64 for name in names
+    }
+    return pl.DataFrame([{name: row.get(name) for name in names} for row in rows], schema=schema, orient="row")
+
+
+DEEPEVAL = ScorePreset(
+    name="deepeval",
+    metrics=(
+        ("Faithfulness", "grounded"),
+        ("Answer Relevancy", "response"),
+        ("Contextual Recall", "context_sufficiency"),
+        ("Correctness [GEval]", "correctness"),
+        ("Correctness", "correctness"),
+        ("Exact Match", "correctness"),
+    ),
+    data_columns=frozenset({"input"}),
+    question_column="input",
+    read=_metric_table,
+)
+PRESETS = {preset.name: preset for preset in (RAGAS, DEEPEVAL)}
 """Every preset, by name."""
 
 
-def apply_preset(
-    name: str, table: pl.DataFrame, source: str, mapping: Mapping[str, str], id_column: str, run: Run
-) -> PresetImport:
-    """``table`` (read from ``source``) under preset ``name``: the preset's mapping for the metrics it holds,
-    ``mapping`` adding or overriding; case ids from ``id_column``, else matched by question with ``run``'s;
-    NaN scores made empty."""
+def apply_preset(name: str, source: Path, mapping: Mapping[str, str], id_column: str, run: Run) -> PresetImport:
+    """The table of ``source`` under preset ``name``: the preset's mapping for the metrics it holds, ``mapping``
+    adding or overriding; case ids from ``id_column``, else matched by question with ``run``'s; NaN scores
+    made empty."""
     preset = PRESETS.get(name)
     if preset is None:
         raise ScoresError(f"unknown preset {name!r}; use one of: {', '.join(PRESETS)}.")
+    table = preset.read(source, id_column)
+    if id_column in table.columns and table.get_column(id_column).null_count() == table.height:
+        table = table.drop(id_column)  # a DeepEval run without the key in any test case's metadata
     chosen = dict(mapping)
     not_imported: dict[str, str] = {}
     for column, signal in preset.metrics:
@@ -127,7 +186,7 @@ def apply_preset(
         {column: f"no signal in preset {preset.name}" for column in table.columns if column not in skip}
     )
     if id_column not in table.columns:
-        table = _by_question(table, source, preset.question_column, id_column, run)
+        table = _by_question(table, str(source), preset.question_column, id_column, run)
     scores = [column for column in chosen if table.schema[column].is_float()]
     table = table.with_columns(pl.col(scores).fill_nan(None))  # a metric that failed: no score, never a low one
     return PresetImport(table, chosen, dict(sorted(not_imported.items())))

@@ -37,6 +37,12 @@ def made(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 
 @pytest.fixture(scope="module")
+def deepeval_run(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """DeepEval's ``.latest_test_run.json`` of the same five cases (``tests/producers/make_deepeval.py``)."""
+    return produce("make_deepeval.py", tmp_path_factory.mktemp("deepeval")) / ".deepeval" / ".latest_test_run.json"
+
+
+@pytest.fixture(scope="module")
 def expected(made: Path) -> dict[str, Any]:
     loaded: dict[str, Any] = json.loads((made / "expected.json").read_text(encoding="utf-8"))
     return loaded
@@ -193,6 +199,41 @@ def test_an_unknown_preset_or_a_table_without_its_metrics_is_refused(made: Path,
         import_scores(run, made / "result.csv", mapping={"string_present": "correctness"})
 
 
+def deepeval_scores(path: Path) -> dict[str, dict[str, float | None]]:
+    """Each test case's metric scores as DeepEval's own test results report them (expected.json), by case id."""
+    tests = json.loads((path.parents[1] / "expected.json").read_text(encoding="utf-8"))
+    return {
+        test["metadata"]["case_id"]: {metric["name"]: metric["score"] for metric in test["metrics"]} for test in tests
+    }
+
+
+def test_deepeval_metrics_land_on_the_case_ids_of_their_metadata(deepeval_run: Path, run: Run) -> None:
+    reported = deepeval_scores(deepeval_run)
+    scores = import_scores(run, deepeval_run, preset="deepeval")
+    assert scores.evaluator["config"]["mapping"] == {"Exact Match": "correctness"}
+    assert scores.evaluator["config"]["not_imported"] == {"Reference in answer": "no signal in preset deepeval"}
+    # Exact Match errored on the empty answer and on the case without an expected output: no score.
+    wanted = {
+        case_id: (None, "judge_failed") if metrics["Exact Match"] is None else (metrics["Exact Match"], "ok")
+        for case_id, metrics in reported.items()
+    }
+    assert by_case(scores.frame, "correctness", "judge_status") == wanted
+    assert [case_id for case_id, (_, status) in wanted.items() if status == "judge_failed"] == [
+        "hotel-approval@2026-01",
+        "ceo-salary@2026-01",
+    ]
+
+
+def test_deepeval_custom_metric_mapped_by_hand_and_cases_matched_by_input(deepeval_run: Path, run: Run) -> None:
+    reported = deepeval_scores(deepeval_run)
+    mapping = {"Reference in answer": "correctness"}
+    scores = import_scores(run, deepeval_run, preset="deepeval", mapping=mapping, id_column="test_id")
+    assert scores.evaluator["config"]["not_imported"] == {"Exact Match": "correctness comes from Reference in answer"}
+    values = by_case(scores.frame, "correctness")
+    assert values == {case_id: (metrics["Reference in answer"],) for case_id, metrics in reported.items()}
+    assert values["hotel-approval@2026-01"] == (0.0,)  # scored, low: the answer is empty
+
+
 def test_the_command_line_imports_with_a_preset_and_lists_what_it_left_out(
     cli: Callable[..., Result], made: Path, run: Run, tmp_path: Path
 ) -> None:
@@ -213,3 +254,15 @@ def test_the_command_line_imports_with_a_preset_and_lists_what_it_left_out(
     refused = cli("import-scores", frozen, made / "result.csv", "--output", tmp_path / "other.arrow")
     assert refused.exit_code == 2
     assert "--evaluator NAME" in refused.stderr
+
+
+def test_a_deepeval_test_case_without_a_metrics_list_is_refused(deepeval_run: Path, run: Run, tmp_path: Path) -> None:
+    data = json.loads(deepeval_run.read_text(encoding="utf-8"))
+    data["testRunData"]["testCases"][2]["metricsData"] = {"name": "Exact Match"}
+    edited = tmp_path / "run.json"
+    edited.write_text(json.dumps(data), encoding="utf-8")
+    with pytest.raises(ContractError) as raised:
+        import_scores(run, edited, preset="deepeval")
+    assert [(problem.row, problem.expected) for problem in raised.value.problems] == [
+        (3, "a test case with a `metricsData` list")
+    ]

@@ -1,9 +1,9 @@
 """DeepEval's own test run files of the pipeline of ``make_ragas.py``, made offline (argv[1]: the output folder).
 
 ``deepeval.evaluate`` runs the five cases of ``make_ragas.answer_cases`` as ``LLMTestCase``s (the case id
-in ``additional_metadata``) with one deterministic metric that needs no model: the reference passage
-found in the answer. It raises on the unanswerable case, which has no expected output, so DeepEval records
-that metric's error. DeepEval writes, in the folder it runs in (the output folder):
+in ``additional_metadata``) with two deterministic metrics that need no model: a custom one (the reference
+passage found in the answer) and DeepEval's ``ExactMatchMetric``. Both raise on the unanswerable case, which
+has no expected output, so DeepEval records each metric's error. DeepEval writes, in the folder it runs in (the output folder):
 - ``.deepeval/.latest_test_run.json``: the test run under the key ``testRunData``;
 - ``.deepeval/.latest_run_full.json``: the test run itself.
 ``expected.json`` holds the test cases as DeepEval reported them (``evaluate(...).test_results``).
@@ -26,7 +26,7 @@ def main(output: Path) -> None:
     warnings.simplefilter("ignore")
     from deepeval import evaluate
     from deepeval.evaluate import AsyncConfig, DisplayConfig, ErrorConfig
-    from deepeval.metrics import BaseMetric
+    from deepeval.metrics import BaseMetric, ExactMatchMetric
     from deepeval.test_case import LLMTestCase
 
     class ReferenceInAnswer(BaseMetric):  # type: ignore[misc]
@@ -66,7 +66,7 @@ def main(output: Path) -> None:
     ]
     result = evaluate(
         test_cases=test_cases,
-        metrics=[ReferenceInAnswer()],
+        metrics=[ReferenceInAnswer(), ExactMatchMetric()],
         error_config=ErrorConfig(ignore_errors=True),
         async_config=AsyncConfig(run_async=False),
         display_config=DisplayConfig(show_indicator=False, print_results=False),

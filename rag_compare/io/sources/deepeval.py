@@ -26,7 +26,7 @@ from rag_compare.core.errors import InputFileError, Problem
 from rag_compare.io.sources.ragas import CONTEXT_SEPARATOR, is_int, key_text
 from rag_compare.io.sources.rows import Skipped, SourceRows, source_frame
 
-__all__ = ["read_deepeval"]
+__all__ = ["load_test_run", "read_deepeval"]
 
 _TOKENS = ("inputTokenCount", "outputTokenCount")
 _RUN_KEY = "testRunData"
@@ -35,7 +35,7 @@ _RUN_KEY = "testRunData"
 
 def read_deepeval(path: Path, case_id_key: str) -> SourceRows:
     """The test cases of the DeepEval test run file at ``path``, one row each."""
-    run = _test_run(Path(path))
+    run = load_test_run(Path(path))
     cases, conversations = run["testCases"], run.get("conversationalTestCases") or []
     rows: list[dict[str, Any]] = []
     problems: list[Problem] = []
@@ -58,7 +58,7 @@ def read_deepeval(path: Path, case_id_key: str) -> SourceRows:
     )
 
 
-def _test_run(path: Path) -> Mapping[str, Any]:
+def load_test_run(path: Path) -> Mapping[str, Any]:
     """The test run object of the file, with its ``testCases`` list."""
     if not path.is_file():
         raise InputFileError(f"{path}: no such file. Check the DeepEval test run path.")

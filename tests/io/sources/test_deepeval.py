@@ -1,8 +1,8 @@
 """``read_deepeval`` over the test run files DeepEval itself writes (``tests/producers/make_deepeval.py``), and
 edited copies of them.
 
-The producer's metric raises on the unanswerable case (no expected output): DeepEval records that metric's
-error, yet the pipeline answered, so the case is ``ok``. ``expected.json`` holds DeepEval's own test results.
+The producer's metrics raise on the unanswerable case (no expected output) and Exact Match on the empty answer:
+DeepEval records each metric's error, yet the pipeline answered, so the case is ``ok``. ``expected.json`` holds DeepEval's own test results.
 """
 
 from __future__ import annotations
@@ -73,8 +73,9 @@ def test_the_test_cases_are_read_as_deepeval_reported_them(
 
 def test_a_metric_that_errored_is_not_a_failed_case(made: Path, expected: list[dict[str, Any]]) -> None:
     errored = [test["name"] for test in expected if any(metric["error"] for metric in test["metrics"])]
-    assert errored == ["ceo-salary"]  # the producer's metric raises where there is no expected output
-    assert [test["success"] for test in expected if test["name"] in errored] == [False]
+    # The metrics raise without an expected output (ceo-salary) or an answer (hotel-approval, Exact Match).
+    assert errored == ["hotel-approval", "ceo-salary"]
+    assert [test["success"] for test in expected if test["name"] in errored] == [False, False]
     frame = read_deepeval(made / LATEST, "case_id").frame
     assert frame.get_column("status").to_list() == ["ok"] * 5
     assert frame.select(pl.col("error", "failed_stage").null_count()).row(0) == (5, 5)
