@@ -117,17 +117,19 @@ RAGAS = ScorePreset(
 
 def _metric_table(path: Path, id_column: str) -> pl.DataFrame:
     """A DeepEval test run as a table: ``ROW`` (the test case's position), ``input``, ``id_column`` (from the
-    test case's metadata) and one column per metric name with its score, null where the metric errored."""
+    test cases' metadata, when any has it) and one column per metric name with its score, null where the
+    metric errored."""
     rows: list[dict[str, Any]] = []
     problems: list[Problem] = []
     for position, case in enumerate(load_test_run(path)["testCases"], start=1):
-        metrics = case.get("metricsData") if isinstance(case, dict) else "none"
-        if not isinstance(metrics, list | None) or not all(isinstance(metric, dict) for metric in metrics or []):
+        metrics = case.get("metricsData") if isinstance(case, dict) else None
+        if not isinstance(case, dict) or not isinstance(metrics, list | None) or not all(map(_is_dict, metrics or [])):
             problems.append(Problem("a test case with a `metricsData` list", row=position))
             continue
         metadata, question = case.get("metadata"), case.get("input")
         row = {ROW: position, "input": question if isinstance(question, str) else None}
-        row[id_column] = key_text(metadata.get(id_column)) if isinstance(metadata, dict) else None
+        key = key_text(metadata.get(id_column)) if isinstance(metadata, dict) else None
+        row.update({} if key is None else {id_column: key})
         for metric in metrics or []:
             score = metric.get("score")
             if score is not None and (isinstance(score, bool) or not isinstance(score, int | float)):
@@ -136,11 +138,14 @@ def _metric_table(path: Path, id_column: str) -> pl.DataFrame:
         rows.append(row)
     if problems:
         raise ContractError(str(path), "DeepEval test run", problems)
-    names = list(dict.fromkeys(name for row in rows for name in row))
-    schema = {
-        name: pl.Int64 if name == ROW else pl.String if name in (id_column, "input") else pl.Float64 for name in names
-    }
+    names = list(dict.fromkeys([ROW, "input", *(name for row in rows for name in row)]))
+    texts = (id_column, "input")
+    schema = {name: pl.Int64 if name == ROW else pl.String if name in texts else pl.Float64 for name in names}
     return pl.DataFrame([{name: row.get(name) for name in names} for row in rows], schema=schema, orient="row")
+
+
+def _is_dict(value: Any) -> bool:
+    return isinstance(value, dict)
 
 
 DEEPEVAL = ScorePreset(
@@ -169,8 +174,6 @@ def apply_preset(name: str, source: Path, mapping: Mapping[str, str], id_column:
     if preset is None:
         raise ScoresError(f"unknown preset {name!r}; use one of: {', '.join(PRESETS)}.")
     table = preset.read(source, id_column)
-    if id_column in table.columns and table.get_column(id_column).null_count() == table.height:
-        table = table.drop(id_column)  # a DeepEval run without the key in any test case's metadata
     chosen = dict(mapping)
     not_imported: dict[str, str] = {}
     for column, signal in preset.metrics:
@@ -187,7 +190,7 @@ def apply_preset(name: str, source: Path, mapping: Mapping[str, str], id_column:
     )
     if id_column not in table.columns:
         table = _by_question(table, str(source), preset.question_column, id_column, run)
-    scores = [column for column in chosen if table.schema[column].is_float()]
+    scores = [column for column in chosen if column in table.columns and table.schema[column].is_float()]
     table = table.with_columns(pl.col(scores).fill_nan(None))  # a metric that failed: no score, never a low one
     return PresetImport(table, chosen, dict(sorted(not_imported.items())))
 

@@ -266,3 +266,11 @@ def test_a_deepeval_test_case_without_a_metrics_list_is_refused(deepeval_run: Pa
     assert [(problem.row, problem.expected) for problem in raised.value.problems] == [
         (3, "a test case with a `metricsData` list")
     ]
+
+
+def test_a_mapped_column_the_table_lacks_is_refused(made: Path, run: Run) -> None:
+    with pytest.raises(ContractError) as raised:
+        import_scores(run, made / "result.parquet", preset="ragas", mapping={"faithfulness": "grounded"})
+    assert [(problem.column, problem.expected) for problem in raised.value.problems] == [
+        ("faithfulness", "a column of that name")
+    ]
