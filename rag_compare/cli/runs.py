@@ -1,17 +1,19 @@
-"""The run commands: ``freeze`` makes a run file from records, ``show`` shows a run or scores file."""
+"""The run commands: ``freeze`` makes a run file from records, ``import-run`` from another tool's file,
+``show`` shows a run or scores file."""
 
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 import click
+from click.core import ParameterSource
 
 from rag_compare.cli.exits import say
 from rag_compare.cli.options import FORMAT, INCLUDE_UNREVIEWED, PATH, RUN_CONFIG, Command
 from rag_compare.cli.output import wants_json
 
-__all__ = ["freeze_command", "show_command"]
+__all__ = ["freeze_command", "import_run_command", "show_command"]
 
 
 @click.command("freeze", cls=Command)
@@ -38,6 +40,80 @@ def freeze_command(
         click.echo(run.to_json(), nl=False)
     else:
         say(f"froze {run.records.height} cases of '{run.name}' to {output} (fingerprint {run.fingerprint[:12]})")
+
+
+_FORMATS = ("openinference", "ragas", "promptfoo", "deepeval", "langsmith")
+"""``io.run_import.FORMATS``'s names, listed here so that ``--help`` imports nothing heavy (a test pins them)."""
+
+
+@click.command("import-run", cls=Command)
+@click.argument("source", type=PATH)
+@click.option(
+    "--from",
+    "source_format",
+    type=click.Choice(_FORMATS),
+    required=True,
+    help="The tool that wrote SOURCE: OpenInference traces (OTLP JSON lines or a Phoenix span export), a Ragas "
+    "dataset, promptfoo's results JSON, a DeepEval test run, LangSmith runs as JSON lines.",
+)
+@click.option("--corpus", type=PATH, required=True, help="The corpus the run answered.")
+@click.option(
+    "--case-id-key",
+    default="case_id",
+    show_default=True,
+    help="The metadata key (trace metadata, column, var) holding each case id.",
+)
+@click.option(
+    "--match-question",
+    is_flag=True,
+    help="Find each case by its question's text in the corpus (whitespace and case folded) instead of a key.",
+)
+@click.option(
+    "--keep",
+    type=click.Choice(("first", "last")),
+    help="Which one counts when a case was recorded twice (by start time); without it, a repeat is refused.",
+)
+@click.option("--passages", type=PATH, help="The knowledge base, to map passage texts without ids to their ids.")
+@RUN_CONFIG
+@INCLUDE_UNREVIEWED
+@click.option("--output", type=PATH, required=True, help="The run file to write (never overwritten).")
+@FORMAT
+def import_run_command(
+    source: Path,
+    source_format: str,
+    corpus: Path,
+    case_id_key: str,
+    match_question: bool,
+    keep: Literal["first", "last"] | None,
+    passages: Path | None,
+    config: dict[str, Any],
+    include_unreviewed: bool,
+    output: Path,
+    output_format: str,
+) -> None:
+    """Freeze a run another tool recorded (SOURCE) as freeze does: validated against the corpus,
+    fingerprinted, never overwritten. Failed requests stay failed cases; skipped units are counted."""
+    from rag_compare.io.run_import import import_run
+
+    wants_json(output_format)
+    if (
+        match_question
+        and click.get_current_context().get_parameter_source("case_id_key") is not ParameterSource.DEFAULT
+    ):
+        raise click.UsageError("use --case-id-key or --match-question, not both.")
+    imported = import_run(
+        source,
+        source_format,
+        corpus,
+        config,
+        case_id_key=case_id_key,
+        match_question=match_question,
+        keep=keep,
+        passages=passages,
+        output=output,
+        include_unreviewed=include_unreviewed,
+    )
+    click.echo(imported.render(output_format), nl=False)
 
 
 @click.command("show", cls=Command)

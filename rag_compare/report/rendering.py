@@ -17,6 +17,7 @@ from rag_compare.compute.fallback import FallbackSimulation
 from rag_compare.core.result import Report, terminal_safe
 from rag_compare.io.corpus import Corpus
 from rag_compare.io.drafts_file import Drafts
+from rag_compare.io.run_import import ImportedRun
 from rag_compare.io.runs import Run
 from rag_compare.io.scores import Scores
 from rag_compare.llm.llm_judge import JudgePlan
@@ -52,6 +53,7 @@ text.register(Scores, summaries.scores_text)
 text.register(CorpusAudit, summaries.audit_text)
 text.register(FallbackSimulation, summaries.simulation_text)
 text.register(Drafts, summaries.drafts_text)
+text.register(ImportedRun, summaries.imported_text)
 text.register(JudgePlan, summaries.plan_text)
 text.register(Comparison, comparison_text)
 

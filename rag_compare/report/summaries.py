@@ -22,6 +22,7 @@ if TYPE_CHECKING:
     from rag_compare.compute.fallback import FallbackSimulation
     from rag_compare.io.corpus import Corpus
     from rag_compare.io.drafts_file import Drafts
+    from rag_compare.io.run_import import ImportedRun
     from rag_compare.io.runs import Run
     from rag_compare.io.scores import Scores
     from rag_compare.llm.llm_judge import JudgePlan
@@ -30,6 +31,7 @@ __all__ = [
     "audit_text",
     "corpus_text",
     "drafts_text",
+    "imported_text",
     "plan_text",
     "run_text",
     "scores_text",
@@ -80,6 +82,36 @@ def run_text(run: Run) -> str:
         (key, json.dumps(value, ensure_ascii=False)) for key, value in flatten(summary["config"]).items()
     )
     return text_table(("", ""), head) + "\n" + text_table(("config key", "value"), config_rows)
+
+
+def imported_text(imported: ImportedRun) -> str:
+    """What an import read and made: units read, cases imported and failed, what was skipped or left
+    out and why, the texts that matched no passage; then the run it froze."""
+    account = imported.imported.to_dict()
+    unit = account["unit"]
+    lines = [
+        f"read {account['read']} {unit}s of {account['source']} ({account['format']}; case ids from the "
+        f"{account['case_ids']})",
+        f"imported {account['cases']} cases ({account['failed']} failed)",
+    ]
+    if account["skipped"]:
+        reasons = pl.Series([skipped["reason"] for skipped in account["skipped"]], dtype=pl.String)
+        counts = dict(reasons.value_counts(sort=True).iter_rows())
+        lines.append(f"skipped {len(reasons)} {unit}s: {counts_line(counts, '; ')}")
+    if account["left_out"]:
+        lines.append(f"left out {len(account['left_out'])} {unit}s repeating a case (kept {account['keep']})")
+    if account["unmatched_passages"]:
+        count = len(account["unmatched_passages"])
+        lines.append(f"{count} retrieved texts matched no passage of the knowledge base (left out of the ids)")
+    if account["texts_without_ids"]:
+        lines.append(
+            f"{account['texts_without_ids']} cases retrieved texts without passage ids: no knowledge base was "
+            "given to map them, so their retrieval is not recorded"
+        )
+    run = imported.run
+    written = "" if run.path is None else f" to {run.path}"
+    lines.append(f"froze {run.records.height} cases of '{run.name}'{written} (fingerprint {run.fingerprint[:12]})")
+    return "\n".join(lines) + "\n"
 
 
 def scores_text(scores: Scores) -> str:

@@ -302,3 +302,76 @@ def test_a_cut_off_beyond_what_can_be_indexed_is_refused(
     assert "top_k" in frozen.stderr
     assert "1,000,000" in frozen.stderr
     assert not output.exists()
+
+
+@pytest.fixture
+def stand_in_format(monkeypatch: pytest.MonkeyPatch) -> str:
+    """The ``ragas`` format read by the stand-in reader of ``tests/io/test_run_import.py`` (the real one is
+    tested against Ragas' own files); returns the name to pass to ``--from``."""
+    from rag_compare.io.run_import import FORMATS
+
+    monkeypatch.setitem(FORMATS, "ragas", "tests.io.test_run_import:units_reader")
+    return "ragas"
+
+
+def _units(write: Write, *units: dict[str, Any], **rest: Any) -> Path:
+    return write("units.json", json.dumps({"units": list(units), **rest}))
+
+
+HOTEL = {"meta": {"case_id": "hotel@v2"}, "question": "What is the hotel cap?", "answer": "150"}
+MEAL = {"meta": {"case_id": "meal@v2"}, "question": "What is the meal allowance?", "status": "failed"}
+
+
+def test_import_run_freezes_and_accounts_for_every_unit(
+    cli: Cli, tmp_path: Path, small_corpus: Path, write: Write, stand_in_format: str
+) -> None:
+    source = _units(write, HOTEL, MEAL, skipped=[[3, "no query (an indexing trace)"]])
+    output = tmp_path / "imported.arrow"
+    result = cli("import-run", source, "--from", stand_in_format, "--corpus", small_corpus, "--set", "model=m",
+                 "--output", output)  # fmt: skip
+    assert result.exit_code == 0, result.output
+    assert f"read 3 traces of {source} (ragas; case ids from the metadata key 'case_id')" in result.stdout
+    assert "imported 2 cases (1 failed)" in result.stdout
+    assert "skipped 1 traces: no query (an indexing trace) 1" in result.stdout
+    assert f"froze 2 cases of 'imported' to {output}" in result.stdout
+    run = load_run(output)
+    assert (run.config["model"], run.config["imported"]["format"]) == ("m", "ragas")
+    again = cli("import-run", source, "--from", stand_in_format, "--corpus", small_corpus, "--output", output,
+                "--format", "json")  # fmt: skip
+    assert again.exit_code == 2
+    assert "already exists" in again.stderr
+
+
+def test_import_run_json_lists_what_was_left_out(
+    cli: Cli, tmp_path: Path, small_corpus: Path, write: Write, stand_in_format: str
+) -> None:
+    source = _units(write, {**HOTEL, "started_ns": 2}, {**HOTEL, "started_ns": 1})
+    args = ("import-run", source, "--from", stand_in_format, "--corpus", small_corpus)
+    refused = cli(*args, "--output", tmp_path / "a.arrow")
+    assert refused.exit_code == 2
+    assert "--keep first" in refused.stderr
+    assert not (tmp_path / "a.arrow").exists()
+    kept = cli(*args, "--keep", "last", "--output", tmp_path / "b.arrow", "--format", "json")
+    assert kept.exit_code == 0, kept.output
+    payload = json.loads(kept.stdout)
+    assert payload["import"]["left_out"] == [
+        {"position": 2, "source_id": None, "case_id": "hotel@v2", "reason": "a repeat of the case (kept last)"}
+    ]
+    assert payload["run"]["cases"] == 1
+
+
+def test_import_run_takes_a_key_or_the_question_not_both(
+    cli: Cli, tmp_path: Path, small_corpus: Path, write: Write, stand_in_format: str
+) -> None:
+    source = _units(write, HOTEL)
+    result = cli("import-run", source, "--from", stand_in_format, "--corpus", small_corpus, "--case-id-key", "k",
+                 "--match-question", "--output", tmp_path / "r.arrow")  # fmt: skip
+    assert result.exit_code == 2
+    assert "not both" in result.stderr
+
+
+def test_import_run_lists_the_formats_the_library_reads() -> None:
+    from rag_compare.cli.runs import _FORMATS
+    from rag_compare.io.run_import import FORMATS
+
+    assert tuple(FORMATS) == _FORMATS

@@ -46,6 +46,7 @@ def produce(script: str, output: Path, *args: str, timeout: float = 600) -> Path
     env = {**os.environ, **OFFLINE, "HOME": str(output / "home")}
     completed = subprocess.run(
         [str(PRODUCERS_PYTHON), str(PRODUCERS / script), str(output), *args],
+        check=False,
         cwd=output,
         env=env,
         capture_output=True,

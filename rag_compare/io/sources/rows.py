@@ -15,7 +15,7 @@ import polars as pl
 
 from rag_compare.core.errors import Problem
 
-__all__ = ["SOURCE_SCHEMA", "SourceRows", "Skipped", "source_frame"]
+__all__ = ["SOURCE_SCHEMA", "Skipped", "SourceRows", "source_frame"]
 
 SOURCE_SCHEMA: dict[str, pl.DataType] = {
     "position": pl.Int64(),
