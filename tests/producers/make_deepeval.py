@@ -6,7 +6,8 @@ passage found in the answer) and DeepEval's ``ExactMatchMetric``. Both raise on 
 has no expected output, so DeepEval records each metric's error. DeepEval writes, in the folder it runs in (the output folder):
 - ``.deepeval/.latest_test_run.json``: the test run under the key ``testRunData``;
 - ``.deepeval/.latest_run_full.json``: the test run itself.
-``expected.json`` holds the test cases as DeepEval reported them (``evaluate(...).test_results``).
+``expected.json`` holds the test cases as DeepEval reported them (``evaluate(...).test_results``), with the
+pipeline's passage ids beside them (DeepEval keeps texts only).
 """
 
 from __future__ import annotations
@@ -53,6 +54,7 @@ def main(output: Path) -> None:
         def __name__(self) -> str:
             return "Reference in answer"
 
+    answered = answer_cases()
     test_cases = [
         LLMTestCase(
             name=case.case_id.split("@")[0],
@@ -62,7 +64,7 @@ def main(output: Path) -> None:
             retrieval_context=case.texts,
             additional_metadata={"case_id": case.case_id},
         )
-        for case in answer_cases()
+        for case in answered
     ]
     result = evaluate(
         test_cases=test_cases,
@@ -78,13 +80,14 @@ def main(output: Path) -> None:
             "actual_output": test.actual_output,
             "retrieval_context": test.retrieval_context,
             "metadata": test.metadata,
+            "retrieved_ids": case.passage_ids,  # the pipeline's own ids, which DeepEval does not keep
             "success": test.success,
             "metrics": [
                 {"name": metric.name, "score": metric.score, "success": metric.success, "error": metric.error}
                 for metric in test.metrics_data
             ],
         }
-        for test in sorted(result.test_results, key=lambda test: test.index)
+        for test, case in zip(sorted(result.test_results, key=lambda test: test.index), answered, strict=True)
     ]
     (output / "expected.json").write_text(json.dumps(expected, indent=2, ensure_ascii=False), encoding="utf-8")
 

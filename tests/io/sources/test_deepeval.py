@@ -15,10 +15,13 @@ from typing import Any
 import polars as pl
 import pytest
 
+from rag_compare import compare
 from rag_compare.core.errors import InputFileError, Problem
+from rag_compare.io.run_import import import_run
 from rag_compare.io.sources.deepeval import read_deepeval
 from rag_compare.io.sources.ragas import CONTEXT_SEPARATOR
 from rag_compare.io.sources.rows import SOURCE_SCHEMA, Skipped
+from tests.helpers.data import EXAMPLE_CORPUS, ROOT
 from tests.helpers.producers import produce
 
 LATEST = ".deepeval/.latest_test_run.json"
@@ -145,3 +148,26 @@ def test_a_file_that_is_not_a_deepeval_test_run_is_refused(tmp_path: Path, edite
         read_deepeval(edited(lambda run: run.pop("testCases")), "case_id")
     with pytest.raises(InputFileError, match="no such file"):
         read_deepeval(tmp_path / "missing.json", "case_id")
+
+
+def test_an_imported_deepeval_run_maps_texts_to_ids_and_compares_with_a_captured_one(
+    made: Path, expected: list[dict[str, Any]], tmp_path: Path
+) -> None:
+    passages = ROOT / "corpora" / "handbook_passages.csv"
+    output = tmp_path / "deepeval.arrow"
+    imported = import_run(
+        made / LATEST, "deepeval", EXAMPLE_CORPUS, {"name": "deepeval"}, passages=passages, output=output
+    )
+    records = imported.run.records
+    assert records.get_column("case_id").to_list() == [test["metadata"]["case_id"] for test in expected]
+    # DeepEval keeps texts only: the knowledge base gives back the ids the pipeline retrieved.
+    assert records.get_column("retrieved_passage_ids").to_list() == [test["retrieved_ids"] for test in expected]
+    assert imported.imported.unmatched == ()
+    assert records.get_column("answer").to_list() == [test["actual_output"] or None for test in expected]
+    assert records.get_column("status").to_list() == ["ok"] * 5  # metrics errored on two cases; none failed
+    comparison = compare(ROOT / "runs" / "baseline.arrow", output)
+    statuses = dict(comparison.cases.select("case_id", pl.col("status").cast(pl.String)).rows())
+    assert {test["metadata"]["case_id"] for test in expected} == {
+        case for case, status in statuses.items() if not status.startswith("missing")
+    }
+    assert statuses["ceo-salary@2026-01"] == "regressed"  # answered where the captured run abstained

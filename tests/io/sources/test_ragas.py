@@ -13,10 +13,16 @@ from typing import Any
 import polars as pl
 import pytest
 
+from rag_compare import compare
 from rag_compare.core.errors import InputFileError
+from rag_compare.io.run_import import import_run
 from rag_compare.io.sources.ragas import CONTEXT_SEPARATOR, read_ragas
 from rag_compare.io.sources.rows import SOURCE_SCHEMA, Skipped
+from tests.helpers.data import EXAMPLE_CORPUS, ROOT
 from tests.helpers.producers import produce
+
+CAPTURED = ROOT / "runs" / "baseline.arrow"
+"""A run captured by rag-compare over the example corpus (all 35 reviewed cases)."""
 
 
 @pytest.fixture(scope="module")
@@ -163,3 +169,34 @@ def test_a_file_that_is_not_a_ragas_dataset_is_refused(tmp_path: Path) -> None:
         read_ragas(tmp_path / "blank.jsonl", "case_id")
     with pytest.raises(InputFileError, match=r"saved as \.jsonl"):
         read_ragas(tmp_path / "data.parquet", "case_id")
+
+
+@pytest.mark.parametrize(("name", "options"), [("dataset.jsonl", {"match_question": True}), ("dataset_ids.csv", {})])
+def test_an_imported_ragas_run_compares_with_a_captured_one(
+    made: Path, expected: dict[str, Any], tmp_path: Path, name: str, options: dict[str, Any]
+) -> None:
+    imported = import_run(
+        made / name, "ragas", EXAMPLE_CORPUS, {"name": "ragas"}, output=tmp_path / "r.arrow", **options
+    )
+    cases = expected["cases"]
+    records = imported.run.records
+    assert records.get_column("case_id").to_list() == [case["case_id"] for case in cases]
+    assert records.get_column("retrieved_passage_ids").to_list() == [case["retrieved_context_ids"] for case in cases]
+    assert records.get_column("context").to_list() == [
+        CONTEXT_SEPARATOR.join(case["retrieved_contexts"]) for case in cases
+    ]
+    assert records.get_column("answer").to_list() == [case["response"] or None for case in cases]
+    # Every retrieved text is in the context sent (it is their join), so every retrieved id reached it.
+    assert records.get_column("context_passage_ids").to_list() == [case["retrieved_context_ids"] for case in cases]
+    assert imported.imported.to_dict()["cases"] == 5
+    assert imported.imported.failed == 0
+    statuses = dict(
+        compare(CAPTURED, tmp_path / "r.arrow").cases.select("case_id", pl.col("status").cast(pl.String)).rows()
+    )
+    # The five cases meet the captured run's; the captured run's other 30 are missing from the import.
+    assert {case["case_id"] for case in cases} == {
+        case for case, status in statuses.items() if not status.startswith("missing")
+    }
+    assert list(statuses.values()).count("missing_in_candidate") == 30
+    # The toy pipeline answers the unanswerable case, where the captured run abstained.
+    assert statuses["ceo-salary@2026-01"] == "regressed"
