@@ -98,7 +98,7 @@ def test_ragas_scores_land_on_their_cases_and_nan_is_judge_failed(
 def test_the_three_formats_give_one_evaluator(made: Path, run: Run) -> None:
     fingerprints = {
         import_scores(run, made / name, preset="ragas").evaluator["fingerprint"]
-        for name in ("result.csv", "result.parquet")
+        for name in ("result.csv", "result.jsonl", "result.parquet")
     }
     assert len(fingerprints) == 1
 
