@@ -9,6 +9,7 @@ BIN := $(VENV)/bin
 RUNTIME := $(VENV)/.runtime
 DEV := $(VENV)/.dev
 PRODUCERS := .venv-producers
+PHOENIX := .venv-phoenix
 PRODUCED := tests/producers
 EXAMPLE_EPOCH := 1795000000
 LINTED := rag_compare tests benchmarks
@@ -51,17 +52,24 @@ lint: $(DEV)
 	$(BIN)/lint-imports
 
 # The real producers of the files import-run reads (LlamaIndex, LangChain, OpenInference, Ragas, DeepEval,
-# LangSmith; promptfoo from npm), in an environment of their own: their pins conflict with rag-compare's.
+# LangSmith; promptfoo from npm; Phoenix apart, as its openai conflicts with ragas'), in environments of their own:
+# their pins conflict with rag-compare's.
 $(PRODUCERS)/.stamp: $(PRODUCED)/requirements.txt
 	$(PYTHON) -m venv $(PRODUCERS)
 	$(PRODUCERS)/bin/python -m pip install --quiet --upgrade pip
 	$(PRODUCERS)/bin/python -m pip install --quiet -r $(PRODUCED)/requirements.txt
 	touch $@
 
+$(PHOENIX)/.stamp: $(PRODUCED)/phoenix-requirements.txt
+	$(PYTHON) -m venv $(PHOENIX)
+	$(PHOENIX)/bin/python -m pip install --quiet --upgrade pip
+	$(PHOENIX)/bin/python -m pip install --quiet -r $(PRODUCED)/phoenix-requirements.txt
+	touch $@
+
 $(PRODUCED)/node_modules/.stamp: $(PRODUCED)/package.json
 	if command -v npm >/dev/null; then cd $(PRODUCED) && npm install --no-audit --no-fund --silent && touch node_modules/.stamp; fi
 
-producers: $(PRODUCERS)/.stamp $(PRODUCED)/node_modules/.stamp
+producers: $(PRODUCERS)/.stamp $(PHOENIX)/.stamp $(PRODUCED)/node_modules/.stamp
 
 test: lint producers
 	$(BIN)/pytest
@@ -86,4 +94,4 @@ handmade: $(RUNTIME)
 	done
 
 clean:
-	rm -rf $(VENV) $(PRODUCERS) $(PRODUCED)/node_modules .pytest_cache .mypy_cache .ruff_cache .hypothesis
+	rm -rf $(VENV) $(PRODUCERS) $(PHOENIX) $(PRODUCED)/node_modules .pytest_cache .mypy_cache .ruff_cache .hypothesis

@@ -167,24 +167,36 @@ def _mapping(ctx: click.Context, param: click.Parameter, values: Sequence[str]) 
 @click.command("import-scores", cls=Command)
 @click.argument("run", type=PATH)
 @click.argument("file", type=PATH)
-@click.option("--evaluator", required=True, help="The name of the evaluator the scores come from.")
+@click.option(
+    "--preset",
+    type=click.Choice(["ragas", "deepeval"]),
+    help="FILE is that tool's results (ragas: EvaluationResult.to_pandas() saved as CSV/JSONL/Parquet; "
+    "deepeval: its test run JSON); it names the evaluator and maps the metrics it knows (see the README).",
+)
+@click.option("--evaluator", help="The name of the evaluator the scores come from (required without --preset).")
 @click.option(
     "--map",
     "mapping",
     multiple=True,
-    required=True,
     callback=_mapping,
     metavar="COLUMN=SIGNAL",
-    help="Take COLUMN of FILE as SIGNAL (e.g. trust_score=trustworthiness). Repeatable.",
+    help="Take COLUMN of FILE as SIGNAL (e.g. trust_score=trustworthiness). Repeatable; required without "
+    "--preset, with it adds or overrides.",
 )
-@click.option("--id-column", default="case_id", show_default=True, help="The column of FILE holding case ids.")
+@click.option(
+    "--id-column",
+    default="case_id",
+    show_default=True,
+    help="The column of FILE holding case ids (with --preset, rows of a FILE without it match by question).",
+)
 @ASSIGNMENTS
 @click.option("--output", type=PATH, required=True, help="The scores file to write (never overwritten).")
 @FORMAT
 def import_scores_command(
     run: Path,
     file: Path,
-    evaluator: str,
+    preset: str | None,
+    evaluator: str | None,
     mapping: dict[str, str],
     id_column: str,
     assignments: Sequence[str],
@@ -194,7 +206,8 @@ def import_scores_command(
     """Turn FILE (CSV, JSONL or Parquet of another evaluator's scores) into a scores file of RUN.
 
     --set declares the evaluator's settings (e.g. --set model=trust-v2); they and the name make its
-    fingerprint. Score signals must lie in [0, 1]. Cases of RUN that FILE lacks are judge_failed.
+    fingerprint. Score signals must lie in [0, 1]. Cases of RUN that FILE lacks, and empty or NaN
+    scores, are judge_failed. --preset ragas|deepeval reads that tool's results as they are.
     """
     from rag_compare.io.config import apply_assignments
     from rag_compare.io.external_scores import import_scores
@@ -202,14 +215,23 @@ def import_scores_command(
     wants_json(output_format)
     config = apply_assignments({}, assignments)
     scores = import_scores(
-        run, file, evaluator=evaluator, mapping=mapping, id_column=id_column, config=config, output=output
+        run,
+        file,
+        evaluator=evaluator,
+        mapping=mapping,
+        id_column=id_column,
+        preset=preset,
+        config=config,
+        output=output,
     )
     if output_format == "json":
         click.echo(scores.to_json(), nl=False)
         return
     counts = {status: count for status, count in scores.counts.items() if count}
     say(f"imported {', '.join(scores.signals)} for {scores.frame.height} cases ({counts_line(counts, ', ')})")
-    say(f"wrote {output} (evaluator {evaluator} {scores.evaluator['fingerprint'][:12]})")
+    for column, why in scores.evaluator["config"].get("not_imported", {}).items():
+        say(f"not imported: {column} ({why})")
+    say(f"wrote {output} (evaluator {scores.evaluator['name']} {scores.evaluator['fingerprint'][:12]})")
 
 
 @click.command(cls=Command)

@@ -3,7 +3,8 @@
 The file (CSV, Parquet or JSONL) holds one row per case, keyed by a case id column; each mapped
 column becomes a signal. Its ids must be the run's: an id the run lacks is refused. A run case the
 file lacks, or whose mapped value is empty, is kept as ``judge_failed`` ("no score"), never dropped.
-Values of score signals must lie in [0, 1] (rescale them first); flags must be true/false.
+Values of score signals must lie in [0, 1] (rescale them first); flags must be true/false. Another tool's
+results table is read with a preset (``score_presets``).
 """
 
 from __future__ import annotations
@@ -20,6 +21,7 @@ from rag_compare.core.errors import ContractError, Problem, ScoresError
 from rag_compare.core.signals import JUDGE_FAILED, SCORED_SIGNALS, SIGNALS_BY_NAME
 from rag_compare.io.runfile import ensure_absent
 from rag_compare.io.runs import Run, load_run
+from rag_compare.io.score_presets import apply_preset
 from rag_compare.io.scores import Scores, make_scores
 from rag_compare.io.tables import ROW, read_table
 
@@ -32,38 +34,57 @@ def import_scores(
     run: Run | str | Path,
     source: str | Path,
     *,
-    evaluator: str,
-    mapping: Mapping[str, str],
+    evaluator: str | None = None,
+    mapping: Mapping[str, str] | None = None,
     id_column: str = "case_id",
+    preset: str | None = None,
     config: Mapping[str, Any] | None = None,
     output: str | Path | None = None,
 ) -> Scores:
     """The scores of ``run`` read from ``source``: ``mapping`` takes a column to a signal (any of
     ``SCORED_SIGNALS``). ``evaluator`` names where they come from, and ``config`` declares its
     settings (model, version...); both make its fingerprint. Written to ``output`` when given.
+
+    With ``preset`` (see ``score_presets.PRESETS``: ``ragas``, ``deepeval``) ``source`` is that tool's results:
+    the preset names the evaluator and maps the metrics it knows (``mapping`` adds or overrides), and rows
+    without an ``id_column`` match the run's cases by question. The columns left out are recorded in the
+    config as ``not_imported``.
     """
     if output is not None:
         ensure_absent(Path(output), "scores file")
-    if not evaluator.strip():
-        raise ScoresError("name the evaluator the scores come from: `evaluator=NAME`.")
-    if not mapping:
-        raise ScoresError("map at least one column to a signal: `mapping={COLUMN: SIGNAL}`.")
-    unknown = sorted({signal for signal in mapping.values() if signal not in SCORED_SIGNALS})
-    if unknown:
-        raise ScoresError(f"unknown signal {', '.join(unknown)}; map columns to any of: {', '.join(SCORED_SIGNALS)}.")
-    if len(set(mapping.values())) != len(mapping):
-        raise ScoresError("two columns are mapped to the same signal; map each signal once.")
     run = run if isinstance(run, Run) else load_run(run)
-    table = read_table(source, "scores")
+    noted: dict[str, Any] = {}
+    if preset is None:
+        _check_mapping(evaluator, mapping or {})
+        table = read_table(source, "scores")
+    else:
+        prepared = apply_preset(preset, Path(source), mapping or {}, id_column, run)
+        table, mapping, evaluator = prepared.table, prepared.mapping, evaluator or preset
+        noted = {"preset": preset, "not_imported": prepared.not_imported}
+        _check_mapping(evaluator, mapping, f" (preset {preset} maps none of this table's columns)")
+    mapping = mapping or {}
     values = _values(table, str(source), mapping, id_column, run)
     frame = _for_run(values, run, mapping, str(source))
     declared = {"name": evaluator, "mapping": dict(sorted(mapping.items())), "settings": dict(config or {})}
     described = {
         "name": evaluator,
         "fingerprint": json_digest(declared),
-        "config": {**declared, "source": str(source)},
+        "config": {**declared, "source": str(source), **noted},
     }
     return make_scores(run, frame, described, output=output)
+
+
+def _check_mapping(evaluator: str | None, mapping: Mapping[str, str], why: str = "") -> None:
+    """Refuse a missing evaluator name, an empty mapping, an unknown signal or a signal mapped twice."""
+    if evaluator is None or not evaluator.strip():
+        raise ScoresError("name the evaluator the scores come from: `evaluator=NAME`.")
+    if not mapping:
+        raise ScoresError(f"map at least one column to a signal{why}: `mapping={{COLUMN: SIGNAL}}`.")
+    unknown = sorted({signal for signal in mapping.values() if signal not in SCORED_SIGNALS})
+    if unknown:
+        raise ScoresError(f"unknown signal {', '.join(unknown)}; map columns to any of: {', '.join(SCORED_SIGNALS)}.")
+    if len(set(mapping.values())) != len(mapping):
+        raise ScoresError("two columns are mapped to the same signal; map each signal once.")
 
 
 def _values(table: pl.DataFrame, source: str, mapping: Mapping[str, str], id_column: str, run: Run) -> pl.DataFrame:

@@ -19,6 +19,9 @@ from tests.helpers.data import ROOT
 
 PRODUCERS = ROOT / "tests" / "producers"
 PRODUCERS_PYTHON = Path(os.environ.get("RAG_COMPARE_PRODUCERS_PYTHON", ROOT / ".venv-producers" / "bin" / "python"))
+PHOENIX_PYTHON = Path(os.environ.get("RAG_COMPARE_PHOENIX_PYTHON", ROOT / ".venv-phoenix" / "bin" / "python"))
+"""Phoenix has an environment of its own (``.venv-phoenix``, from ``tests/producers/phoenix-requirements.txt``):
+its openai conflicts with ragas'."""
 PROMPTFOO = PRODUCERS / "node_modules" / ".bin" / "promptfoo"
 
 OFFLINE = {
@@ -33,19 +36,20 @@ OFFLINE = {
     "PROMPTFOO_DISABLE_TELEMETRY": "1",
     "PROMPTFOO_DISABLE_UPDATE": "1",
     "PROMPTFOO_DISABLE_SHARING": "1",
+    "PHOENIX_TELEMETRY_ENABLED": "false",
     "OPENAI_API_KEY": "",
 }
 """Settings that keep every producer from reaching a service (telemetry, update checks, model hubs)."""
 
 
-def produce(script: str, output: Path, *args: str, timeout: float = 600) -> Path:
-    """Run ``tests/producers/<script>`` with the producers' Python, writing into ``output``; return it."""
-    if not PRODUCERS_PYTHON.exists():
-        pytest.fail(f"{PRODUCERS_PYTHON} is missing: `make test` makes the producers' environment (.venv-producers)")
+def produce(script: str, output: Path, *args: str, python: Path = PRODUCERS_PYTHON, timeout: float = 600) -> Path:
+    """Run ``tests/producers/<script>`` with the producers' ``python``, writing into ``output``; return it."""
+    if not python.exists():
+        pytest.fail(f"{python} is missing: `make test` makes the producers' environments (`make producers`)")
     output.mkdir(parents=True, exist_ok=True)
     env = {**os.environ, **OFFLINE, "HOME": str(output / "home")}
     completed = subprocess.run(
-        [str(PRODUCERS_PYTHON), str(PRODUCERS / script), str(output), *args],
+        [str(python), str(PRODUCERS / script), str(output), *args],
         check=False,
         cwd=output,
         env=env,

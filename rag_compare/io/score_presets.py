@@ -1,0 +1,235 @@
+"""Presets of ``import_scores``: another tool's results read with a documented metric -> signal map.
+
+``ragas``: the table of ``EvaluationResult.to_pandas()`` (saved as CSV, JSON lines or Parquet): the dataset's
+columns, then one column per metric. Each metric named below becomes the signal beside it; when a table
+holds several for one signal, the first listed wins and the others are not imported. Every other column
+that is not the dataset's is listed as not imported.
+
+- ``grounded`` <- ``faithfulness``, ``faithfulness_with_hhem``, ``response_groundedness``: the share of the
+  response's claims that the retrieved contexts support;
+- ``response`` <- ``answer_relevancy``, ``response_relevancy``: whether the response addresses the question;
+- ``context_sufficiency`` <- ``context_recall``, ``non_llm_context_recall``, ``id_based_context_recall``,
+  ``context_entity_recall``: how much of what the reference needs the retrieved contexts hold;
+- ``correctness`` <- ``answer_correctness``, ``factual_correctness``, ``answer_accuracy``,
+  ``string_present`` (the reference appears in the response), ``exact_match`` (it is the response): the
+  response's agreement with the reference answer.
+
+Not imported, on purpose: the context precision family (``context_precision``, ``id_based_context_precision``,
+``context_utilization``, ...) ranks relevant contexts, which the run's own retrieval metrics measure from
+ids; ``noise_sensitivity`` is better when lower; lexical overlaps (``bleu_score``, ``rouge_score``,
+``chrf_score``, ``non_llm_string_similarity``, ``semantic_similarity``) are not correctness; rubric scores
+are 1-5, not [0, 1].
+
+``deepeval``: a DeepEval test run file (``.deepeval/.latest_test_run.json``): each test case's
+``metricsData`` by metric name, a metric that errored as no score; the case id from the test case's
+``metadata`` (``additional_metadata``) under the id column. ``Faithfulness`` -> ``grounded``, ``Answer
+Relevancy`` -> ``response``, ``Contextual Recall`` -> ``context_sufficiency``, ``Correctness [GEval]``,
+``Correctness`` (a GEval named so), ``Exact Match`` -> ``correctness``, for the same reasons; not
+``Contextual Precision`` (ranking), ``Contextual Relevancy`` (relevance is not sufficiency), nor
+``Hallucination``, ``Bias``, ``Toxicity`` (lower is better).
+
+A NaN (what Ragas gives a metric that failed on a row) is no score, like an empty value: the case is
+``judge_failed``, never a low score and never dropped. Rows join the run by the id column when the table
+has it (Ragas' samples carry none: add one to ``to_pandas()``), else by the question (``user_input`` /
+``input`` against the run's ``question``, whitespace and case folded); a question that matches no case of
+the run, or several, is refused with the list.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import polars as pl
+
+from rag_compare.core.errors import ContractError, Problem, ScoresError
+from rag_compare.io.runs import Run
+from rag_compare.io.sources.deepeval import load_test_run
+from rag_compare.io.sources.ragas import key_text
+from rag_compare.io.tables import ROW, read_table
+
+__all__ = ["PRESETS", "PresetImport", "ScorePreset", "apply_preset"]
+
+
+@dataclass(frozen=True)
+class ScorePreset:
+    """How one tool's results table becomes scores: its metrics by signal, its dataset columns, its question."""
+
+    name: str
+    metrics: tuple[tuple[str, str], ...]
+    """(metric column, signal) pairs; for one signal, the first column the table holds wins."""
+    data_columns: frozenset[str]
+    """The table's columns that are the dataset, not metrics (never listed as not imported)."""
+    question_column: str
+    read: Callable[[Path, str], pl.DataFrame]
+    """The table of a file (given the id column), with a ``ROW`` column."""
+
+
+@dataclass(frozen=True)
+class PresetImport:
+    """A table made ready for ``import_scores``: it has the id column, the mapping to use, what is left out."""
+
+    table: pl.DataFrame
+    mapping: dict[str, str]
+    not_imported: dict[str, str]
+    """Column -> why it is not imported."""
+
+
+RAGAS = ScorePreset(
+    name="ragas",
+    metrics=(
+        *(("faithfulness", "grounded"), ("faithfulness_with_hhem", "grounded"), ("response_groundedness", "grounded")),
+        *(("answer_relevancy", "response"), ("response_relevancy", "response")),
+        ("context_recall", "context_sufficiency"),
+        ("non_llm_context_recall", "context_sufficiency"),
+        ("id_based_context_recall", "context_sufficiency"),
+        ("context_entity_recall", "context_sufficiency"),
+        ("answer_correctness", "correctness"),
+        ("factual_correctness", "correctness"),
+        ("answer_accuracy", "correctness"),
+        ("string_present", "correctness"),
+        ("exact_match", "correctness"),
+    ),
+    data_columns=frozenset(
+        {
+            "user_input",
+            "retrieved_contexts",
+            "reference_contexts",
+            "retrieved_context_ids",
+            "reference_context_ids",
+            "response",
+            "multi_responses",
+            "reference",
+            "rubrics",
+            "persona_name",
+            "query_style",
+            "query_length",
+            "reference_tool_calls",
+            "reference_topics",
+        }
+    ),
+    question_column="user_input",
+    read=lambda path, id_column: read_table(path, "Ragas results table"),
+)
+
+
+def _metric_table(path: Path, id_column: str) -> pl.DataFrame:
+    """A DeepEval test run as a table: ``ROW`` (the test case's position), ``input``, ``id_column`` (from the
+    test cases' metadata, when any has it) and one column per metric name with its score, null where the
+    metric errored."""
+    rows: list[dict[str, Any]] = []
+    problems: list[Problem] = []
+    for position, case in enumerate(load_test_run(path)["testCases"], start=1):
+        metrics = case.get("metricsData") if isinstance(case, dict) else None
+        if not isinstance(case, dict) or not isinstance(metrics, list | None) or not all(map(_is_dict, metrics or [])):
+            problems.append(Problem("a test case with a `metricsData` list", row=position))
+            continue
+        metadata, question = case.get("metadata"), case.get("input")
+        row = {ROW: position, "input": question if isinstance(question, str) else None}
+        key = key_text(metadata.get(id_column)) if isinstance(metadata, dict) else None
+        row.update({} if key is None else {id_column: key})
+        for metric in metrics or []:
+            score = metric.get("score")
+            if score is not None and (isinstance(score, bool) or not isinstance(score, int | float)):
+                problems.append(Problem.at(position, str(metric.get("name")), score, "a score (a number)"))
+            row[str(metric.get("name"))] = None if metric.get("error") else score
+        rows.append(row)
+    if problems:
+        raise ContractError(str(path), "DeepEval test run", problems)
+    names = list(dict.fromkeys([ROW, "input", *(name for row in rows for name in row)]))
+    texts = (id_column, "input")
+    schema = {name: pl.Int64 if name == ROW else pl.String if name in texts else pl.Float64 for name in names}
+    return pl.DataFrame([{name: row.get(name) for name in names} for row in rows], schema=schema, orient="row")
+
+
+def _is_dict(value: Any) -> bool:
+    return isinstance(value, dict)
+
+
+DEEPEVAL = ScorePreset(
+    name="deepeval",
+    metrics=(
+        ("Faithfulness", "grounded"),
+        ("Answer Relevancy", "response"),
+        ("Contextual Recall", "context_sufficiency"),
+        ("Correctness [GEval]", "correctness"),
+        ("Correctness", "correctness"),
+        ("Exact Match", "correctness"),
+    ),
+    data_columns=frozenset({"input"}),
+    question_column="input",
+    read=_metric_table,
+)
+PRESETS = {preset.name: preset for preset in (RAGAS, DEEPEVAL)}
+"""Every preset, by name."""
+
+
+def apply_preset(name: str, source: Path, mapping: Mapping[str, str], id_column: str, run: Run) -> PresetImport:
+    """The table of ``source`` under preset ``name``: the preset's mapping for the metrics it holds, ``mapping``
+    adding or overriding; case ids from ``id_column``, else matched by question with ``run``'s; NaN scores
+    made empty."""
+    preset = PRESETS.get(name)
+    if preset is None:
+        raise ScoresError(f"unknown preset {name!r}; use one of: {', '.join(PRESETS)}.")
+    table = preset.read(source, id_column)
+    chosen = dict(mapping)
+    not_imported: dict[str, str] = {}
+    for column, signal in preset.metrics:
+        if column not in table.columns or column in chosen:
+            continue
+        taken = next((other for other, mapped in chosen.items() if mapped == signal), None)
+        if taken is None:
+            chosen[column] = signal
+        else:
+            not_imported[column] = f"{signal} comes from {taken}"
+    skip = {ROW, id_column, *preset.data_columns, *chosen, *not_imported}
+    not_imported.update(
+        {column: f"no signal in preset {preset.name}" for column in table.columns if column not in skip}
+    )
+    if id_column not in table.columns:
+        table = _by_question(table, str(source), preset.question_column, id_column, run)
+    scores = [column for column in chosen if column in table.columns and table.schema[column].is_float()]
+    table = table.with_columns(pl.col(scores).fill_nan(None))  # a metric that failed: no score, never a low one
+    return PresetImport(table, chosen, dict(sorted(not_imported.items())))
+
+
+def _folded(column: str) -> pl.Expr:
+    """A question as matched: whitespace runs made one space, trimmed, lower case."""
+    return pl.col(column).cast(pl.String).str.replace_all(r"\s+", " ").str.strip_chars().str.to_lowercase()
+
+
+def _by_question(table: pl.DataFrame, source: str, question: str, id_column: str, run: Run) -> pl.DataFrame:
+    """``table`` with ``id_column``: the one case of ``run`` each row's question is; refused with every row that
+    matches none or several, or a case another row matched already."""
+    if question not in table.columns:
+        raise ContractError(
+            source,
+            "scores file",
+            [Problem(f"a column '{id_column}', or the question column '{question}' to match the run's questions")],
+        )
+    cases = run.records.select("case_id", key=_folded("question")).unique(maintain_order=True)
+    matched = (
+        table.select(ROW, question, key=_folded(question))
+        .join(cases, on="key", how="left")
+        .group_by(ROW, maintain_order=True)
+        .agg(pl.col(question).first(), pl.col("case_id").drop_nulls())
+    )
+    problems = [_unmatched(row, question, text, ids, run.name) for row, text, ids in matched.rows() if len(ids) != 1]
+    once = matched.filter(pl.col("case_id").list.len() == 1).with_columns(pl.col("case_id").list.first())
+    problems += [
+        Problem.at(row, question, text, f"the question of a case no other row has (it is {case_id}'s)")
+        for row, text, case_id in once.filter(pl.col("case_id").is_duplicated()).rows()
+    ]
+    if problems:
+        raise ContractError(source, "scores file", problems)
+    ids = once.select(ROW, pl.col("case_id").alias(id_column))
+    return table.join(ids, on=ROW, how="left", maintain_order="left")
+
+
+def _unmatched(row: int, question: str, text: Any, ids: list[str], run: str) -> Problem:
+    if ids:
+        several = f"it is the question of {', '.join(ids)}: add a case id column"
+        return Problem.at(row, question, text, f"the question of one case of run '{run}' ({several})")
+    return Problem.at(row, question, text, f"the question of a case of run '{run}'")

@@ -1,0 +1,162 @@
+"""promptfoo's results file (``promptfoo eval -o results.json``) as source rows: one row per result.
+
+A result is one test case run through one prompt and one provider (``results.results[]``). The file
+must hold one run: every result of the same column of promptfoo's table (``promptIdx``: one prompt
+with one provider; a test that overrides its provider stays in its column). The case id, the
+question and the retrieved passage ids are the test's ``vars``; the context is the prompt as rendered
+and sent (``prompt.raw``); the answer is ``response.output``. A result whose provider returned an
+error and no output is ``failed`` at the ``generate`` stage; an error with an output (an assertion
+that raised) is a grading matter and the row stays ``ok``.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+import polars as pl
+
+from rag_compare.core.contract import ColumnSpec
+from rag_compare.core.errors import InputFileError, Problem, show_value
+from rag_compare.io.columns import coerce_columns
+from rag_compare.io.sources.rows import SourceRows, source_frame
+from rag_compare.io.tables import ROW
+
+__all__ = ["IDS_VAR", "QUESTION_VARS", "SCORES_VAR", "read_promptfoo"]
+
+QUESTION_VARS = ("question", "query", "input")
+"""The vars that may hold the question, the first present wins."""
+IDS_VAR = "retrieved_passage_ids"
+"""The var listing the retrieved passage ids, best first: a JSON array or ids separated by ``;``."""
+SCORES_VAR = "retrieved_scores"
+"""The var listing the retrieval scores, same order and form as ``IDS_VAR``."""
+_LIST_VARS = (ColumnSpec(IDS_VAR, "text_list"), ColumnSpec(SCORES_VAR, "float_list"))
+
+
+def read_promptfoo(path: Path, case_id_key: str) -> SourceRows:
+    """The results of the promptfoo results file ``path``; ``case_id_key`` is the var holding the case id."""
+    results = _results(path)
+    _refuse_several_runs(path, results)
+    rows: list[dict[str, Any]] = []
+    problems: list[Problem] = []
+    for position, result in enumerate(results, start=1):
+        if isinstance(result, Mapping) and isinstance(result.get("vars", {}), Mapping):
+            rows.append(_row(position, result, case_id_key))
+        else:
+            expected = "a promptfoo result: an object with `vars`, `prompt` and `response`"
+            problems.append(Problem(expected, row=position, value=show_value(result)))
+    rows, list_problems = _with_lists(rows)
+    return SourceRows(source_frame(rows), read=len(results), unit="result", problems=(*problems, *list_problems))
+
+
+def _results(path: Path) -> list[Any]:
+    """``results.results`` of the file; ``InputFileError`` when it is missing, not JSON or not that shape."""
+    if not path.is_file():
+        raise InputFileError(f"{path}: no such file. Give the path of the file `promptfoo eval -o` wrote.")
+    try:
+        document = json.loads(path.read_text(encoding="utf-8-sig"))
+    except UnicodeDecodeError:
+        raise InputFileError(
+            f"{path}: is not UTF-8 text. Give the JSON file `promptfoo eval -o results.json` wrote."
+        ) from None
+    except json.JSONDecodeError as error:
+        raise InputFileError(
+            f"{path}: is not JSON ({error.msg} on line {error.lineno}). "
+            "Give the file `promptfoo eval -o results.json` wrote (a .json output, not .csv or .html)."
+        ) from None
+    results = document.get("results") if isinstance(document, dict) else None
+    table = results.get("results") if isinstance(results, dict) else None
+    if not isinstance(table, list):
+        raise InputFileError(
+            f"{path}: is not a promptfoo results file (no list `results.results` in it). "
+            "Give the JSON file `promptfoo eval -o results.json` wrote."
+        )
+    if not table:
+        raise InputFileError(f"{path}: holds no results (`results.results` is empty). Evaluate at least one test.")
+    return table
+
+
+def _refuse_several_runs(path: Path, results: list[Any]) -> None:
+    """Refuse a file whose results come from more than one prompt and provider (several runs)."""
+    columns = {result.get("promptIdx") for result in results if isinstance(result, Mapping)}
+    if len(columns) <= 1:
+        return
+    named = {result.get("promptIdx"): _column_name(result) for result in results if isinstance(result, Mapping)}
+    listed = "".join(f"\n  - {named[index]}" for index in sorted(named, key=str))
+    raise InputFileError(
+        f"{path}: holds {len(columns)} runs (one per prompt and provider, promptfoo's columns):{listed}\n"
+        "A run is one prompt with one provider: evaluate each into its own results file and import them one by one."
+    )
+
+
+def _column_name(result: Mapping[str, Any]) -> str:
+    provider = _mapping(result.get("provider"))
+    label = _mapping(result.get("prompt")).get("label")
+    return f"provider {show_value(provider.get('label') or provider.get('id'))} with prompt {show_value(label)}"
+
+
+def _row(position: int, result: Mapping[str, Any], case_id_key: str) -> dict[str, Any]:
+    """The source row of one result (its list vars still as given, see ``_with_lists``)."""
+    variables = _mapping(result.get("vars"))
+    response = _mapping(result.get("response"))
+    output = response.get("output")
+    error = result.get("error") or response.get("error")
+    failed = output is None and bool(error)
+    usage = _mapping(result.get("tokenUsage"))
+    key = variables.get(case_id_key)
+    return {
+        "position": position,
+        "source_id": _text(result.get("id")),
+        "case_key": None if key is None else str(key),
+        "question": next((variables[name] for name in QUESTION_VARS if isinstance(variables.get(name), str)), None),
+        "status": "failed" if failed else "ok",
+        "error": str(error) if failed else None,
+        "failed_stage": "generate" if failed else None,
+        IDS_VAR: _list_cell(variables.get(IDS_VAR)),
+        SCORES_VAR: _list_cell(variables.get(SCORES_VAR)),
+        "context": _text(_mapping(result.get("prompt")).get("raw")),
+        "answer": output if isinstance(output, str) or output is None else json.dumps(output, ensure_ascii=False),
+        "latency_ms": _number(result.get("latencyMs")),
+        "prompt_tokens": _count(usage.get("prompt")),
+        "completion_tokens": _count(usage.get("completion")),
+    }
+
+
+def _with_lists(rows: list[dict[str, Any]]) -> tuple[list[dict[str, Any]], list[Problem]]:
+    """``rows`` with their list vars read (a JSON array or ``;``-separated), without those that hold a bad one."""
+    if not rows:
+        return rows, []
+    cells = {spec.name: [row[spec.name] for row in rows] for spec in _LIST_VARS}
+    frame = pl.DataFrame(
+        {ROW: [row["position"] for row in rows], **cells},
+        schema={ROW: pl.Int64, **{spec.name: pl.String for spec in _LIST_VARS}},
+    )
+    read, problems = coerce_columns(frame, _LIST_VARS)
+    bad = {problem.row for problem in problems}
+    lists = read.drop(ROW).iter_rows(named=True)
+    return [{**row, **parsed} for row, parsed in zip(rows, lists, strict=True) if row["position"] not in bad], problems
+
+
+def _list_cell(value: Any) -> str | None:
+    """A list var as the text of a list cell (promptfoo expands a var holding a list into several tests)."""
+    if value is None or isinstance(value, str):
+        return value
+    return json.dumps(value)
+
+
+def _mapping(value: Any) -> Mapping[str, Any]:
+    return value if isinstance(value, Mapping) else {}
+
+
+def _text(value: Any) -> str | None:
+    return value if isinstance(value, str) else None
+
+
+def _number(value: Any) -> float | None:
+    return float(value) if isinstance(value, (int, float)) and not isinstance(value, bool) else None
+
+
+def _count(value: Any) -> int | None:
+    return value if isinstance(value, int) and not isinstance(value, bool) else None
