@@ -7,7 +7,8 @@ as an exporter does, reads the spans back with ``phoenix.client`` and writes int
 
 - ``spans.parquet``: ``df.to_parquet(path)`` (the span id stays the frame's index, as Phoenix returns it);
 - ``spans.jsonl``: ``df.to_json(path, orient="records", lines=True)`` (pandas' defaults: times as epoch
-  milliseconds; the index is left out, and ``context.span_id`` is a column too).
+  milliseconds; the index is left out, and ``context.span_id`` is a column too);
+- ``spans_iso.jsonl``: the same with ``date_format="iso", date_unit="us"`` (times as ISO 8601 text).
 """
 
 from __future__ import annotations
@@ -76,6 +77,7 @@ def main(output: Path, traces: Path) -> None:
         raise SystemExit(f"Phoenix holds {len(frame)} spans of the {total} sent")
     frame.to_parquet(output / "spans.parquet")
     frame.to_json(output / "spans.jsonl", orient="records", lines=True)
+    frame.to_json(output / "spans_iso.jsonl", orient="records", lines=True, date_format="iso", date_unit="us")
     px.close_app()
 
 

@@ -1,15 +1,24 @@
-"""OpenInference traces written as OTLP/JSON lines: one trace is one case.
+"""OpenInference traces, one trace a case: OTLP/JSON lines, or Phoenix's spans dataframe.
 
-The file holds one ``ExportTraceServiceRequest`` a line (``resourceSpans[].scopeSpans[].spans[]``), as the
-OpenTelemetry Collector's file exporter writes it; ids may be hex (the Collector) or base64 (protobuf's
-own JSON mapping), enums numbers or names, and a trace's spans may be spread over several lines (a span
-written twice counts once). A line that is not such a request, or holds a span without ids or times, is
-a problem at its line number; the other lines are read.
+- OTLP/JSON lines: one ``ExportTraceServiceRequest`` a line (``resourceSpans[].scopeSpans[].spans[]``), as
+  the OpenTelemetry Collector's file exporter writes it; ids may be hex (the Collector) or base64
+  (protobuf's own JSON mapping), enums numbers or names, and a trace's spans may be spread over lines.
+- Phoenix's spans dataframe (``get_spans_dataframe``) saved as Parquet (``.parquet``, ``.pq``) or as JSON
+  lines (a JSONL file whose first object has ``context.span_id``): one span a row, ``context.trace_id``,
+  ``context.span_id``, ``parent_id``, ``span_kind``, ``status_code``, ``status_message``, ``events``,
+  ``start_time``, ``end_time`` and ``attributes.*`` columns, whose lists of objects (documents, messages)
+  are read as OpenInference's flat names (``retrieval.documents.N.document.id``). A time is a timestamp,
+  ISO 8601 text, or an epoch number in seconds, milliseconds (pandas' ``to_json`` default),
+  microseconds or nanoseconds, told apart by its size.
+
+A span written twice (the same trace and span id) counts once. A line or row that holds no readable span
+(not JSON, not an export request, a span without ids or times) is a problem at its line or row; the
+others are read.
 
 How a trace becomes a row (attribute names are OpenInference's):
 
 - root: the span without a parent (the earliest, if several). ``source_id`` is the trace id in hex,
-  ``position`` the first line holding one of its spans, ``started_ns`` the root's start and
+  ``position`` the first line (or row) holding one of its spans, ``started_ns`` the root's start and
   ``latency_ms`` its end minus its start.
 - question: the root's ``input.value``; when that is a JSON object, its ``query``, ``input`` or
   ``question`` field. A trace without a root, without a root ``input.value``, or without a RETRIEVER,
@@ -31,10 +40,10 @@ How a trace becomes a row (attribute names are OpenInference's):
   ``llm.output_messages.N.message.content`` (joined with a newline), else its ``output.value``; an
   ``output.value`` that is a JSON object gives its ``answer``, ``output``, ``result`` or ``response`` field
   (a chat model's serialised result has none: no answer).
-- failure: a span with status ERROR (code 2) makes the case ``failed``. The span it started in is the
-  ERROR span without an ERROR child (the first to start, if several): ``error`` is its first
-  ``exception`` event's ``exception.message``, else its status message; ``failed_stage`` its span kind in
-  lower case (``llm``, ``retriever``...).
+- failure: a span with status ERROR (code 2; Phoenix's ``status_code`` ``ERROR``) makes the case
+  ``failed``. The span it started in is the ERROR span without an ERROR child (the first to start, if
+  several): ``error`` is its first ``exception`` event's ``exception.message``, else its status message;
+  ``failed_stage`` its span kind in lower case (``llm``, ``retriever``...).
 - tokens: ``llm.token_count.prompt`` and ``llm.token_count.completion`` summed over the LLM spans; null
   when no span holds them.
 """
@@ -44,23 +53,33 @@ from __future__ import annotations
 import base64
 import binascii
 import json
+import math
 import re
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
+import polars as pl
+
 from rag_compare.core.errors import InputFileError, Problem, show_value
 from rag_compare.io.sources.rows import Skipped, SourceRows, source_frame
+from rag_compare.io.tables import ROW, read_table
 
 __all__ = ["read_openinference"]
 
 _REQUEST = "an OTLP ExportTraceServiceRequest as JSON (resourceSpans[].scopeSpans[].spans[])"
+_PHOENIX_ROW = "a span of Phoenix's spans dataframe (context.trace_id, context.span_id, start_time, end_time, ...)"
+_PARQUET_SUFFIXES = (".parquet", ".pq")
 _ERROR_CODES = (2, "STATUS_CODE_ERROR")
 _QUESTION_FIELDS = ("query", "input", "question")
 _ANSWER_FIELDS = ("answer", "output", "result", "response")
 _RETRIEVAL_KINDS = {"RETRIEVER": "retrieval.documents", "RERANKER": "reranker.output_documents"}
 _INDEXED = re.compile(r"(\d+)\.(.+)")
+_ISO_FRACTION = re.compile(r"(.*T\d\d:\d\d:\d\d)(?:\.(\d+))?(.*)")
+_EPOCH_SCALES = ((1e17, 1), (1e14, 10**3), (1e11, 10**6), (0, 10**9))
+"""A number of nanoseconds is at least 1e17 (after 1973), of microseconds 1e14, of milliseconds 1e11."""
 
 
 @dataclass(frozen=True)
@@ -84,28 +103,31 @@ class _Span:
         return kind.upper() if isinstance(kind, str) else None
 
 
-class _NotARequest(ValueError):
-    """A line that is not an ``ExportTraceServiceRequest``; the message says where it breaks."""
+class _Unreadable(ValueError):
+    """A line or row that holds no span that can be read; the message says where it breaks."""
 
 
 def read_openinference(path: Path, case_id_key: str) -> SourceRows:
-    """The traces of the OTLP/JSON lines file ``path`` as source rows, one per trace that holds a query.
+    """The traces in ``path`` as source rows, one per trace that holds a query: OTLP/JSON lines, or Phoenix's
+    spans dataframe as Parquet or JSON lines (see the module).
 
     ``case_id_key`` is the key of the ``metadata`` attribute that holds the case id. Raises
-    ``InputFileError`` when the file is missing, empty, or has no line that is an export request.
+    ``InputFileError`` when the file is missing, empty, or has no unit (line, row) that can be read.
     """
-    lines = _read_lines(Path(path))
+    path = Path(path)
+    units, parse, expected = _units(path)
     spans: list[_Span] = []
     problems: list[Problem] = []
-    for number, text in lines:
+    for number, unit in units:
         try:
-            spans.extend(_spans_of_line(text, number))
-        except _NotARequest as error:
-            problems.append(Problem(f"{_REQUEST}; {error}", row=number, value=show_value(text)))
-    if len(problems) == len(lines):
+            spans.extend(parse(unit, number))
+        except _Unreadable as error:
+            problems.append(Problem(f"{expected}; {error}", row=number, value=show_value(unit)))
+    if len(problems) == len(units):
         raise InputFileError(
-            f"{path}: no line is an OTLP export request (line {problems[0].row}: {problems[0].expected}). "
-            "Give the file the OpenTelemetry Collector's file exporter writes, one request a line."
+            f"{path}: nothing in it can be read as spans (the first: {problems[0]}). "
+            "Give the OTLP/JSON lines the OpenTelemetry Collector's file exporter writes, or Phoenix's spans "
+            "dataframe saved as Parquet or JSON lines."
         )
     rows: list[dict[str, Any]] = []
     skipped: list[Skipped] = []
@@ -119,6 +141,23 @@ def read_openinference(path: Path, case_id_key: str) -> SourceRows:
     return SourceRows(
         source_frame(rows), read=len(traces), unit="trace", skipped=tuple(skipped), problems=tuple(problems)
     )
+
+
+_Parse = Callable[[Any, int], list[_Span]]
+
+
+def _units(path: Path) -> tuple[list[tuple[int, Any]], _Parse, str]:
+    """The file's units (numbered lines or rows), how each becomes spans, and what a unit must be."""
+    if path.suffix.lower() in _PARQUET_SUFFIXES:
+        table = read_table(path, "Phoenix spans")
+        times = [name for name, dtype in table.schema.items() if isinstance(dtype, pl.Datetime)]
+        records = table.with_columns(pl.col(name).dt.epoch("ns") for name in times).to_dicts()
+        return [(record.pop(ROW), record) for record in records], _phoenix_span, _PHOENIX_ROW
+    lines = _read_lines(path)
+    first = next((_json_object(text) for _, text in lines if _json_object(text) is not None), None)
+    if first is not None and "context.span_id" in first:
+        return lines, _phoenix_line, _PHOENIX_ROW
+    return lines, _spans_of_line, _REQUEST
 
 
 def _read_lines(path: Path) -> list[tuple[int, str]]:
@@ -139,9 +178,9 @@ def _spans_of_line(text: str, line: int) -> list[_Span]:
     try:
         request = json.loads(text)
     except json.JSONDecodeError as error:
-        raise _NotARequest(f"the line is not JSON ({error.msg})") from None
+        raise _Unreadable(f"the line is not JSON ({error.msg})") from None
     if not isinstance(request, dict) or not isinstance(request.get("resourceSpans"), list):
-        raise _NotARequest("the line has no `resourceSpans` list")
+        raise _Unreadable("the line has no `resourceSpans` list")
     return [
         _span(span, line)
         for resource in request["resourceSpans"]
@@ -153,19 +192,19 @@ def _spans_of_line(text: str, line: int) -> list[_Span]:
 def _items(parent: Any, key: str) -> list[Any]:
     items = parent.get(key, []) if isinstance(parent, dict) else None
     if not isinstance(items, list):
-        raise _NotARequest(f"`{key}` is not a list")
+        raise _Unreadable(f"`{key}` is not a list")
     return items
 
 
 def _span(span: Any, line: int) -> _Span:
     if not isinstance(span, dict):
-        raise _NotARequest("a span is not an object")
+        raise _Unreadable("a span is not an object")
     status = span.get("status") or {}
     attributes = _attributes(span.get("attributes", []))
     try:
         start_ns, end_ns = int(span["startTimeUnixNano"]), int(span["endTimeUnixNano"])
     except (KeyError, TypeError, ValueError):
-        raise _NotARequest("a span has no `startTimeUnixNano` and `endTimeUnixNano`") from None
+        raise _Unreadable("a span has no `startTimeUnixNano` and `endTimeUnixNano`") from None
     return _Span(
         trace_id=_hex_id(span.get("traceId"), 16, "traceId"),
         span_id=_hex_id(span.get("spanId"), 8, "spanId"),
@@ -180,6 +219,76 @@ def _span(span: Any, line: int) -> _Span:
     )
 
 
+def _phoenix_line(text: str, line: int) -> list[_Span]:
+    record = _json_object(text)
+    if record is None:
+        raise _Unreadable("the line is not a JSON object")
+    return _phoenix_span(record, line)
+
+
+def _phoenix_span(record: Mapping[str, Any], row: int) -> list[_Span]:
+    """The span of one row of Phoenix's spans dataframe (its ``attributes.*`` columns flattened back)."""
+    attributes: dict[str, Any] = {}
+    for column, value in record.items():
+        if column.startswith("attributes."):
+            _flatten(attributes, column.removeprefix("attributes."), value)
+    if isinstance(record.get("span_kind"), str):
+        attributes.setdefault("openinference.span.kind", record["span_kind"])
+    events = record.get("events")
+    exceptions = [
+        event["attributes"].get("exception.message")
+        for event in (events if isinstance(events, list) else [])
+        if isinstance(event, Mapping)
+        and event.get("name") == "exception"
+        and isinstance(event.get("attributes"), Mapping)
+    ]
+    return [
+        _Span(
+            trace_id=_hex_id(record.get("context.trace_id"), 16, "context.trace_id"),
+            span_id=_hex_id(record.get("context.span_id"), 8, "context.span_id"),
+            parent_id=_hex_id(record["parent_id"], 8, "parent_id") if record.get("parent_id") else None,
+            start_ns=_epoch_ns(record.get("start_time"), "start_time"),
+            end_ns=_epoch_ns(record.get("end_time"), "end_time"),
+            failed=record.get("status_code") == "ERROR",
+            status_message=record.get("status_message") or None,
+            exception=next((message for message in exceptions if isinstance(message, str)), None),
+            attributes=attributes,
+            line=row,
+        )
+    ]
+
+
+def _flatten(flat: dict[str, Any], key: str, value: Any) -> None:
+    """Put ``value`` under ``key`` in ``flat``; a list of objects as ``key.N.field`` (OpenInference's flat names)."""
+    if value is None or (isinstance(value, float) and math.isnan(value)):
+        return
+    if isinstance(value, list) and value and all(isinstance(item, Mapping) for item in value):
+        for index, item in enumerate(value):
+            for field, inner in item.items():
+                _flatten(flat, f"{key}.{index}.{field}", inner)
+    else:
+        flat[key] = value
+
+
+def _epoch_ns(value: Any, name: str) -> int:
+    """A time as nanoseconds since the epoch: from an ISO 8601 text, or from a number of seconds,
+    milliseconds, microseconds or nanoseconds (told apart by its size)."""
+    if isinstance(value, str):
+        match = _ISO_FRACTION.fullmatch(value.strip())
+        try:
+            stamp = datetime.fromisoformat(match[1] + match[3] if match else value)
+        except ValueError:
+            raise _Unreadable(f"`{name}` is not a time") from None
+        if stamp.tzinfo is None:
+            stamp = stamp.replace(tzinfo=UTC)
+        fraction = int((match[2] or "").ljust(9, "0")) if match else 0
+        return int(stamp.timestamp()) * 10**9 + fraction
+    if isinstance(value, int | float) and not isinstance(value, bool) and math.isfinite(value):
+        scale = next(factor for bound, factor in _EPOCH_SCALES if abs(value) >= bound)
+        return int(value * scale)
+    raise _Unreadable(f"`{name}` is not a time")
+
+
 def _hex_id(value: Any, size: int, name: str) -> str:
     """An id of ``size`` bytes in lower-case hex, from hex (the Collector) or base64 (protobuf's mapping)."""
     if isinstance(value, str):
@@ -191,16 +300,16 @@ def _hex_id(value: Any, size: int, name: str) -> str:
             data = b""
         if len(data) == size:
             return data.hex()
-    raise _NotARequest(f"a span's `{name}` is not {size} bytes in hex or base64")
+    raise _Unreadable(f"a span's `{name}` is not {size} bytes in hex or base64")
 
 
 def _attributes(items: Any) -> dict[str, Any]:
     if not isinstance(items, list):
-        raise _NotARequest("a span's `attributes` is not a list")
+        raise _Unreadable("a span's `attributes` is not a list")
     try:
         return {item["key"]: _value(item.get("value") or {}) for item in items}
     except (KeyError, TypeError, AttributeError, ValueError):
-        raise _NotARequest("an attribute is not a {key, value} object") from None
+        raise _Unreadable("an attribute is not a {key, value} object") from None
 
 
 def _value(value: Mapping[str, Any]) -> Any:
@@ -386,7 +495,13 @@ def _llm_answer(llm: _Span | None) -> str | None:
 
 
 def _token_sum(trace: Sequence[_Span], key: str) -> int | None:
+    """``key`` summed over the LLM spans that hold it (a whole float counts: Phoenix's frame holds floats)."""
     counts = [
-        span.attributes[key] for span in trace if span.kind == "LLM" and isinstance(span.attributes.get(key), int)
+        int(count)
+        for span in trace
+        if span.kind == "LLM"
+        and isinstance(count := span.attributes.get(key), int | float)
+        and not isinstance(count, bool)
+        and float(count).is_integer()
     ]
     return sum(counts) if counts else None

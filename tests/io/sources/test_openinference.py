@@ -19,7 +19,7 @@ from rag_compare.io.runs import load_run
 from rag_compare.io.sources.openinference import read_openinference
 from rag_compare.io.sources.rows import SOURCE_SCHEMA, SourceRows
 from tests.helpers.data import EXAMPLE_CORPUS, ROOT
-from tests.helpers.producers import produce
+from tests.helpers.producers import PHOENIX_PYTHON, produce
 
 CAPTURED = ROOT / "runs" / "baseline.arrow"  # captured over the example corpus: BM25, extractive generator
 
@@ -27,6 +27,13 @@ CAPTURED = ROOT / "runs" / "baseline.arrow"  # captured over the example corpus:
 @pytest.fixture(scope="module")
 def produced(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return produce("make_openinference.py", tmp_path_factory.mktemp("openinference"))
+
+
+@pytest.fixture(scope="module")
+def phoenix(produced: Path, tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """Phoenix's spans dataframe of the same traces, saved as Parquet and JSONL (tests/producers/make_phoenix.py)."""
+    traces = str(produced / "traces_base64.jsonl")
+    return produce("make_phoenix.py", tmp_path_factory.mktemp("phoenix"), traces, python=PHOENIX_PYTHON)
 
 
 @pytest.fixture(scope="module")
@@ -128,6 +135,41 @@ def test_base64_ids_give_the_same_rows(produced: Path, rows: SourceRows) -> None
     assert (base64_rows.read, base64_rows.skipped) == (rows.read, rows.skipped)
 
 
+# Phoenix keeps times to the microsecond and scores to 10 digits; pandas' JSON keeps milliseconds by default (epoch
+# numbers), microseconds as ISO text with `date_unit="us"`.
+@pytest.mark.parametrize(
+    ("name", "time_ns"), [("spans.parquet", 1_000), ("spans.jsonl", 1_000_000), ("spans_iso.jsonl", 1_000)]
+)
+def test_phoenix_spans_give_the_rows_of_the_traces(phoenix: Path, rows: SourceRows, name: str, time_ns: int) -> None:
+    read = read_openinference(phoenix / name, "case_id")
+
+    assert (read.read, read.skipped[0].reason, read.problems) == (rows.read, rows.skipped[0].reason, ())
+    mine, theirs = rows.frame.sort("source_id"), read.frame.sort("source_id")
+    inexact = ["position", "started_ns", "latency_ms", "retrieved_scores"]
+    assert theirs.drop(inexact).equals(mine.drop(inexact))
+    for ours, phoenix_row in zip(mine.iter_rows(named=True), theirs.iter_rows(named=True), strict=True):
+        assert abs(ours["started_ns"] - phoenix_row["started_ns"]) < time_ns
+        assert ours["latency_ms"] == pytest.approx(phoenix_row["latency_ms"], abs=2 * time_ns / 1e6)
+        assert ours["retrieved_scores"] == (
+            None
+            if phoenix_row["retrieved_scores"] is None
+            else pytest.approx(phoenix_row["retrieved_scores"], rel=1e-9)
+        )
+
+
+def test_a_broken_phoenix_row_is_a_problem_at_its_line(phoenix: Path, rows: SourceRows, tmp_path: Path) -> None:
+    lines = (phoenix / "spans.jsonl").read_text(encoding="utf-8").splitlines()
+    broken = [*lines[:3], '{"context.span_id": "00f067aa0ba902b7", "start_time": 1}', "not json", *lines[3:]]
+    (tmp_path / "spans.jsonl").write_text("\n".join(broken) + "\n", encoding="utf-8")
+
+    read = read_openinference(tmp_path / "spans.jsonl", "case_id")
+
+    assert [problem.row for problem in read.problems] == [4, 5]
+    assert "`context.trace_id` is not 16 bytes in hex or base64" in read.problems[0].expected
+    assert "not a JSON object" in read.problems[1].expected
+    assert read.frame.height == rows.frame.height
+
+
 def test_another_metadata_key_or_none(produced: Path) -> None:
     assert read_openinference(produced / "traces.jsonl", "team").frame.get_column("case_key").unique().to_list() == [
         "handbook"
@@ -174,8 +216,11 @@ def test_a_file_that_cannot_be_read_is_refused(tmp_path: Path) -> None:
     with pytest.raises(InputFileError, match="the file is empty"):
         read_openinference(tmp_path / "empty.jsonl", "case_id")
     (tmp_path / "text.jsonl").write_text("hello\n{}\n", encoding="utf-8")
-    with pytest.raises(InputFileError, match=r"no line is an OTLP export request \(line 1: .*not JSON"):
+    with pytest.raises(InputFileError, match=r"nothing in it can be read as spans \(the first: row 1: .*not JSON"):
         read_openinference(tmp_path / "text.jsonl", "case_id")
+    (tmp_path / "spans.parquet").write_text("not parquet", encoding="utf-8")
+    with pytest.raises(InputFileError, match="cannot be read as Parquet"):
+        read_openinference(tmp_path / "spans.parquet", "case_id")
     (tmp_path / "latin1.jsonl").write_bytes(b'{"a": "caf\xe9"}\n')
     with pytest.raises(InputFileError, match="is not UTF-8"):
         read_openinference(tmp_path / "latin1.jsonl", "case_id")
