@@ -55,6 +55,8 @@ def main(output: Path, traces: Path) -> None:
         PHOENIX_PORT=str(free_port()),
         PHOENIX_GRPC_PORT=str(free_port()),
         PHOENIX_TELEMETRY_ENABLED="false",
+        PHOENIX_ALLOW_EXTERNAL_RESOURCES="false",  # no download at start-up (the WASM sandbox, web fonts)
+        PHOENIX_ALLOWED_SANDBOX_PROVIDERS="NONE",
     )
     import phoenix as px
     from phoenix.client import Client
