@@ -77,7 +77,7 @@ _QUESTION_FIELDS = ("query", "input", "question")
 _ANSWER_FIELDS = ("answer", "output", "result", "response")
 _RETRIEVAL_KINDS = {"RETRIEVER": "retrieval.documents", "RERANKER": "reranker.output_documents"}
 _INDEXED = re.compile(r"(\d+)\.(.+)")
-_ISO_FRACTION = re.compile(r"(.*T\d\d:\d\d:\d\d)(?:\.(\d+))?(.*)")
+_ISO_FRACTION = re.compile(r"(.*[T ]\d\d:\d\d:\d\d)(?:\.(\d+))?(.*)")
 _EPOCH_SCALES = ((1e17, 1), (1e14, 10**3), (1e11, 10**6), (0, 10**9))
 """A number of nanoseconds is at least 1e17 (after 1973), of microseconds 1e14, of milliseconds 1e11."""
 
@@ -154,7 +154,8 @@ def _units(path: Path) -> tuple[list[tuple[int, Any]], _Parse, str]:
         records = table.with_columns(pl.col(name).dt.epoch("ns") for name in times).to_dicts()
         return [(record.pop(ROW), record) for record in records], _phoenix_span, _PHOENIX_ROW
     lines = _read_lines(path)
-    first = next((_json_object(text) for _, text in lines if _json_object(text) is not None), None)
+    objects = (_json_object(text) for _, text in lines)
+    first = next((found for found in objects if found is not None), None)
     if first is not None and "context.span_id" in first:
         return lines, _phoenix_line, _PHOENIX_ROW
     return lines, _spans_of_line, _REQUEST
@@ -212,7 +213,7 @@ def _span(span: Any, line: int) -> _Span:
         start_ns=start_ns,
         end_ns=end_ns,
         failed=isinstance(status, dict) and status.get("code") in _ERROR_CODES,
-        status_message=status.get("message") if isinstance(status, dict) else None,
+        status_message=_text_of(status, "message") if isinstance(status, dict) else None,
         exception=_exception_message(span.get("events", [])),
         attributes=attributes,
         line=line,
@@ -250,7 +251,7 @@ def _phoenix_span(record: Mapping[str, Any], row: int) -> list[_Span]:
             start_ns=_epoch_ns(record.get("start_time"), "start_time"),
             end_ns=_epoch_ns(record.get("end_time"), "end_time"),
             failed=record.get("status_code") == "ERROR",
-            status_message=record.get("status_message") or None,
+            status_message=_text_of(record, "status_message"),
             exception=next((message for message in exceptions if isinstance(message, str)), None),
             attributes=attributes,
             line=row,
