@@ -50,6 +50,7 @@ if TYPE_CHECKING:
     from rag_compare.io.drafts_file import Drafts, admit_cases
     from rag_compare.io.external_scores import import_scores
     from rag_compare.io.passages import load_passages
+    from rag_compare.io.run_import import ImportedRun, import_run, read_records
     from rag_compare.io.runs import Run, freeze_run, load_run
     from rag_compare.io.schemas import CorpusSchema, PassagesSchema, RecordsSchema
     from rag_compare.io.scores import Scores, load_scores, score_run
@@ -84,6 +85,7 @@ __all__ = [
     "FallbackSimulation",
     "Generation",
     "Generator",
+    "ImportedRun",
     "InputFileError",
     "Judge",
     "JudgeError",
@@ -114,12 +116,14 @@ __all__ = [
     "compare",
     "draft_cases",
     "freeze_run",
+    "import_run",
     "import_scores",
     "load_corpus",
     "load_passages",
     "load_run",
     "load_scores",
     "read_config_file",
+    "read_records",
     "score_run",
     "simulate_fallback",
 ]
@@ -140,6 +144,7 @@ _LAZY = {
     "FallbackSimulation": "rag_compare.compute.fallback",
     "Generation": "rag_compare.core.protocols",
     "Generator": "rag_compare.core.protocols",
+    "ImportedRun": "rag_compare.io.run_import",
     "Judge": "rag_compare.core.protocols",
     "JudgePlan": "rag_compare.llm.llm_judge",
     "LexicalJudge": "rag_compare.compute.lexical_judge",
@@ -160,12 +165,14 @@ _LAZY = {
     "compare": "rag_compare.compute.compare_runs",
     "draft_cases": "rag_compare.llm.drafts",
     "freeze_run": "rag_compare.io.runs",
+    "import_run": "rag_compare.io.run_import",
     "import_scores": "rag_compare.io.external_scores",
     "load_corpus": "rag_compare.io.corpus",
     "load_passages": "rag_compare.io.passages",
     "load_run": "rag_compare.io.runs",
     "load_scores": "rag_compare.io.scores",
     "read_config_file": "rag_compare.io.config",
+    "read_records": "rag_compare.io.run_import",
     "score_run": "rag_compare.io.scores",
     "simulate_fallback": "rag_compare.compute.fallback",
 }

@@ -24,6 +24,7 @@ __all__ = [
     "ColumnSpec",
     "Kind",
     "lookalike_key",
+    "question_key",
     "record_ok",
 ]
 
@@ -103,3 +104,9 @@ def lookalike_key(column: str) -> pl.Expr:
     spaces and joiners, soft hyphens, byte-order marks, direction marks) removed. Ids that differ but share
     this key look alike."""
     return pl.col(column).str.normalize("NFKC").str.replace_all(r"\p{Cf}", "")
+
+
+def question_key(column: str) -> pl.Expr:
+    """``column``'s question as matched against a corpus' questions: whitespace runs made one space, ends
+    trimmed, lower case."""
+    return pl.col(column).cast(pl.String).str.replace_all(r"\s+", " ").str.strip_chars().str.to_lowercase()

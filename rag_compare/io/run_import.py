@@ -17,7 +17,7 @@ from typing import Any, Literal, cast
 
 import polars as pl
 
-from rag_compare.core.contract import RECORD_COLUMNS, record_ok
+from rag_compare.core.contract import RECORD_COLUMNS, question_key, record_ok
 from rag_compare.core.errors import ConfigError, ContractError, InputFileError, Problem, sorted_problems
 from rag_compare.core.result import Report
 from rag_compare.io.corpus import Corpus, load_corpus
@@ -266,15 +266,11 @@ def _by_key(frame: pl.DataFrame, key: str, corpus: Corpus | None) -> tuple[pl.Da
     return frame, problems
 
 
-def _folded_question(column: str) -> pl.Expr:
-    return pl.col(column).str.replace_all(r"\s+", " ").str.strip_chars().str.to_lowercase()
-
-
 def _by_question(frame: pl.DataFrame, corpus: Corpus) -> tuple[pl.DataFrame, list[Problem]]:
     """Each unit's case id: the one corpus case whose question is the unit's; no match or several is a problem."""
-    cases = corpus.frame.select("case_id", key=_folded_question("question"))
+    cases = corpus.frame.select("case_id", key=question_key("question"))
     matches = (
-        frame.select("position", key=_folded_question("question"))
+        frame.select("position", key=question_key("question"))
         .join(cases, on="key", how="left")
         .group_by("position", maintain_order=True)
         .agg(pl.col("case_id").drop_nulls())

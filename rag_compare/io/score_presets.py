@@ -44,10 +44,11 @@ from typing import Any
 
 import polars as pl
 
+from rag_compare.core.contract import question_key
 from rag_compare.core.errors import ContractError, Problem, ScoresError
 from rag_compare.io.runs import Run
 from rag_compare.io.sources.deepeval import load_test_run
-from rag_compare.io.sources.ragas import key_text
+from rag_compare.io.sources.values import key_text
 from rag_compare.io.tables import ROW, read_table
 
 __all__ = ["PRESETS", "PresetImport", "ScorePreset", "apply_preset"]
@@ -195,11 +196,6 @@ def apply_preset(name: str, source: Path, mapping: Mapping[str, str], id_column:
     return PresetImport(table, chosen, dict(sorted(not_imported.items())))
 
 
-def _folded(column: str) -> pl.Expr:
-    """A question as matched: whitespace runs made one space, trimmed, lower case."""
-    return pl.col(column).cast(pl.String).str.replace_all(r"\s+", " ").str.strip_chars().str.to_lowercase()
-
-
 def _by_question(table: pl.DataFrame, source: str, question: str, id_column: str, run: Run) -> pl.DataFrame:
     """``table`` with ``id_column``: the one case of ``run`` each row's question is; refused with every row that
     matches none or several, or a case another row matched already."""
@@ -209,9 +205,9 @@ def _by_question(table: pl.DataFrame, source: str, question: str, id_column: str
             "scores file",
             [Problem(f"a column '{id_column}', or the question column '{question}' to match the run's questions")],
         )
-    cases = run.records.select("case_id", key=_folded("question")).unique(maintain_order=True)
+    cases = run.records.select("case_id", key=question_key("question")).unique(maintain_order=True)
     matched = (
-        table.select(ROW, question, key=_folded(question))
+        table.select(ROW, question, key=question_key(question))
         .join(cases, on="key", how="left")
         .group_by(ROW, maintain_order=True)
         .agg(pl.col(question).first(), pl.col("case_id").drop_nulls())

@@ -17,14 +17,15 @@ question, and is skipped.
 
 from __future__ import annotations
 
-import json
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
 from rag_compare.core.errors import InputFileError, Problem
-from rag_compare.io.sources.ragas import CONTEXT_SEPARATOR, is_int, key_text
+from rag_compare.io.sources.files import read_json
+from rag_compare.io.sources.ragas import CONTEXT_SEPARATOR
 from rag_compare.io.sources.rows import Skipped, SourceRows, source_frame
+from rag_compare.io.sources.values import is_int, key_text
 
 __all__ = ["load_test_run", "read_deepeval"]
 
@@ -60,17 +61,7 @@ def read_deepeval(path: Path, case_id_key: str) -> SourceRows:
 
 def load_test_run(path: Path) -> Mapping[str, Any]:
     """The test run object of the file, with its ``testCases`` list."""
-    if not path.is_file():
-        raise InputFileError(f"{path}: no such file. Check the DeepEval test run path.")
-    try:
-        data = json.loads(path.read_text(encoding="utf-8-sig"))
-    except UnicodeDecodeError:
-        raise InputFileError(f"{path}: is not UTF-8 text. Give the test run file DeepEval wrote.") from None
-    except json.JSONDecodeError as error:
-        raise InputFileError(
-            f"{path}: is not JSON ({error.msg} on line {error.lineno}). Give the test run file DeepEval wrote "
-            "(.deepeval/.latest_test_run.json)."
-        ) from None
+    data = read_json(path, "the test run file DeepEval writes (.deepeval/.latest_test_run.json)")
     run = data.get(_RUN_KEY, data) if isinstance(data, dict) else None
     if not isinstance(run, dict) or not isinstance(run.get("testCases"), list):
         raise InputFileError(

@@ -11,14 +11,15 @@ it started (the first errored run with no errored run below it).
 
 from __future__ import annotations
 
-import json
 from collections.abc import Iterator, Mapping, Sequence
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
-from rag_compare.core.errors import InputFileError, Problem, show_value
+from rag_compare.core.errors import Problem, show_value
+from rag_compare.io.sources.files import json_lines
 from rag_compare.io.sources.rows import Skipped, SourceRows, source_frame
+from rag_compare.io.sources.values import count, key_text, mapping
 
 __all__ = ["ANSWER_KEYS", "QUESTION_KEYS", "read_langsmith"]
 
@@ -30,22 +31,16 @@ is not an input passed through, else the model call's generation."""
 _MODEL_TYPES = ("llm", "chat")
 _TRACEBACK = "Traceback (most recent call last)"
 _EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
+_WRITTEN_BY = "LangSmith runs as JSON lines (`run.model_dump_json()` of each root run with its child runs)"
 
 
 def read_langsmith(path: Path, case_id_key: str) -> SourceRows:
     """The root runs of the JSON lines file ``path``; ``case_id_key`` is the ``extra.metadata`` key of the case id."""
-    lines = [(number, line) for number, line in enumerate(_text(path).splitlines(), start=1) if line.strip()]
+    parsed, problems = json_lines(path, _WRITTEN_BY, "a LangSmith run")
+    read = len(parsed) + len(problems)
     rows: list[dict[str, Any]] = []
     skipped: list[Skipped] = []
-    problems: list[Problem] = []
-    parsed = 0
-    for number, line in lines:
-        try:
-            run = json.loads(line)
-        except json.JSONDecodeError as error:
-            problems.append(Problem(f"a LangSmith run as one JSON object ({error.msg})", row=number))
-            continue
-        parsed += 1
+    for number, run in parsed:
         if not _is_run(run):
             expected = "a LangSmith run: an object with `id`, `run_type` and `inputs`"
             problems.append(Problem(expected, row=number, value=show_value(run)))
@@ -59,32 +54,7 @@ def read_langsmith(path: Path, case_id_key: str) -> SourceRows:
                 skipped.append(Skipped(number, reason, str(run["id"])))
             else:
                 rows.append(row)
-    if lines and not parsed:
-        raise InputFileError(_not_json_lines(path))
-    return SourceRows(source_frame(rows), read=len(lines), unit="run", skipped=tuple(skipped), problems=tuple(problems))
-
-
-def _text(path: Path) -> str:
-    if not path.is_file():
-        raise InputFileError(f"{path}: no such file. Give the path of the LangSmith runs (JSON lines).")
-    try:
-        text = path.read_text(encoding="utf-8-sig")
-    except UnicodeDecodeError:
-        raise InputFileError(f"{path}: is not UTF-8 text. Write the runs as JSON lines in UTF-8.") from None
-    if not text.strip():
-        raise InputFileError(f"{path}: the file is empty. Write the runs into it, one root run a line.")
-    return text
-
-
-def _not_json_lines(path: Path) -> str:
-    """Why no line of ``path`` is JSON: a whole JSON document, or not JSON at all."""
-    try:
-        json.loads(path.read_text(encoding="utf-8-sig"))
-    except json.JSONDecodeError:
-        found = "is not JSON lines: no line is JSON"
-    else:
-        found = "holds one JSON document over several lines"
-    return f"{path}: {found}. Write one LangSmith run a line (`run.model_dump_json()`)."
+    return SourceRows(source_frame(rows), read=read, unit="run", skipped=tuple(skipped), problems=tuple(problems))
 
 
 def _is_run(run: Any) -> bool:
@@ -99,25 +69,25 @@ def _row(number: int, root: Mapping[str, Any], case_id_key: str) -> dict[str, An
     retrievers = [run for run in runs[:end] if run.get("run_type") == "retriever"]
     model = runs[models[-1]] if models else None
     retriever = retrievers[-1] if retrievers else None
-    question = _first_text(_mapping(root.get("inputs")), QUESTION_KEYS)
+    question = _first_text(mapping(root.get("inputs")), QUESTION_KEYS)
     if question is None and retriever is not None:
-        question = _first_text(_mapping(retriever.get("inputs")), ("query",))
+        question = _first_text(mapping(retriever.get("inputs")), ("query",))
     if question is None and retriever is None and model is None:
         return None
     failure = _failure(root)
-    key = _mapping(_mapping(root.get("extra")).get("metadata")).get(case_id_key)
+    key = mapping(mapping(root.get("extra")).get("metadata")).get(case_id_key)
     started, ended = _time(root.get("start_time")), _time(root.get("end_time"))
     return {
         "position": number,
         "source_id": str(root["id"]),
-        "case_key": None if key is None else str(key),
+        "case_key": key_text(key),
         "question": question,
         "started_ns": None if started is None else (started - _EPOCH) // timedelta(microseconds=1) * 1000,
         "status": "ok" if failure is None else "failed",
         "error": None if failure is None else _error_text(failure),
         "failed_stage": None if failure is None else failure.get("run_type"),
         **_retrieved(retriever),
-        "context": None if model is None else _context(_mapping(model.get("inputs"))),
+        "context": None if model is None else _context(mapping(model.get("inputs"))),
         "answer": _answer(root, model),
         "latency_ms": None if started is None or ended is None else (ended - started) / timedelta(milliseconds=1),
         **_tokens(root, [runs[index] for index in models]),
@@ -153,9 +123,9 @@ def _retrieved(retriever: Mapping[str, Any] | None) -> dict[str, Any]:
     """The retriever's documents: their texts, and their ids when every one has an id."""
     if retriever is None:
         return {}
-    documents = [_lc(doc) for doc in _mapping(retriever.get("outputs")).get("documents") or ()]
+    documents = [_lc(doc) for doc in mapping(retriever.get("outputs")).get("documents") or ()]
     documents = [doc for doc in documents if isinstance(doc, Mapping)]
-    ids = [doc.get("id") or _mapping(doc.get("metadata")).get("passage_id") for doc in documents]
+    ids = [doc.get("id") or mapping(doc.get("metadata")).get("passage_id") for doc in documents]
     return {
         "retrieved_passage_ids": [str(item) for item in ids] if all(ids) else None,
         "retrieved_texts": [str(doc.get("page_content") or "") for doc in documents],
@@ -178,8 +148,8 @@ def _context(inputs: Mapping[str, Any]) -> str | None:
 
 def _answer(root: Mapping[str, Any], model: Mapping[str, Any] | None) -> str | None:
     """The root run's answer output, else the model call's first generation."""
-    outputs = _mapping(root.get("outputs"))
-    inputs = _mapping(root.get("inputs"))
+    outputs = mapping(root.get("outputs"))
+    inputs = mapping(root.get("inputs"))
     others = [value for key, value in outputs.items() if key not in inputs]
     for value in [*(outputs.get(key) for key in ANSWER_KEYS), *others]:
         text = value if isinstance(value, str) else _content(_lc(value))
@@ -187,9 +157,9 @@ def _answer(root: Mapping[str, Any], model: Mapping[str, Any] | None) -> str | N
             return text
     if model is None:
         return None
-    generations = _mapping(model.get("outputs")).get("generations") or [[]]
+    generations = mapping(model.get("outputs")).get("generations") or [[]]
     first = generations[0][0] if generations and isinstance(generations[0], list) and generations[0] else None
-    generation = _mapping(first)
+    generation = mapping(first)
     text = generation.get("text")
     return text if isinstance(text, str) else _content(_lc(generation.get("message")))
 
@@ -198,8 +168,8 @@ def _tokens(root: Mapping[str, Any], models: Sequence[Mapping[str, Any]]) -> dic
     """The root's token totals (LangSmith's), else the sum over the model calls that report usage."""
     if isinstance(root.get("prompt_tokens"), int) or isinstance(root.get("completion_tokens"), int):
         return {
-            "prompt_tokens": _count(root.get("prompt_tokens")),
-            "completion_tokens": _count(root.get("completion_tokens")),
+            "prompt_tokens": count(root.get("prompt_tokens")),
+            "completion_tokens": count(root.get("completion_tokens")),
         }
     counts = [_usage(model) for model in models]
     reported = [count for count in counts if count is not None]
@@ -214,11 +184,11 @@ def _tokens(root: Mapping[str, Any], models: Sequence[Mapping[str, Any]]) -> dic
 def _usage(model: Mapping[str, Any]) -> tuple[int, int] | None:
     """A model call's (prompt, completion) tokens: ``extra.metadata.usage_metadata`` (LangChain's tracer),
     else ``outputs.llm_output.token_usage``."""
-    usage = _mapping(_mapping(_mapping(model.get("extra")).get("metadata")).get("usage_metadata"))
-    prompt, completion = _count(usage.get("input_tokens")), _count(usage.get("output_tokens"))
+    usage = mapping(mapping(mapping(model.get("extra")).get("metadata")).get("usage_metadata"))
+    prompt, completion = count(usage.get("input_tokens")), count(usage.get("output_tokens"))
     if prompt is None and completion is None:
-        usage = _mapping(_mapping(_mapping(model.get("outputs")).get("llm_output")).get("token_usage"))
-        prompt, completion = _count(usage.get("prompt_tokens")), _count(usage.get("completion_tokens"))
+        usage = mapping(mapping(mapping(model.get("outputs")).get("llm_output")).get("token_usage"))
+        prompt, completion = count(usage.get("prompt_tokens")), count(usage.get("completion_tokens"))
     return None if prompt is None and completion is None else (prompt or 0, completion or 0)
 
 
@@ -233,7 +203,7 @@ def _content(message: Any) -> str | None:
     """A message's text content: a string, or its text parts joined."""
     content = message.get("content") if isinstance(message, Mapping) else None
     if isinstance(content, list):
-        parts = [part if isinstance(part, str) else _mapping(part).get("text") for part in content]
+        parts = [part if isinstance(part, str) else mapping(part).get("text") for part in content]
         return "".join(part for part in parts if isinstance(part, str))
     return content if isinstance(content, str) else None
 
@@ -249,11 +219,3 @@ def _time(value: Any) -> datetime | None:
     except ValueError:
         return None
     return None if moment is None else moment if moment.tzinfo else moment.replace(tzinfo=UTC)
-
-
-def _mapping(value: Any) -> Mapping[str, Any]:
-    return value if isinstance(value, Mapping) else {}
-
-
-def _count(value: Any) -> int | None:
-    return value if isinstance(value, int) and not isinstance(value, bool) else None

@@ -21,7 +21,9 @@ import polars as pl
 from rag_compare.core.contract import ColumnSpec
 from rag_compare.core.errors import InputFileError, Problem, show_value
 from rag_compare.io.columns import coerce_columns
+from rag_compare.io.sources.files import read_json
 from rag_compare.io.sources.rows import SourceRows, source_frame
+from rag_compare.io.sources.values import count, key_text, mapping, number, text
 from rag_compare.io.tables import ROW
 
 __all__ = ["IDS_VAR", "QUESTION_VARS", "SCORES_VAR", "read_promptfoo"]
@@ -53,19 +55,7 @@ def read_promptfoo(path: Path, case_id_key: str) -> SourceRows:
 
 def _results(path: Path) -> list[Any]:
     """``results.results`` of the file; ``InputFileError`` when it is missing, not JSON or not that shape."""
-    if not path.is_file():
-        raise InputFileError(f"{path}: no such file. Give the path of the file `promptfoo eval -o` wrote.")
-    try:
-        document = json.loads(path.read_text(encoding="utf-8-sig"))
-    except UnicodeDecodeError:
-        raise InputFileError(
-            f"{path}: is not UTF-8 text. Give the JSON file `promptfoo eval -o results.json` wrote."
-        ) from None
-    except json.JSONDecodeError as error:
-        raise InputFileError(
-            f"{path}: is not JSON ({error.msg} on line {error.lineno}). "
-            "Give the file `promptfoo eval -o results.json` wrote (a .json output, not .csv or .html)."
-        ) from None
+    document = read_json(path, "the JSON file `promptfoo eval -o results.json` writes")
     results = document.get("results") if isinstance(document, dict) else None
     table = results.get("results") if isinstance(results, dict) else None
     if not isinstance(table, list):
@@ -92,35 +82,35 @@ def _refuse_several_runs(path: Path, results: list[Any]) -> None:
 
 
 def _column_name(result: Mapping[str, Any]) -> str:
-    provider = _mapping(result.get("provider"))
-    label = _mapping(result.get("prompt")).get("label")
+    provider = mapping(result.get("provider"))
+    label = mapping(result.get("prompt")).get("label")
     return f"provider {show_value(provider.get('label') or provider.get('id'))} with prompt {show_value(label)}"
 
 
 def _row(position: int, result: Mapping[str, Any], case_id_key: str) -> dict[str, Any]:
     """The source row of one result (its list vars still as given, see ``_with_lists``)."""
-    variables = _mapping(result.get("vars"))
-    response = _mapping(result.get("response"))
+    variables = mapping(result.get("vars"))
+    response = mapping(result.get("response"))
     output = response.get("output")
     error = result.get("error") or response.get("error")
     failed = output is None and bool(error)
-    usage = _mapping(result.get("tokenUsage"))
+    usage = mapping(result.get("tokenUsage"))
     key = variables.get(case_id_key)
     return {
         "position": position,
-        "source_id": _text(result.get("id")),
-        "case_key": None if key is None else str(key),
+        "source_id": text(result.get("id")),
+        "case_key": key_text(key),
         "question": next((variables[name] for name in QUESTION_VARS if isinstance(variables.get(name), str)), None),
         "status": "failed" if failed else "ok",
         "error": str(error) if failed else None,
         "failed_stage": "generate" if failed else None,
         IDS_VAR: _list_cell(variables.get(IDS_VAR)),
         SCORES_VAR: _list_cell(variables.get(SCORES_VAR)),
-        "context": _text(_mapping(result.get("prompt")).get("raw")),
+        "context": text(mapping(result.get("prompt")).get("raw")),
         "answer": output if isinstance(output, str) or output is None else json.dumps(output, ensure_ascii=False),
-        "latency_ms": _number(result.get("latencyMs")),
-        "prompt_tokens": _count(usage.get("prompt")),
-        "completion_tokens": _count(usage.get("completion")),
+        "latency_ms": number(result.get("latencyMs")),
+        "prompt_tokens": count(usage.get("prompt")),
+        "completion_tokens": count(usage.get("completion")),
     }
 
 
@@ -144,19 +134,3 @@ def _list_cell(value: Any) -> str | None:
     if value is None or isinstance(value, str):
         return value
     return json.dumps(value)
-
-
-def _mapping(value: Any) -> Mapping[str, Any]:
-    return value if isinstance(value, Mapping) else {}
-
-
-def _text(value: Any) -> str | None:
-    return value if isinstance(value, str) else None
-
-
-def _number(value: Any) -> float | None:
-    return float(value) if isinstance(value, (int, float)) and not isinstance(value, bool) else None
-
-
-def _count(value: Any) -> int | None:
-    return value if isinstance(value, int) and not isinstance(value, bool) else None

@@ -16,20 +16,22 @@ conversation in ``user_input``) or a row without ``user_input`` holds no single 
 from __future__ import annotations
 
 import ast
-import json
 from collections.abc import Iterator, Mapping
 from pathlib import Path
 from typing import Any
 
 from rag_compare.core.errors import InputFileError, Problem
+from rag_compare.io.sources.files import json_lines
 from rag_compare.io.sources.rows import Skipped, SourceRows, source_frame
+from rag_compare.io.sources.values import is_int, key_text
 from rag_compare.io.tables import ROW, read_table, table_format
 
-__all__ = ["CONTEXT_SEPARATOR", "is_int", "key_text", "read_ragas"]
+__all__ = ["CONTEXT_SEPARATOR", "read_ragas"]
 
 CONTEXT_SEPARATOR = "\n\n"
 """What joins the retrieved contexts into the context sent."""
 _WHAT = "Ragas dataset"
+_WRITTEN_BY = "the Ragas dataset `EvaluationDataset.to_jsonl(PATH)` writes"
 _LISTS = ("user_input", "retrieved_contexts", "retrieved_context_ids")
 """The CSV columns whose cells may hold a list literal (``user_input`` does in a multi-turn sample)."""
 
@@ -69,28 +71,13 @@ def read_ragas(path: Path, case_id_key: str) -> SourceRows:
 
 def _json_lines(path: Path) -> tuple[list[tuple[int, dict[str, Any]]], list[Problem]]:
     """Each non-blank line's JSON object by line number; a line that is not one is a problem."""
-    if not path.is_file():
-        raise InputFileError(f"{path}: no such file. Check the {_WHAT} path.")
-    try:
-        text = path.read_text(encoding="utf-8-sig")
-    except UnicodeDecodeError:
-        raise InputFileError(f"{path}: is not UTF-8 text. Save the file as UTF-8 and run again.") from None
-    units: list[tuple[int, dict[str, Any]]] = []
-    problems: list[Problem] = []
-    for number, line in enumerate(text.splitlines(), start=1):
-        if not line.strip():
-            continue
-        try:
-            value = json.loads(line)
-        except json.JSONDecodeError as error:
-            problems.append(Problem(f"a JSON object ({error.msg})", row=number))
-            continue
-        if isinstance(value, dict):
-            units.append((number, value))
-        else:
-            problems.append(Problem("a JSON object (one sample a line)", row=number, value=type(value).__name__))
-    if not units and not problems:
-        raise InputFileError(f"{path}: the file is empty. Save the dataset with `EvaluationDataset.to_jsonl(PATH)`.")
+    parsed, problems = json_lines(path, _WRITTEN_BY, "a sample")
+    units = [(number, value) for number, value in parsed if isinstance(value, dict)]
+    problems += [
+        Problem("a JSON object (one sample a line)", row=number, value=type(value).__name__)
+        for number, value in parsed
+        if not isinstance(value, dict)
+    ]
     return units, problems
 
 
@@ -153,13 +140,3 @@ def _strings(value: Any) -> bool:
 
 def _is_id(value: Any) -> bool:
     return isinstance(value, str) or is_int(value)
-
-
-def is_int(value: Any) -> bool:
-    """Whether a parsed JSON or literal value is an integer (``True`` is not)."""
-    return isinstance(value, int) and not isinstance(value, bool)
-
-
-def key_text(value: Any) -> str | None:
-    """A case key as read (text, or a number as its text); null for a missing or blank one."""
-    return None if value is None or str(value).strip() == "" else str(value)

@@ -93,7 +93,7 @@ def test_a_broken_line_is_a_problem_with_its_line_number(made: Path, tmp_path: P
     rows = read_ragas(broken, "case_id")
     # Lines 3 (not JSON) and 5 (not an object) are problems; line 4 is blank; the samples are lines 1, 2, 6, 7, 8.
     assert [(problem.row, problem.expected) for problem in rows.problems] == [
-        (3, "a JSON object (Unterminated string starting at)"),
+        (3, "a sample as one JSON object (Unterminated string starting at)"),
         (5, "a JSON object (one sample a line)"),
     ]
     assert rows.frame.get_column("position").to_list() == [1, 2, 6, 7, 8]
