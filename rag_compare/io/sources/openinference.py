@@ -63,8 +63,10 @@ from typing import Any
 
 import polars as pl
 
-from rag_compare.core.errors import InputFileError, Problem, show_value
+from rag_compare.core.errors import Problem, show_value, sorted_problems
+from rag_compare.io.sources.files import json_lines
 from rag_compare.io.sources.rows import Skipped, SourceRows, source_frame
+from rag_compare.io.sources.values import key_text, mapping, number, text
 from rag_compare.io.tables import ROW, read_table
 
 __all__ = ["read_openinference"]
@@ -72,6 +74,10 @@ __all__ = ["read_openinference"]
 _REQUEST = "an OTLP ExportTraceServiceRequest as JSON (resourceSpans[].scopeSpans[].spans[])"
 _PHOENIX_ROW = "a span of Phoenix's spans dataframe (context.trace_id, context.span_id, start_time, end_time, ...)"
 _PARQUET_SUFFIXES = (".parquet", ".pq")
+_WRITTEN_BY = (
+    "OpenInference traces: the OTLP/JSON lines the OpenTelemetry Collector's file exporter writes, or Phoenix's "
+    "spans dataframe saved as Parquet or JSON lines"
+)
 _ERROR_CODES = (2, "STATUS_CODE_ERROR")
 _QUESTION_FIELDS = ("query", "input", "question")
 _ANSWER_FIELDS = ("answer", "output", "result", "response")
@@ -112,23 +118,15 @@ def read_openinference(path: Path, case_id_key: str) -> SourceRows:
     spans dataframe as Parquet or JSON lines (see the module).
 
     ``case_id_key`` is the key of the ``metadata`` attribute that holds the case id. Raises
-    ``InputFileError`` when the file is missing, empty, or has no unit (line, row) that can be read.
+    ``InputFileError`` when the file is missing, empty, or not JSON lines (or Parquet) at all.
     """
-    path = Path(path)
-    units, parse, expected = _units(path)
+    units, problems, parse, expected = _units(Path(path))
     spans: list[_Span] = []
-    problems: list[Problem] = []
-    for number, unit in units:
+    for position, unit in units:
         try:
-            spans.extend(parse(unit, number))
+            spans.extend(parse(unit, position))
         except _Unreadable as error:
-            problems.append(Problem(f"{expected}; {error}", row=number, value=show_value(unit)))
-    if len(problems) == len(units):
-        raise InputFileError(
-            f"{path}: nothing in it can be read as spans (the first: {problems[0]}). "
-            "Give the OTLP/JSON lines the OpenTelemetry Collector's file exporter writes, or Phoenix's spans "
-            "dataframe saved as Parquet or JSON lines."
-        )
+            problems.append(Problem(f"{expected}; {error}", row=position, value=show_value(unit)))
     rows: list[dict[str, Any]] = []
     skipped: list[Skipped] = []
     traces = _by_trace(spans)
@@ -139,47 +137,33 @@ def read_openinference(path: Path, case_id_key: str) -> SourceRows:
         else:
             rows.append(row)
     return SourceRows(
-        source_frame(rows), read=len(traces), unit="trace", skipped=tuple(skipped), problems=tuple(problems)
+        source_frame(rows),
+        read=len(traces),
+        unit="trace",
+        skipped=tuple(skipped),
+        problems=tuple(sorted_problems(problems)),
     )
 
 
 _Parse = Callable[[Any, int], list[_Span]]
 
 
-def _units(path: Path) -> tuple[list[tuple[int, Any]], _Parse, str]:
-    """The file's units (numbered lines or rows), how each becomes spans, and what a unit must be."""
+def _units(path: Path) -> tuple[list[tuple[int, Any]], list[Problem], _Parse, str]:
+    """The file's units (parsed lines or rows, numbered), the lines that are not JSON, how a unit becomes
+    spans, and what a unit must be."""
     if path.suffix.lower() in _PARQUET_SUFFIXES:
         table = read_table(path, "Phoenix spans")
         times = [name for name, dtype in table.schema.items() if isinstance(dtype, pl.Datetime)]
         records = table.with_columns(pl.col(name).dt.epoch("ns") for name in times).to_dicts()
-        return [(record.pop(ROW), record) for record in records], _phoenix_span, _PHOENIX_ROW
-    lines = _read_lines(path)
-    objects = (_json_object(text) for _, text in lines)
-    first = next((found for found in objects if found is not None), None)
+        return [(record.pop(ROW), record) for record in records], [], _phoenix_span, _PHOENIX_ROW
+    parsed, problems = json_lines(path, _WRITTEN_BY, "an OTLP export request (or a Phoenix span)")
+    first = next((value for _, value in parsed if isinstance(value, Mapping)), None)
     if first is not None and "context.span_id" in first:
-        return lines, _phoenix_line, _PHOENIX_ROW
-    return lines, _spans_of_line, _REQUEST
+        return parsed, problems, _phoenix_span, _PHOENIX_ROW
+    return parsed, problems, _spans_of_request, _REQUEST
 
 
-def _read_lines(path: Path) -> list[tuple[int, str]]:
-    """The non-blank lines of ``path`` with their numbers (from 1)."""
-    if not path.is_file():
-        raise InputFileError(f"{path}: no such file. Check the path of the traces file.")
-    try:
-        text = path.read_text(encoding="utf-8-sig")
-    except UnicodeDecodeError:
-        raise InputFileError(f"{path}: is not UTF-8 text. Export the traces as OTLP/JSON lines.") from None
-    lines = [(number, line) for number, line in enumerate(text.splitlines(), start=1) if line.strip()]
-    if not lines:
-        raise InputFileError(f"{path}: the file is empty. Export the traces into it, one OTLP request a line.")
-    return lines
-
-
-def _spans_of_line(text: str, line: int) -> list[_Span]:
-    try:
-        request = json.loads(text)
-    except json.JSONDecodeError as error:
-        raise _Unreadable(f"the line is not JSON ({error.msg})") from None
+def _spans_of_request(request: Any, line: int) -> list[_Span]:
     if not isinstance(request, dict) or not isinstance(request.get("resourceSpans"), list):
         raise _Unreadable("the line has no `resourceSpans` list")
     return [
@@ -213,22 +197,17 @@ def _span(span: Any, line: int) -> _Span:
         start_ns=start_ns,
         end_ns=end_ns,
         failed=isinstance(status, dict) and status.get("code") in _ERROR_CODES,
-        status_message=_text_of(status, "message") if isinstance(status, dict) else None,
+        status_message=text(mapping(status).get("message")) or None,
         exception=_exception_message(span.get("events", [])),
         attributes=attributes,
         line=line,
     )
 
 
-def _phoenix_line(text: str, line: int) -> list[_Span]:
-    record = _json_object(text)
-    if record is None:
-        raise _Unreadable("the line is not a JSON object")
-    return _phoenix_span(record, line)
-
-
-def _phoenix_span(record: Mapping[str, Any], row: int) -> list[_Span]:
+def _phoenix_span(record: Any, row: int) -> list[_Span]:
     """The span of one row of Phoenix's spans dataframe (its ``attributes.*`` columns flattened back)."""
+    if not isinstance(record, Mapping):
+        raise _Unreadable("the row is not an object")
     attributes: dict[str, Any] = {}
     for column, value in record.items():
         if column.startswith("attributes."):
@@ -251,7 +230,7 @@ def _phoenix_span(record: Mapping[str, Any], row: int) -> list[_Span]:
             start_ns=_epoch_ns(record.get("start_time"), "start_time"),
             end_ns=_epoch_ns(record.get("end_time"), "end_time"),
             failed=record.get("status_code") == "ERROR",
-            status_message=_text_of(record, "status_message"),
+            status_message=text(record.get("status_message")) or None,
             exception=next((message for message in exceptions if isinstance(message, str)), None),
             attributes=attributes,
             line=row,
@@ -284,8 +263,8 @@ def _epoch_ns(value: Any, name: str) -> int:
             stamp = stamp.replace(tzinfo=UTC)
         fraction = int((match[2] or "").ljust(9, "0")) if match else 0
         return int(stamp.timestamp()) * 10**9 + fraction
-    if isinstance(value, int | float) and not isinstance(value, bool) and math.isfinite(value):
-        scale = next(factor for bound, factor in _EPOCH_SCALES if abs(value) >= bound)
+    if (amount := number(value)) is not None and math.isfinite(amount):
+        scale = next(factor for bound, factor in _EPOCH_SCALES if abs(amount) >= bound)
         return int(value * scale)
     raise _Unreadable(f"`{name}` is not a time")
 
@@ -403,14 +382,10 @@ def _field(value: Any, fields: Sequence[str]) -> str | None:
     return next((parsed[name] for name in fields if isinstance(parsed.get(name), str)), None)
 
 
-def _text_of(mapping: Mapping[str, Any] | None, key: str) -> str | None:
-    """``mapping[key]`` as text (a number too), or None when absent or empty."""
-    value = mapping.get(key) if mapping is not None else None
-    return str(value) if value not in (None, "") and not isinstance(value, dict | list) else None
-
-
 def _case_key(root: _Span, trace: Sequence[_Span], case_id_key: str) -> str | None:
-    keys = (_text_of(_json_object(span.attributes.get("metadata")), case_id_key) for span in (root, *trace))
+    keys = (
+        key_text(mapping(_json_object(span.attributes.get("metadata"))).get(case_id_key)) for span in (root, *trace)
+    )
     return next((key for key in keys if key is not None), None)
 
 
@@ -448,17 +423,16 @@ def _retrieval(
     before = [item for item in found if llm_start is None or item[0].end_ns <= llm_start] or found
     documents = max(before, key=lambda item: item[0].end_ns)[1]
     ids = [
-        _text_of(document, "document.id") or _text_of(_json_object(document.get("document.metadata")), "passage_id")
+        key_text(document.get("document.id"))
+        or key_text(mapping(_json_object(document.get("document.metadata"))).get("passage_id"))
         for document in documents
     ]
-    texts = [document.get("document.content") for document in documents]
-    scores = [document.get("document.score") for document in documents]
+    texts = [text(document.get("document.content")) for document in documents]
+    scores = [number(document.get("document.score")) for document in documents]
     return (
         [identifier for identifier in ids if identifier is not None] if None not in ids else None,
-        [text for text in texts if isinstance(text, str)] if all(isinstance(text, str) for text in texts) else None,
-        [float(score) for score in scores if isinstance(score, int | float)]
-        if all(isinstance(score, int | float) for score in scores)
-        else None,
+        [content for content in texts if content is not None] if None not in texts else None,
+        [score for score in scores if score is not None] if None not in scores else None,
     )
 
 
@@ -497,12 +471,6 @@ def _llm_answer(llm: _Span | None) -> str | None:
 
 def _token_sum(trace: Sequence[_Span], key: str) -> int | None:
     """``key`` summed over the LLM spans that hold it (a whole float counts: Phoenix's frame holds floats)."""
-    counts = [
-        int(count)
-        for span in trace
-        if span.kind == "LLM"
-        and isinstance(count := span.attributes.get(key), int | float)
-        and not isinstance(count, bool)
-        and float(count).is_integer()
-    ]
-    return sum(counts) if counts else None
+    counts = [number(span.attributes.get(key)) for span in trace if span.kind == "LLM"]
+    whole = [int(value) for value in counts if value is not None and value.is_integer()]
+    return sum(whole) if whole else None

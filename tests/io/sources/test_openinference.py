@@ -166,7 +166,7 @@ def test_a_broken_phoenix_row_is_a_problem_at_its_line(phoenix: Path, rows: Sour
 
     assert [problem.row for problem in read.problems] == [4, 5]
     assert "`context.trace_id` is not 16 bytes in hex or base64" in read.problems[0].expected
-    assert "not a JSON object" in read.problems[1].expected
+    assert "as one JSON object (Expecting value)" in read.problems[1].expected
     assert read.frame.height == rows.frame.height
 
 
@@ -203,7 +203,7 @@ def test_broken_lines_are_problems_at_their_line_and_the_rest_is_read(
     # Broken: line 1, line 4, then after the repeat and the other len(lines) - 3 lines (5 to len(lines) + 2) the
     # array and the copy of the last line with a bad id; the last line itself (len(lines) + 5) is read.
     assert [problem.row for problem in read.problems] == [1, 4, len(lines) + 3, len(lines) + 4]
-    assert "not JSON" in read.problems[0].expected
+    assert "as one JSON object (Expecting property name" in read.problems[0].expected
     assert "no `resourceSpans` list" in read.problems[1].expected
     assert "`traceId` is not 16 bytes in hex or base64" in read.problems[3].expected
     assert read.frame.drop("position").equals(rows.frame.drop("position"))
@@ -215,9 +215,12 @@ def test_a_file_that_cannot_be_read_is_refused(tmp_path: Path) -> None:
     (tmp_path / "empty.jsonl").write_text("\n  \n", encoding="utf-8")
     with pytest.raises(InputFileError, match="the file is empty"):
         read_openinference(tmp_path / "empty.jsonl", "case_id")
-    (tmp_path / "text.jsonl").write_text("hello\n{}\n", encoding="utf-8")
-    with pytest.raises(InputFileError, match=r"nothing in it can be read as spans \(the first: row 1: .*not JSON"):
+    (tmp_path / "text.jsonl").write_text("hello\nworld\n", encoding="utf-8")
+    with pytest.raises(InputFileError, match="is not JSON lines: no line is JSON"):
         read_openinference(tmp_path / "text.jsonl", "case_id")
+    (tmp_path / "pretty.json").write_text('{\n  "resourceSpans": []\n}\n', encoding="utf-8")
+    with pytest.raises(InputFileError, match="holds one JSON document over several lines"):
+        read_openinference(tmp_path / "pretty.json", "case_id")
     (tmp_path / "spans.parquet").write_text("not parquet", encoding="utf-8")
     with pytest.raises(InputFileError, match="cannot be read as Parquet"):
         read_openinference(tmp_path / "spans.parquet", "case_id")
