@@ -2,8 +2,9 @@
 
 Run with the producers' Python: ``make_openinference.py OUTPUT_DIR``. Both pipelines answer a few cases of
 ``corpora/handbook.csv`` over ``corpora/handbook_passages.csv``, offline (a hashed bag-of-words embedding,
-models that answer from the context they are sent, one of each that raises), instrumented by
-OpenInference and traced with the OpenTelemetry SDK. It writes into OUTPUT_DIR:
+models that answer from the context they are sent, one of each that raises, and one LlamaIndex query
+reranked by ``StructuredLLMRerank``), instrumented by OpenInference and traced with the OpenTelemetry SDK;
+the index build's spans are traces without a query. It writes into OUTPUT_DIR:
 
 - ``traces.jsonl``: one ``ExportTraceServiceRequest`` a line as the Collector's file exporter writes it
   (ids in hex, enums as numbers); a trace's spans are spread over several lines, as batches are.

@@ -1,7 +1,8 @@
 """OpenInference traces as OTLP/JSON lines, written by the real producers (tests/producers/make_openinference.py):
 a LlamaIndex query engine (one query whose model raises, one reranked) and a LangChain chain (one whose model
-raises), instrumented by OpenInference, exported with the OpenTelemetry SDK. Expected values are what the
-pipelines themselves reported (``expected.json``)."""
+raises), instrumented by OpenInference, exported with the OpenTelemetry SDK; and the same traces loaded into
+Phoenix, whose spans dataframe is saved as Parquet and JSONL (tests/producers/make_phoenix.py). Expected values
+are what the pipelines themselves reported (``expected.json``)."""
 
 from __future__ import annotations
 
