@@ -50,14 +50,9 @@ How a trace becomes a row (attribute names are OpenInference's):
 
 from __future__ import annotations
 
-import base64
-import binascii
 import json
-import math
 import re
 from collections.abc import Callable, Iterable, Mapping, Sequence
-from dataclasses import dataclass
-from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
@@ -65,7 +60,10 @@ import polars as pl
 
 from rag_compare.core.errors import Problem, show_value, sorted_problems
 from rag_compare.io.sources.files import json_lines
+from rag_compare.io.sources.otlp import spans_of_request
+from rag_compare.io.sources.phoenix import phoenix_span
 from rag_compare.io.sources.rows import Skipped, SourceRows, source_frame
+from rag_compare.io.sources.spans import Span, Unreadable
 from rag_compare.io.sources.values import key_text, mapping, number, text
 from rag_compare.io.tables import ROW, read_table
 
@@ -78,39 +76,10 @@ _WRITTEN_BY = (
     "OpenInference traces: the OTLP/JSON lines the OpenTelemetry Collector's file exporter writes, or Phoenix's "
     "spans dataframe saved as Parquet or JSON lines"
 )
-_ERROR_CODES = (2, "STATUS_CODE_ERROR")
 _QUESTION_FIELDS = ("query", "input", "question")
 _ANSWER_FIELDS = ("answer", "output", "result", "response")
 _RETRIEVAL_KINDS = {"RETRIEVER": "retrieval.documents", "RERANKER": "reranker.output_documents"}
 _INDEXED = re.compile(r"(\d+)\.(.+)")
-_ISO_FRACTION = re.compile(r"(.*[T ]\d\d:\d\d:\d\d)(?:\.(\d+))?(.*)")
-_EPOCH_SCALES = ((1e17, 1), (1e14, 10**3), (1e11, 10**6), (0, 10**9))
-"""A number of nanoseconds is at least 1e17 (after 1973), of microseconds 1e14, of milliseconds 1e11."""
-
-
-@dataclass(frozen=True)
-class _Span:
-    """One span, its ids in hex and its attributes as plain values keyed by their flat names."""
-
-    trace_id: str
-    span_id: str
-    parent_id: str | None
-    start_ns: int
-    end_ns: int
-    failed: bool
-    status_message: str | None
-    exception: str | None
-    attributes: Mapping[str, Any]
-    line: int
-
-    @property
-    def kind(self) -> str | None:
-        kind = self.attributes.get("openinference.span.kind")
-        return kind.upper() if isinstance(kind, str) else None
-
-
-class _Unreadable(ValueError):
-    """A line or row that holds no span that can be read; the message says where it breaks."""
 
 
 def read_openinference(path: Path, case_id_key: str) -> SourceRows:
@@ -121,11 +90,11 @@ def read_openinference(path: Path, case_id_key: str) -> SourceRows:
     ``InputFileError`` when the file is missing, empty, or not JSON lines (or Parquet) at all.
     """
     units, problems, parse, expected = _units(Path(path))
-    spans: list[_Span] = []
+    spans: list[Span] = []
     for position, unit in units:
         try:
             spans.extend(parse(unit, position))
-        except _Unreadable as error:
+        except Unreadable as error:
             problems.append(Problem(f"{expected}; {error}", row=position, value=show_value(unit)))
     rows: list[dict[str, Any]] = []
     skipped: list[Skipped] = []
@@ -145,7 +114,7 @@ def read_openinference(path: Path, case_id_key: str) -> SourceRows:
     )
 
 
-_Parse = Callable[[Any, int], list[_Span]]
+_Parse = Callable[[Any, int], list[Span]]
 
 
 def _units(path: Path) -> tuple[list[tuple[int, Any]], list[Problem], _Parse, str]:
@@ -155,179 +124,24 @@ def _units(path: Path) -> tuple[list[tuple[int, Any]], list[Problem], _Parse, st
         table = read_table(path, "Phoenix spans")
         times = [name for name, dtype in table.schema.items() if isinstance(dtype, pl.Datetime)]
         records = table.with_columns(pl.col(name).dt.epoch("ns") for name in times).to_dicts()
-        return [(record.pop(ROW), record) for record in records], [], _phoenix_span, _PHOENIX_ROW
+        return [(record.pop(ROW), record) for record in records], [], phoenix_span, _PHOENIX_ROW
     parsed, problems = json_lines(path, _WRITTEN_BY, "an OTLP export request (or a Phoenix span)")
     first = next((value for _, value in parsed if isinstance(value, Mapping)), None)
     if first is not None and "context.span_id" in first:
-        return parsed, problems, _phoenix_span, _PHOENIX_ROW
-    return parsed, problems, _spans_of_request, _REQUEST
+        return parsed, problems, phoenix_span, _PHOENIX_ROW
+    return parsed, problems, spans_of_request, _REQUEST
 
 
-def _spans_of_request(request: Any, line: int) -> list[_Span]:
-    if not isinstance(request, dict) or not isinstance(request.get("resourceSpans"), list):
-        raise _Unreadable("the line has no `resourceSpans` list")
-    return [
-        _span(span, line)
-        for resource in request["resourceSpans"]
-        for scope in _items(resource, "scopeSpans")
-        for span in _items(scope, "spans")
-    ]
-
-
-def _items(parent: Any, key: str) -> list[Any]:
-    items = parent.get(key, []) if isinstance(parent, dict) else None
-    if not isinstance(items, list):
-        raise _Unreadable(f"`{key}` is not a list")
-    return items
-
-
-def _span(span: Any, line: int) -> _Span:
-    if not isinstance(span, dict):
-        raise _Unreadable("a span is not an object")
-    status = span.get("status") or {}
-    attributes = _attributes(span.get("attributes", []))
-    try:
-        start_ns, end_ns = int(span["startTimeUnixNano"]), int(span["endTimeUnixNano"])
-    except (KeyError, TypeError, ValueError):
-        raise _Unreadable("a span has no `startTimeUnixNano` and `endTimeUnixNano`") from None
-    return _Span(
-        trace_id=_hex_id(span.get("traceId"), 16, "traceId"),
-        span_id=_hex_id(span.get("spanId"), 8, "spanId"),
-        parent_id=_hex_id(span["parentSpanId"], 8, "parentSpanId") if span.get("parentSpanId") else None,
-        start_ns=start_ns,
-        end_ns=end_ns,
-        failed=isinstance(status, dict) and status.get("code") in _ERROR_CODES,
-        status_message=text(mapping(status).get("message")) or None,
-        exception=_exception_message(span.get("events", [])),
-        attributes=attributes,
-        line=line,
-    )
-
-
-def _phoenix_span(record: Any, row: int) -> list[_Span]:
-    """The span of one row of Phoenix's spans dataframe (its ``attributes.*`` columns flattened back)."""
-    if not isinstance(record, Mapping):
-        raise _Unreadable("the row is not an object")
-    attributes: dict[str, Any] = {}
-    for column, value in record.items():
-        if column.startswith("attributes."):
-            _flatten(attributes, column.removeprefix("attributes."), value)
-    if isinstance(record.get("span_kind"), str):
-        attributes.setdefault("openinference.span.kind", record["span_kind"])
-    events = record.get("events")
-    exceptions = [
-        event["attributes"].get("exception.message")
-        for event in (events if isinstance(events, list) else [])
-        if isinstance(event, Mapping)
-        and event.get("name") == "exception"
-        and isinstance(event.get("attributes"), Mapping)
-    ]
-    return [
-        _Span(
-            trace_id=_hex_id(record.get("context.trace_id"), 16, "context.trace_id"),
-            span_id=_hex_id(record.get("context.span_id"), 8, "context.span_id"),
-            parent_id=_hex_id(record["parent_id"], 8, "parent_id") if record.get("parent_id") else None,
-            start_ns=_epoch_ns(record.get("start_time"), "start_time"),
-            end_ns=_epoch_ns(record.get("end_time"), "end_time"),
-            failed=record.get("status_code") == "ERROR",
-            status_message=text(record.get("status_message")) or None,
-            exception=next((message for message in exceptions if isinstance(message, str)), None),
-            attributes=attributes,
-            line=row,
-        )
-    ]
-
-
-def _flatten(flat: dict[str, Any], key: str, value: Any) -> None:
-    """Put ``value`` under ``key`` in ``flat``; a list of objects as ``key.N.field`` (OpenInference's flat names)."""
-    if value is None or (isinstance(value, float) and math.isnan(value)):
-        return
-    if isinstance(value, list) and value and all(isinstance(item, Mapping) for item in value):
-        for index, item in enumerate(value):
-            for field, inner in item.items():
-                _flatten(flat, f"{key}.{index}.{field}", inner)
-    else:
-        flat[key] = value
-
-
-def _epoch_ns(value: Any, name: str) -> int:
-    """A time as nanoseconds since the epoch: from an ISO 8601 text, or from a number of seconds,
-    milliseconds, microseconds or nanoseconds (told apart by its size)."""
-    if isinstance(value, str):
-        match = _ISO_FRACTION.fullmatch(value.strip())
-        try:
-            stamp = datetime.fromisoformat(match[1] + match[3] if match else value)
-        except ValueError:
-            raise _Unreadable(f"`{name}` is not a time") from None
-        if stamp.tzinfo is None:
-            stamp = stamp.replace(tzinfo=UTC)
-        fraction = int((match[2] or "").ljust(9, "0")) if match else 0
-        return int(stamp.timestamp()) * 10**9 + fraction
-    if (amount := number(value)) is not None and math.isfinite(amount):
-        scale = next(factor for bound, factor in _EPOCH_SCALES if abs(amount) >= bound)
-        return int(value * scale)
-    raise _Unreadable(f"`{name}` is not a time")
-
-
-def _hex_id(value: Any, size: int, name: str) -> str:
-    """An id of ``size`` bytes in lower-case hex, from hex (the Collector) or base64 (protobuf's mapping)."""
-    if isinstance(value, str):
-        if len(value) == 2 * size and all(char in "0123456789abcdefABCDEF" for char in value):
-            return value.lower()
-        try:
-            data = base64.b64decode(value, validate=True)
-        except (binascii.Error, ValueError):
-            data = b""
-        if len(data) == size:
-            return data.hex()
-    raise _Unreadable(f"a span's `{name}` is not {size} bytes in hex or base64")
-
-
-def _attributes(items: Any) -> dict[str, Any]:
-    if not isinstance(items, list):
-        raise _Unreadable("a span's `attributes` is not a list")
-    try:
-        return {item["key"]: _value(item.get("value") or {}) for item in items}
-    except (KeyError, TypeError, AttributeError, ValueError):
-        raise _Unreadable("an attribute is not a {key, value} object") from None
-
-
-def _value(value: Mapping[str, Any]) -> Any:
-    """An OTLP ``AnyValue`` as a plain value (``intValue`` is a string in JSON)."""
-    if "stringValue" in value:
-        return value["stringValue"]
-    if "intValue" in value:
-        return int(value["intValue"])
-    if "doubleValue" in value:
-        return float(value["doubleValue"])
-    if "boolValue" in value:
-        return bool(value["boolValue"])
-    if "arrayValue" in value:
-        return [_value(item) for item in value["arrayValue"].get("values", [])]
-    if "kvlistValue" in value:
-        return {item["key"]: _value(item.get("value") or {}) for item in value["kvlistValue"].get("values", [])}
-    return value.get("bytesValue")
-
-
-def _exception_message(events: Any) -> str | None:
-    for event in events if isinstance(events, list) else []:
-        if isinstance(event, dict) and event.get("name") == "exception":
-            message = _attributes(event.get("attributes", [])).get("exception.message")
-            if isinstance(message, str):
-                return message
-    return None
-
-
-def _by_trace(spans: Iterable[_Span]) -> list[list[_Span]]:
+def _by_trace(spans: Iterable[Span]) -> list[list[Span]]:
     """The spans grouped by trace (traces in the order their first span appears), each in start order; a
     span exported twice (the same trace and span id) counts once, as first written."""
-    traces: dict[str, dict[str, _Span]] = {}
+    traces: dict[str, dict[str, Span]] = {}
     for span in spans:
         traces.setdefault(span.trace_id, {}).setdefault(span.span_id, span)
     return [sorted(trace.values(), key=lambda span: span.start_ns) for trace in traces.values()]
 
 
-def _trace_row(trace: Sequence[_Span], case_id_key: str) -> dict[str, Any] | Skipped:
+def _trace_row(trace: Sequence[Span], case_id_key: str) -> dict[str, Any] | Skipped:
     """The source row of one trace, or why it is skipped."""
     position, trace_id = min(span.line for span in trace), trace[0].trace_id
     roots = [span for span in trace if span.parent_id is None]
@@ -382,14 +196,14 @@ def _field(value: Any, fields: Sequence[str]) -> str | None:
     return next((parsed[name] for name in fields if isinstance(parsed.get(name), str)), None)
 
 
-def _case_key(root: _Span, trace: Sequence[_Span], case_id_key: str) -> str | None:
+def _case_key(root: Span, trace: Sequence[Span], case_id_key: str) -> str | None:
     keys = (
         key_text(mapping(_json_object(span.attributes.get("metadata"))).get(case_id_key)) for span in (root, *trace)
     )
     return next((key for key in keys if key is not None), None)
 
 
-def _answering_llm(trace: Sequence[_Span]) -> _Span | None:
+def _answering_llm(trace: Sequence[Span]) -> Span | None:
     """The last LLM span to start that holds the prompt it was sent."""
     sent = [
         span
@@ -399,7 +213,7 @@ def _answering_llm(trace: Sequence[_Span]) -> _Span | None:
     return sent[-1] if sent else None
 
 
-def _failure(trace: Sequence[_Span]) -> tuple[str | None, str | None] | None:
+def _failure(trace: Sequence[Span]) -> tuple[str | None, str | None] | None:
     """The error and stage of the ERROR span the failure started in, or None when no span failed."""
     failed = [span for span in trace if span.failed]
     parents = {span.parent_id for span in failed}
@@ -410,7 +224,7 @@ def _failure(trace: Sequence[_Span]) -> tuple[str | None, str | None] | None:
 
 
 def _retrieval(
-    trace: Sequence[_Span], llm_start: int | None
+    trace: Sequence[Span], llm_start: int | None
 ) -> tuple[list[str] | None, list[str] | None, list[float] | None]:
     """Ids, texts and scores of the retrieval that counts (see the module's docstring), else nulls."""
     found = [
@@ -445,7 +259,7 @@ def _indexed(attributes: Mapping[str, Any], prefix: str) -> list[dict[str, Any]]
     return [items[index] for index in sorted(items)]
 
 
-def _joined(span: _Span, prefix: str, field: str | None = None) -> str | None:
+def _joined(span: Span, prefix: str, field: str | None = None) -> str | None:
     """The texts of a list attribute (flattened ``prefix.N.field``, or a plain list) joined with newlines."""
     if field is None:
         value = span.attributes.get(prefix)
@@ -455,13 +269,13 @@ def _joined(span: _Span, prefix: str, field: str | None = None) -> str | None:
     return "\n".join(texts) if texts else None
 
 
-def _context(llm: _Span | None) -> str | None:
+def _context(llm: Span | None) -> str | None:
     if llm is None:
         return None
     return _joined(llm, "llm.input_messages", "message.content") or _joined(llm, "llm.prompts")
 
 
-def _llm_answer(llm: _Span | None) -> str | None:
+def _llm_answer(llm: Span | None) -> str | None:
     if llm is None:
         return None
     return _joined(llm, "llm.output_messages", "message.content") or _field(
@@ -469,7 +283,7 @@ def _llm_answer(llm: _Span | None) -> str | None:
     )
 
 
-def _token_sum(trace: Sequence[_Span], key: str) -> int | None:
+def _token_sum(trace: Sequence[Span], key: str) -> int | None:
     """``key`` summed over the LLM spans that hold it (a whole float counts: Phoenix's frame holds floats)."""
     counts = [number(span.attributes.get(key)) for span in trace if span.kind == "LLM"]
     whole = [int(value) for value in counts if value is not None and value.is_integer()]
