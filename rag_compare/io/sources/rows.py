@@ -13,6 +13,7 @@ from typing import Any
 
 import polars as pl
 
+from rag_compare.core.contract import RECORD_COLUMNS
 from rag_compare.core.errors import Problem
 
 __all__ = ["SOURCE_SCHEMA", "Skipped", "SourceRows", "source_frame"]
@@ -23,20 +24,12 @@ SOURCE_SCHEMA: dict[str, pl.DataType] = {
     "case_key": pl.String(),
     "question": pl.String(),
     "started_ns": pl.Int64(),
-    "status": pl.String(),
-    "error": pl.String(),
+    **{spec.name: spec.dtype for spec in RECORD_COLUMNS if spec.name != "case_id"},
     "failed_stage": pl.String(),
-    "retrieved_passage_ids": pl.List(pl.String()),
     "retrieved_texts": pl.List(pl.String()),
-    "retrieved_scores": pl.List(pl.Float64()),
-    "context": pl.String(),
-    "context_passage_ids": pl.List(pl.String()),
-    "answer": pl.String(),
-    "latency_ms": pl.Float64(),
-    "prompt_tokens": pl.Int64(),
-    "completion_tokens": pl.Int64(),
 }
-"""The columns of ``SourceRows.frame``, in order:
+"""The columns of ``SourceRows.frame``: where the unit is and what names its case, then the run-record
+contract's columns (but ``case_id``), the stage that failed, and the retrieved texts:
 
 - ``position``: where the unit is in the source, for messages: its line (JSON lines), row (CSV,
   Parquet) or index from 1 (a JSON array); never null.
@@ -45,7 +38,8 @@ SOURCE_SCHEMA: dict[str, pl.DataType] = {
 - ``question``: the question asked (for matching against the corpus by text).
 - ``started_ns``: when the unit started (nanoseconds since the epoch), if known; orders units that
   name the same case, then ``position``.
-- ``status`` (``ok``, ``failed`` or ``timeout``), ``error``, ``failed_stage``: a failed unit keeps
+- ``status`` (``ok``, ``failed`` or ``timeout``), ``error``, ``failed_stage`` (the stage as the source names it:
+  a span kind, a run type, ``generate``): a failed unit keeps
   whatever else it recorded.
 - ``retrieved_passage_ids``, ``retrieved_texts``, ``retrieved_scores``: the ranked retrieval, best
   first; null when not recorded. When both ids and texts are given they have the same length; an id
