@@ -30,7 +30,7 @@ Relevancy`` -> ``response``, ``Contextual Recall`` -> ``context_sufficiency``, `
 
 ``promptfoo``: a promptfoo results file (``promptfoo eval -o results.json``, one run: one prompt with one
 provider), one row per result (``results.results[]``), the case id from its ``vars`` under the id column,
-the question from the ``question``, ``query`` or ``input`` var. Each assertion's grade
+the question from its ``question``, ``query`` or ``input`` var. Each assertion's grade
 (``gradingResult.componentResults[]``) is a metric named by the assertion's ``metric`` when set (what
 promptfoo's ``namedScores`` holds), else by its ``type``; assertions of one test sharing a name give their
 mean weighted by ``weight``, as ``namedScores`` does. The RAG assertions map by type: ``context-faithfulness``
@@ -39,18 +39,19 @@ mean weighted by ``weight``, as ``namedScores`` does. The RAG assertions map by 
 ``context_sufficiency`` (the share of the reference's sentences the context supports), ``factuality`` and
 its alias ``model-graded-factuality`` -> ``correctness`` (the answer's agreement with the reference). Not
 imported unless mapped: ``context-relevance`` (relevance is not sufficiency), the ``not-`` types (inverted),
-``similar`` and other overlaps (not correctness), ``llm-rubric``, ``g-eval``, ``model-graded-closedqa`` and
-the deterministic checks (``contains``, ``equals``, ``regex``, ...), whose meaning is the test's own; a
-metric named with ``metric`` is a column of its own name (map it). A result that errored
-(``failureReason`` 2: its provider failed, or its grading raised) has no score on any metric, nor has an
-assertion whose grader failed (``metadata.graderError``): ``judge_failed``, never promptfoo's score 0. An
+``similar`` and the other overlaps (``bleu``, ``rouge-n``, ``levenshtein``: not correctness), and
+``llm-rubric``, ``g-eval``, ``model-graded-closedqa`` and the plain checks (``contains``, ``equals``,
+``regex``, ...), which mean what the test's own criterion means; a metric named with ``metric`` is a column
+of that name (map it). A result that errored (``failureReason`` 2: its provider failed, or its grading
+raised) has no score on any metric, nor has an assertion whose grader failed (``metadata.graderError``):
+no score, never promptfoo's 0 (``judge_failed``, or ``not_judged`` where the run's record failed). An
 ``assert-set``'s own grade is not read; its members are.
 
 A NaN (what Ragas gives a metric that failed on a row) is no score, like an empty value: the case is
-``judge_failed``, never a low score and never dropped. Rows join the run by the id column when the table
-has it (Ragas' samples carry none: add one to ``to_pandas()``), else by the question (``user_input`` /
-``input`` against the run's ``question``, whitespace and case folded); a question that matches no case of
-the run, or several, is refused with the list.
+``judge_failed``, never a low score and never dropped. Rows join the run by the id column when the table has
+it (Ragas' samples carry none: add one to ``to_pandas()``), else by the question (``user_input`` / ``input`` /
+promptfoo's question var against the run's ``question``, whitespace and case folded); a question that matches
+no case of the run, or several, is refused with the list.
 """
 
 from __future__ import annotations
