@@ -169,9 +169,10 @@ def _mapping(ctx: click.Context, param: click.Parameter, values: Sequence[str]) 
 @click.argument("file", type=PATH)
 @click.option(
     "--preset",
-    type=click.Choice(["ragas", "deepeval"]),
+    type=click.Choice(["ragas", "deepeval", "promptfoo"]),
     help="FILE is that tool's results (ragas: EvaluationResult.to_pandas() saved as CSV/JSONL/Parquet; "
-    "deepeval: its test run JSON); it names the evaluator and maps the metrics it knows (see the README).",
+    "deepeval: its test run JSON; promptfoo: the results.json of promptfoo eval -o); it names the evaluator "
+    "and maps the metrics it knows (see the README).",
 )
 @click.option("--evaluator", help="The name of the evaluator the scores come from (required without --preset).")
 @click.option(
@@ -207,7 +208,7 @@ def import_scores_command(
 
     --set declares the evaluator's settings (e.g. --set model=trust-v2); they and the name make its
     fingerprint. Score signals must lie in [0, 1]. Cases of RUN that FILE lacks, and empty or NaN
-    scores, are judge_failed. --preset ragas|deepeval reads that tool's results as they are.
+    scores, are judge_failed. --preset ragas|deepeval|promptfoo reads that tool's results as they are.
     """
     from rag_compare.io.config import apply_assignments
     from rag_compare.io.external_scores import import_scores

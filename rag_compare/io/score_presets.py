@@ -28,11 +28,30 @@ Relevancy`` -> ``response``, ``Contextual Recall`` -> ``context_sufficiency``, `
 ``Contextual Precision`` (ranking), ``Contextual Relevancy`` (relevance is not sufficiency), nor
 ``Hallucination``, ``Bias``, ``Toxicity`` (lower is better).
 
+``promptfoo``: a promptfoo results file (``promptfoo eval -o results.json``, one run: one prompt with one
+provider), one row per result (``results.results[]``), the case id from its ``vars`` under the id column,
+the question from its ``question``, ``query`` or ``input`` var. Each assertion's grade
+(``gradingResult.componentResults[]``) is a metric named by the assertion's ``metric`` when set (what
+promptfoo's ``namedScores`` holds), else by its ``type``; assertions of one test sharing a name give their
+mean weighted by ``weight``, as ``namedScores`` does. The RAG assertions map by type: ``context-faithfulness``
+-> ``grounded`` (the share of the answer's statements the context supports), ``answer-relevance`` ->
+``response`` (how close the questions the answer answers are to the query), ``context-recall`` ->
+``context_sufficiency`` (the share of the reference's sentences the context supports), ``factuality`` and
+its alias ``model-graded-factuality`` -> ``correctness`` (the answer's agreement with the reference). Not
+imported unless mapped: ``context-relevance`` (relevance is not sufficiency), the ``not-`` types (inverted),
+``similar`` and the other overlaps (``bleu``, ``rouge-n``, ``levenshtein``: not correctness), and
+``llm-rubric``, ``g-eval``, ``model-graded-closedqa`` and the plain checks (``contains``, ``equals``,
+``regex``, ...), which mean what the test's own criterion means; a metric named with ``metric`` is a column
+of that name (map it). A result that errored (``failureReason`` 2: its provider failed, or its grading
+raised) has no score on any metric, nor has an assertion whose grader failed (``metadata.graderError``):
+no score, never promptfoo's 0 (``judge_failed``, or ``not_judged`` where the run's record failed). An
+``assert-set``'s own grade is not read; its members are.
+
 A NaN (what Ragas gives a metric that failed on a row) is no score, like an empty value: the case is
-``judge_failed``, never a low score and never dropped. Rows join the run by the id column when the table
-has it (Ragas' samples carry none: add one to ``to_pandas()``), else by the question (``user_input`` /
-``input`` against the run's ``question``, whitespace and case folded); a question that matches no case of
-the run, or several, is refused with the list.
+``judge_failed``, never a low score and never dropped. Rows join the run by the id column when the table has
+it (Ragas' samples carry none: add one to ``to_pandas()``), else by the question (``user_input`` / ``input`` /
+promptfoo's question var against the run's ``question``, whitespace and case folded); a question that matches
+no case of the run, or several, is refused with the list.
 """
 
 from __future__ import annotations
@@ -48,7 +67,8 @@ from rag_compare.core.contract import question_key
 from rag_compare.core.errors import ContractError, Problem, ScoresError
 from rag_compare.io.runs import Run
 from rag_compare.io.sources.deepeval import load_test_run
-from rag_compare.io.sources.values import key_text
+from rag_compare.io.sources.promptfoo import QUESTION_VARS, load_results
+from rag_compare.io.sources.values import key_text, mapping, number, text
 from rag_compare.io.tables import ROW, read_table
 
 __all__ = ["PRESETS", "PresetImport", "ScorePreset", "apply_preset"]
@@ -163,7 +183,88 @@ DEEPEVAL = ScorePreset(
     question_column="input",
     read=_metric_table,
 )
-PRESETS = {preset.name: preset for preset in (RAGAS, DEEPEVAL)}
+_ERRORED = 2
+"""promptfoo's ``ResultFailureReason.ERROR``: the provider failed or the grading raised (1 is a failed assertion)."""
+_QUESTION = "question"
+
+
+def _graded_table(path: Path, id_column: str) -> pl.DataFrame:
+    """A promptfoo results file as a table: ``ROW`` (the result's position), ``question``, ``id_column`` (from the
+    vars, when any result has it) and one column per metric with its score, null where the result errored."""
+    rows: list[dict[str, Any]] = []
+    problems: list[Problem] = []
+    for position, result in enumerate(load_results(path), start=1):
+        grading = mapping(result).get("gradingResult")
+        components = mapping(grading).get("componentResults", [])
+        if not isinstance(result, dict) or not isinstance(grading, dict | None) or not isinstance(components, list):
+            problems.append(Problem("a result whose `gradingResult` has a `componentResults` list", row=position))
+            continue
+        variables = mapping(result.get("vars"))
+        row: dict[str, Any] = {
+            ROW: position,
+            _QUESTION: next(filter(None, map(text, map(variables.get, QUESTION_VARS))), None),
+        }
+        key = key_text(variables.get(id_column))
+        row.update({} if key is None else {id_column: key})
+        scores, wrong = _metric_scores(position, components, (_QUESTION, id_column))
+        errored = result.get("failureReason") == _ERRORED
+        row.update({name: None if errored else score for name, score in scores.items()})
+        rows.append(row)
+        problems += wrong
+    if problems:
+        raise ContractError(str(path), "promptfoo results file", problems)
+    names = list(dict.fromkeys([ROW, _QUESTION, *(name for row in rows for name in row)]))
+    texts = (id_column, _QUESTION)
+    schema = {name: pl.Int64 if name == ROW else pl.String if name in texts else pl.Float64 for name in names}
+    return pl.DataFrame([{name: row.get(name) for name in names} for row in rows], schema=schema, orient="row")
+
+
+def _metric_scores(
+    position: int, components: list[Any], taken: tuple[str, ...]
+) -> tuple[dict[str, float | None], list[Problem]]:
+    """Each metric's score in one result's ``componentResults`` (named by ``metric``, else ``type``): the mean
+    by ``weight`` of the assertions sharing the name, none when a grader failed on one; and what is wrong."""
+    graded: dict[str, list[tuple[float, float]]] = {}
+    failed: set[str] = set()
+    problems: list[Problem] = []
+    for component in map(mapping, components):
+        assertion = mapping(component.get("assertion"))
+        name = text(assertion.get("metric")) or text(assertion.get("type"))
+        if name is None:  # an assert-set's own grade: its members are read
+            continue
+        score, weight = number(component.get("score")), number(assertion.get("weight"))
+        if score is None or name in taken:
+            expected = "a score (a number)" if score is None else f"a metric name other than {', '.join(taken)}"
+            problems.append(Problem.at(position, name, component.get("score"), expected))
+            continue
+        if mapping(component.get("metadata")).get("graderError") is True:
+            failed.add(name)
+        graded.setdefault(name, []).append((score, 1.0 if weight is None else weight))
+    return {name: None if name in failed else _weighted_mean(graded[name]) for name in graded}, problems
+
+
+def _weighted_mean(scores: list[tuple[float, float]]) -> float:
+    """The mean of (score, weight) pairs by weight, or the plain mean when the weights sum to 0."""
+    total = sum(weight for _, weight in scores)
+    if not total:
+        return sum(score for score, _ in scores) / len(scores)
+    return sum(score * weight for score, weight in scores) / total
+
+
+PROMPTFOO = ScorePreset(
+    name="promptfoo",
+    metrics=(
+        ("context-faithfulness", "grounded"),
+        ("answer-relevance", "response"),
+        ("context-recall", "context_sufficiency"),
+        ("factuality", "correctness"),
+        ("model-graded-factuality", "correctness"),
+    ),
+    data_columns=frozenset({_QUESTION}),
+    question_column=_QUESTION,
+    read=_graded_table,
+)
+PRESETS = {preset.name: preset for preset in (RAGAS, DEEPEVAL, PROMPTFOO)}
 """Every preset, by name."""
 
 

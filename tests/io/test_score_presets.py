@@ -1,5 +1,7 @@
 """``import_scores(..., preset="ragas")`` and ``import-scores --preset ragas`` over the table Ragas' own
-``evaluate(...).to_pandas()`` gives (``tests/producers/make_ragas.py``), saved as CSV, JSON lines and Parquet.
+``evaluate(...).to_pandas()`` gives (``tests/producers/make_ragas.py``), saved as CSV, JSON lines and Parquet;
+the ``deepeval`` preset over DeepEval's test run file; the ``promptfoo`` preset over the results file promptfoo's
+command line writes for ``tests/producers/promptfoo/graded.yaml``.
 
 The producer's metrics: ``id_based_context_recall`` (-> context_sufficiency), ``id_based_context_precision`` (no
 signal), ``exact_match`` and ``string_present`` (both correctness: ``string_present`` is listed first, so it
@@ -20,10 +22,12 @@ from click.testing import Result
 
 from rag_compare.core.errors import ContractError, ScoresError
 from rag_compare.io.external_scores import import_scores
-from rag_compare.io.runs import Run, freeze_run
+from rag_compare.io.run_import import import_run
+from rag_compare.io.runs import Run, freeze_run, load_run
 from rag_compare.io.scores import load_scores
-from tests.helpers.data import EXAMPLE_CORPUS
-from tests.helpers.producers import produce
+from tests.helpers.data import EXAMPLE_CORPUS, ROOT
+from tests.helpers.producers import PRODUCERS, produce
+from tests.io.sources.test_promptfoo import evaluate
 
 NOT_IMPORTED = {
     "exact_match": "correctness comes from string_present",
@@ -190,8 +194,8 @@ def test_a_nan_in_a_mapped_column_is_no_score_with_the_preset_and_refused_withou
 
 
 def test_an_unknown_preset_or_a_table_without_its_metrics_is_refused(made: Path, run: Run, tmp_path: Path) -> None:
-    with pytest.raises(ScoresError, match="unknown preset 'promptfoo'; use one of: ragas"):
-        import_scores(run, made / "result.csv", preset="promptfoo")
+    with pytest.raises(ScoresError, match="unknown preset 'trulens'; use one of: ragas, deepeval, promptfoo"):
+        import_scores(run, made / "result.csv", preset="trulens")
     pl.read_csv(made / "dataset.csv").write_csv(tmp_path / "dataset.csv")
     with pytest.raises(ScoresError, match="preset ragas maps none of this table's columns"):
         import_scores(run, tmp_path / "dataset.csv", preset="ragas")
@@ -273,4 +277,171 @@ def test_a_mapped_column_the_table_lacks_is_refused(made: Path, run: Run) -> Non
         import_scores(run, made / "result.parquet", preset="ragas", mapping={"faithfulness": "grounded"})
     assert [(problem.column, problem.expected) for problem in raised.value.problems] == [
         ("faithfulness", "a column of that name")
+    ]
+
+
+# promptfoo: graded.yaml grades the echo provider's answers with promptfoo's RAG assertions, graded by grader.js.
+GRADED = PRODUCERS / "promptfoo" / "graded.yaml"
+PROVIDER_FAILED = "bike-lease@2026-01"  # its provider (provider.js) returned an error: no answer
+GRADING_RAISED = "sick-leave-certificate@2026-01"  # its grader raised: an answer, no grades
+PROMPTFOO_MAPPING = {
+    "answer-relevance": "response",
+    "context-faithfulness": "grounded",
+    "context-recall": "context_sufficiency",
+    "factuality": "correctness",
+}
+PROMPTFOO_NOT_IMPORTED = {
+    "contains": "no signal in preset promptfoo",
+    "reference_similarity": "no signal in preset promptfoo",
+}
+
+
+@pytest.fixture(scope="module")
+def graded(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    return evaluate(GRADED, tmp_path_factory.mktemp("promptfoo-graded"))
+
+
+@pytest.fixture(scope="module")
+def graded_results(graded: Path) -> dict[str, dict[str, Any]]:
+    """promptfoo's own results, by case id."""
+    table = json.loads(graded.read_text(encoding="utf-8"))["results"]["results"]
+    return {result["vars"]["case_id"]: result for result in table}
+
+
+@pytest.fixture(scope="module")
+def graded_run(graded: Path, tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The run of the same results file, imported against the example corpus."""
+    output = tmp_path_factory.mktemp("promptfoo-run") / "promptfoo.arrow"
+    passages = ROOT / "corpora" / "handbook_passages.csv"
+    import_run(graded, "promptfoo", EXAMPLE_CORPUS, {"name": "promptfoo-echo"}, passages=passages, output=output)
+    return output
+
+
+def component_scores(result: dict[str, Any]) -> dict[str, float]:
+    """promptfoo's grade of each assertion of a result, by its metric name, else its type."""
+    components = result["gradingResult"]["componentResults"]
+    return {c["assertion"].get("metric", c["assertion"]["type"]): c["score"] for c in components}
+
+
+def test_promptfoo_grades_land_on_their_cases(
+    graded: Path, graded_results: dict[str, dict[str, Any]], graded_run: Path
+) -> None:
+    scores = import_scores(graded_run, graded, preset="promptfoo")
+    assert scores.evaluator["name"] == "promptfoo"
+    assert scores.evaluator["config"]["mapping"] == PROMPTFOO_MAPPING
+    assert scores.evaluator["config"]["not_imported"] == PROMPTFOO_NOT_IMPORTED
+    values = by_case(scores.frame, *PROMPTFOO_MAPPING.values(), "judge_status")
+    graded_cases = [case_id for case_id in graded_results if case_id not in (PROVIDER_FAILED, GRADING_RAISED)]
+    assert len(graded_cases) == 4
+    for case_id in graded_cases:
+        reported = component_scores(graded_results[case_id])
+        assert values[case_id] == (*(reported[metric] for metric in PROMPTFOO_MAPPING), "ok")
+    # grader.js: 2 passages of the 5 lines the echo answers with are in the context; the second sentence of the
+    # hotel reference (the 210-euro cap) is not, so recall is 1/2 and factuality D (0).
+    assert values["hotel-cap@2026-01"][1:4] == (0.4, 0.5, 0.0)
+    assert scores.counts == {"ok": 4, "judge_failed": 1, "not_judged": 1}
+
+
+def test_a_promptfoo_result_that_errored_has_no_score(
+    graded: Path, graded_results: dict[str, dict[str, Any]], graded_run: Path
+) -> None:
+    """promptfoo scores an errored result 0; it is no grade. The run's record of the result whose provider failed
+    is failed (not judged); the one whose grading raised kept its answer, so it is judge_failed."""
+    assert [graded_results[case]["failureReason"] for case in (PROVIDER_FAILED, GRADING_RAISED)] == [2, 2]
+    assert [graded_results[case]["score"] for case in (PROVIDER_FAILED, GRADING_RAISED)] == [0, 0]
+    assert "the grading endpoint reset the connection" in graded_results[GRADING_RAISED]["error"]
+    records = {row["case_id"]: row for row in load_run(graded_run).records.iter_rows(named=True)}
+    assert records[GRADING_RAISED]["answer"] == graded_results[GRADING_RAISED]["response"]["output"]
+    assert (records[GRADING_RAISED]["status"], records[PROVIDER_FAILED]["status"]) == ("ok", "failed")
+    scores = import_scores(graded_run, graded, preset="promptfoo")
+    failed = by_case(scores.frame, "grounded", "correctness", "judge_status", "judge_error")
+    assert failed[GRADING_RAISED] == (None, None, "judge_failed", f"no score in {graded}")
+    assert failed[PROVIDER_FAILED] == (None, None, "not_judged", None)
+    # against a run that answered that case (the captured one), the provider's error is no score either
+    captured = import_scores(ROOT / "runs" / "baseline.arrow", graded, preset="promptfoo")
+    assert by_case(captured.frame, "grounded", "judge_status")[PROVIDER_FAILED] == (None, "judge_failed")
+    assert by_case(captured.frame, "grounded")["hotel-cap@2026-01"] == (0.4,)
+
+
+def test_a_named_promptfoo_metric_mapped_by_hand_and_results_matched_by_query(
+    graded: Path, graded_results: dict[str, dict[str, Any]], graded_run: Path
+) -> None:
+    mapping = {"reference_similarity": "correctness"}
+    scores = import_scores(graded_run, graded, preset="promptfoo", mapping=mapping, id_column="ticket")
+    assert scores.evaluator["config"]["not_imported"] == {
+        "contains": "no signal in preset promptfoo",
+        "factuality": "correctness comes from reference_similarity",
+    }
+    values = by_case(scores.frame, "correctness")
+    for case_id, result in graded_results.items():
+        if result["namedScores"]:  # the metric's score as promptfoo reports it
+            assert values[case_id] == (result["namedScores"]["reference_similarity"],)
+    assert values[GRADING_RAISED] == (None,)
+
+
+def test_promptfoo_metrics_shared_by_assertions_and_a_failed_grader(
+    graded_run: Path, graded_results: dict[str, dict[str, Any]], tmp_path: Path
+) -> None:
+    """Two assertions of one metric give their mean by weight (promptfoo's ``namedScores``); an ``llm-rubric``
+    that grader.js does not grade is a grader failure (``metadata.graderError``), so no score."""
+    producers = PRODUCERS / "promptfoo"
+    config = tmp_path / "shared.yaml"
+    config.write_text(
+        f"prompts: ['Passages: {{{{ context }}}} Question: {{{{ query }}}}']\n"
+        "providers: [echo]\n"
+        "defaultTest:\n"
+        f"  options: {{provider: 'file://{producers / 'grader.js'}'}}\n"
+        "  assert:\n"
+        "    - {type: icontains, value: euros, metric: facts, weight: 2}\n"
+        "    - {type: icontains, value: days, metric: facts}\n"
+        "    - {type: llm-rubric, value: Answers from the passages}\n"
+        f"tests: 'file://{producers / 'graded.csv'}'\n",
+        encoding="utf-8",
+    )
+    results = evaluate(config, tmp_path)
+    reported = {
+        result["vars"]["case_id"]: result
+        for result in json.loads(results.read_text(encoding="utf-8"))["results"]["results"]
+    }
+    rubric = reported["hotel-cap@2026-01"]["gradingResult"]["componentResults"][2]
+    assert rubric["metadata"]["graderError"] is True
+    scores = import_scores(graded_run, results, preset="promptfoo", mapping={"facts": "correctness"})
+    values = by_case(scores.frame, "correctness")
+    assert {case_id: values[case_id] for case_id in reported} == {
+        case_id: (result["namedScores"]["facts"],) for case_id, result in reported.items()
+    }
+    assert values["meal-allowance-daily@2026-01"] == (pytest.approx(2 / 3),)  # euros (weight 2), no "days"
+    assert values["remote-work-days@2026-01"] == (pytest.approx(1 / 3),)  # "days", no euros
+    rubrics = import_scores(graded_run, results, preset="promptfoo", mapping={"llm-rubric": "response"})
+    assert rubric["score"] == 0  # promptfoo's score of a grader that failed
+    assert by_case(rubrics.frame, "response", "judge_status")["hotel-cap@2026-01"] == (None, "judge_failed")
+
+
+def test_a_promptfoo_grade_that_is_no_number_is_refused(graded: Path, graded_run: Path, tmp_path: Path) -> None:
+    document = json.loads(graded.read_text(encoding="utf-8"))
+    table = document["results"]["results"]
+    position = next(index for index, result in enumerate(table, start=1) if result["gradingResult"])
+    table[position - 1]["gradingResult"]["componentResults"][0]["score"] = "high"
+    table[-1]["gradingResult"] = "graded"
+    edited = tmp_path / "results.json"
+    edited.write_text(json.dumps(document), encoding="utf-8")
+    with pytest.raises(ContractError) as raised:
+        import_scores(graded_run, edited, preset="promptfoo")
+    assert [(problem.row, problem.column, problem.expected) for problem in raised.value.problems] == [
+        (position, "context-faithfulness", "a score (a number)"),
+        (len(table), None, "a result whose `gradingResult` has a `componentResults` list"),
+    ]
+
+
+def test_the_command_line_imports_promptfoo_results(cli: Callable[..., Result], graded: Path, graded_run: Path) -> None:
+    output = graded_run.parent / "promptfoo.scores.arrow"
+    result = cli("import-scores", graded_run, graded, "--preset", "promptfoo", "--output", output)
+    assert result.exit_code == 0, result.output
+    scores = load_scores(output)
+    assert result.stdout.splitlines() == [
+        "imported grounded, context_sufficiency, correctness, response for 6 cases "
+        "(ok 4, judge_failed 1, not_judged 1)",
+        "not imported: contains (no signal in preset promptfoo)",
+        "not imported: reference_similarity (no signal in preset promptfoo)",
+        f"wrote {output} (evaluator promptfoo {scores.evaluator['fingerprint'][:12]})",
     ]

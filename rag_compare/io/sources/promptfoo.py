@@ -26,7 +26,7 @@ from rag_compare.io.sources.rows import SourceRows, source_frame
 from rag_compare.io.sources.values import count, key_text, mapping, number, text
 from rag_compare.io.tables import ROW
 
-__all__ = ["IDS_VAR", "QUESTION_VARS", "SCORES_VAR", "read_promptfoo"]
+__all__ = ["IDS_VAR", "QUESTION_VARS", "SCORES_VAR", "load_results", "read_promptfoo"]
 
 QUESTION_VARS = ("question", "query", "input")
 """The vars that may hold the question, the first present wins."""
@@ -39,8 +39,7 @@ _LIST_VARS = (ColumnSpec(IDS_VAR, "text_list"), ColumnSpec(SCORES_VAR, "float_li
 
 def read_promptfoo(path: Path, case_id_key: str) -> SourceRows:
     """The results of the promptfoo results file ``path``; ``case_id_key`` is the var holding the case id."""
-    results = _results(path)
-    _refuse_several_runs(path, results)
+    results = load_results(path)
     rows: list[dict[str, Any]] = []
     problems: list[Problem] = []
     for position, result in enumerate(results, start=1):
@@ -53,8 +52,9 @@ def read_promptfoo(path: Path, case_id_key: str) -> SourceRows:
     return SourceRows(source_frame(rows), read=len(results), unit="result", problems=(*problems, *list_problems))
 
 
-def _results(path: Path) -> list[Any]:
-    """``results.results`` of the file; ``InputFileError`` when it is missing, not JSON or not that shape."""
+def load_results(path: Path) -> list[Any]:
+    """``results.results`` of the file, one run's; ``InputFileError`` when it is missing, not JSON, not that shape
+    or holds several runs."""
     document = read_json(path, "the JSON file `promptfoo eval -o results.json` writes")
     results = document.get("results") if isinstance(document, dict) else None
     table = results.get("results") if isinstance(results, dict) else None
@@ -65,6 +65,7 @@ def _results(path: Path) -> list[Any]:
         )
     if not table:
         raise InputFileError(f"{path}: holds no results (`results.results` is empty). Evaluate at least one test.")
+    _refuse_several_runs(path, table)
     return table
 
 
