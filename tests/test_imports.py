@@ -50,7 +50,9 @@ def test_a_public_name_loads_its_dependencies_on_first_use() -> None:
     assert "polars" in json.loads(result.stdout)
 
 
-@pytest.mark.parametrize("args", [["--help"], ["score", "--help"], ["capture", "--help"], ["compare", "--help"], ["import-run", "--help"]])
+@pytest.mark.parametrize(
+    "args", [["--help"], ["score", "--help"], ["capture", "--help"], ["compare", "--help"], ["import-run", "--help"]]
+)
 def test_help_loads_no_heavy_dependency(args: list[str]) -> None:
     result = _python(_CLI, *args)
     assert result.returncode == 0, result.stderr

@@ -45,10 +45,10 @@ def import_scores(
     ``SCORED_SIGNALS``). ``evaluator`` names where they come from, and ``config`` declares its
     settings (model, version...); both make its fingerprint. Written to ``output`` when given.
 
-    With ``preset`` (see ``score_presets.PRESETS``: ``ragas``, ``deepeval``) ``source`` is that tool's results:
-    the preset names the evaluator and maps the metrics it knows (``mapping`` adds or overrides), and rows
-    without an ``id_column`` match the run's cases by question. The columns left out are recorded in the
-    config as ``not_imported``.
+    With ``preset`` (see ``score_presets.PRESETS``: ``ragas``, ``deepeval``, ``promptfoo``) ``source`` is
+    that tool's results: the preset names the evaluator and maps the metrics it knows (``mapping`` adds or
+    overrides), and rows without an ``id_column`` match the run's cases by question. The columns left out
+    are recorded in the config as ``not_imported``.
     """
     if output is not None:
         ensure_absent(Path(output), "scores file")
