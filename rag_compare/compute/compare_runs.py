@@ -22,7 +22,7 @@ from rag_compare.compute.configdiff import config_diff, config_warnings
 from rag_compare.compute.lexical_judge import LexicalJudge
 from rag_compare.core.contract import LABEL_COLUMNS, record_ok
 from rag_compare.core.errors import CompareError, ScoresError
-from rag_compare.core.listing import truncated
+from rag_compare.core.listing import counted, truncated
 from rag_compare.core.protocols import K_EXPECTED, Judge, is_k
 from rag_compare.core.rows import row_index, spread_by_row
 from rag_compare.core.signals import JUDGE_FAILED, Signal, judge_failed, signals_in
@@ -407,4 +407,4 @@ def _rounded(number: pl.Expr, decimals: pl.Expr) -> pl.Expr:
 
 def _n_cases(ids: list[str]) -> str:
     """``N cases (first ids … and M more)``."""
-    return f"{len(ids)} case{'s' if len(ids) != 1 else ''} ({truncated(ids)})"
+    return f"{counted(len(ids), 'case')} ({truncated(ids)})"

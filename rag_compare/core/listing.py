@@ -11,7 +11,12 @@ from typing import TYPE_CHECKING
 if TYPE_CHECKING:
     import polars as pl
 
-__all__ = ["counts_line", "truncated"]
+__all__ = ["counted", "counts_line", "truncated"]
+
+
+def counted(count: int, noun: str) -> str:
+    """``1 trace``, ``2 traces``: ``count`` and ``noun``, plural (an ``s`` added) unless ``count`` is 1."""
+    return f"{count} {noun}" if count == 1 else f"{count} {noun}s"
 
 
 def counts_line(counts: Mapping[str, int], separator: str = " · ") -> str:

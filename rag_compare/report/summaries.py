@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING, Any
 import polars as pl
 
 from rag_compare.core.errors import problem_lines
-from rag_compare.core.listing import counts_line, truncated
+from rag_compare.core.listing import counted, counts_line, truncated
 from rag_compare.io.config import flatten
 from rag_compare.report.text import config_text, text_table
 
@@ -90,23 +90,24 @@ def imported_text(imported: ImportedRun) -> str:
     account = imported.imported.to_dict()
     unit = account["unit"]
     lines = [
-        f"read {account['read']} {unit}s of {account['source']} ({account['format']}; case ids from the "
+        f"read {counted(account['read'], unit)} of {account['source']} ({account['format']}; case ids from the "
         f"{account['case_ids']})",
-        f"imported {account['cases']} cases ({account['failed']} failed)",
+        f"imported {counted(account['cases'], 'case')} ({account['failed']} failed)",
     ]
     if account["skipped"]:
         reasons = pl.Series([skipped["reason"] for skipped in account["skipped"]], dtype=pl.String)
         counts = dict(reasons.value_counts(sort=True).iter_rows())
-        lines.append(f"skipped {len(reasons)} {unit}s: {counts_line(counts, '; ')}")
+        lines.append(f"skipped {counted(len(reasons), unit)}: {counts_line(counts, '; ')}")
     if account["left_out"]:
-        lines.append(f"left out {len(account['left_out'])} {unit}s repeating a case (kept {account['keep']})")
+        left_out = counted(len(account["left_out"]), unit)
+        lines.append(f"left out {left_out} repeating a case (kept {account['keep']})")
     if account["unmatched_passages"]:
-        count = len(account["unmatched_passages"])
-        lines.append(f"{count} retrieved texts matched no passage of the knowledge base (left out of the ids)")
+        texts = counted(len(account["unmatched_passages"]), "retrieved text")
+        lines.append(f"{texts} matched no passage of the knowledge base (left out of the ids)")
     if account["texts_without_ids"]:
         lines.append(
-            f"{account['texts_without_ids']} cases retrieved texts without passage ids: no knowledge base was "
-            "given to map them, so their retrieval is not recorded"
+            f"{counted(account['texts_without_ids'], 'case')} retrieved texts without passage ids: no knowledge "
+            "base was given to map them, so their retrieval is not recorded"
         )
     run = imported.run
     written = "" if run.path is None else f" to {run.path}"

@@ -332,7 +332,7 @@ def test_import_run_freezes_and_accounts_for_every_unit(
     assert result.exit_code == 0, result.output
     assert f"read 3 traces of {source} (ragas; case ids from the metadata key 'case_id')" in result.stdout
     assert "imported 2 cases (1 failed)" in result.stdout
-    assert "skipped 1 traces: no query (an indexing trace) 1" in result.stdout
+    assert "skipped 1 trace: no query (an indexing trace) 1" in result.stdout
     assert f"froze 2 cases of 'imported' to {output}" in result.stdout
     run = load_run(output)
     assert (run.config["model"], run.config["imported"]["format"]) == ("m", "ragas")

@@ -2,13 +2,17 @@
 
 from __future__ import annotations
 
-from rag_compare.core.listing import counts_line, truncated
+from rag_compare.core.listing import counted, counts_line, truncated
 
 
 def test_counts_line() -> None:
     assert counts_line({"ok": 3, "failed": 0}) == "ok 3 · failed 0"
     assert counts_line({"ok": 3, "failed": 1}, ", ") == "ok 3, failed 1"
     assert counts_line({}) == "none"
+
+
+def test_counted_is_plural_unless_one() -> None:
+    assert [counted(count, "trace") for count in (0, 1, 2)] == ["0 traces", "1 trace", "2 traces"]
 
 
 def test_a_short_list_is_shown_whole() -> None:
