@@ -42,30 +42,38 @@ OFFLINE = {
 """Settings that keep every producer from reaching a service (telemetry, update checks, model hubs)."""
 
 
-def produce(script: str, output: Path, *args: str, python: Path = PRODUCERS_PYTHON, timeout: float = 600) -> Path:
+def produce(script: str, output: Path, *args: str, python: Path = PRODUCERS_PYTHON) -> Path:
     """Run ``tests/producers/<script>`` with the producers' ``python``, writing into ``output``; return it."""
     if not python.exists():
         pytest.fail(f"{python} is missing: `make test` makes the producers' environments (`make producers`)")
-    output.mkdir(parents=True, exist_ok=True)
-    env = {**os.environ, **OFFLINE, "HOME": str(output / "home")}
-    completed = subprocess.run(
-        [str(python), str(PRODUCERS / script), str(output), *args],
-        check=False,
-        cwd=output,
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=timeout,
-    )
-    if completed.returncode != 0:
-        pytest.fail(f"{script} failed ({completed.returncode}):\n{completed.stdout}\n{completed.stderr}")
+    _run(script, [str(python), str(PRODUCERS / script), str(output), *args], output)
     return output
 
 
-def promptfoo() -> Path:
-    """The promptfoo command line from npm; the test is skipped only where node itself is absent."""
+def promptfoo_eval(config: Path, output: Path) -> Path:
+    """``promptfoo eval -c config -o output/results.json`` with promptfoo from npm, offline; the results
+    file. The test is skipped only where node itself is absent."""
     if shutil.which("node") is None:
         pytest.skip("node is not installed here, so promptfoo cannot run (CI installs it)")
     if not PROMPTFOO.exists():
         pytest.fail(f"{PROMPTFOO} is missing: `make test` installs promptfoo with npm")
-    return PROMPTFOO
+    results = output / "results.json"
+    command = [str(PROMPTFOO), "eval", "-c", str(config), "-o", str(results), "--no-cache", "--no-share", "--no-write"]
+    _run("promptfoo eval", command, output, {"PROMPTFOO_FAILED_TEST_EXIT_CODE": "0"})
+    return results
+
+
+def _run(what: str, command: list[str], output: Path, env: dict[str, str] | None = None) -> None:
+    """Run a producer's ``command`` in ``output`` (its home there too), offline; fail the test if it fails."""
+    output.mkdir(parents=True, exist_ok=True)
+    completed = subprocess.run(
+        command,
+        check=False,
+        cwd=output,
+        env={**os.environ, **OFFLINE, "HOME": str(output / "home"), **(env or {})},
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
+    if completed.returncode != 0:
+        pytest.fail(f"{what} failed ({completed.returncode}):\n{completed.stdout}\n{completed.stderr}")

@@ -26,8 +26,7 @@ from rag_compare.io.run_import import import_run
 from rag_compare.io.runs import Run, freeze_run, load_run
 from rag_compare.io.scores import load_scores
 from tests.helpers.data import EXAMPLE_CORPUS, ROOT
-from tests.helpers.producers import PRODUCERS, produce
-from tests.io.sources.test_promptfoo import evaluate
+from tests.helpers.producers import PRODUCERS, produce, promptfoo_eval
 
 NOT_IMPORTED = {
     "exact_match": "correctness comes from string_present",
@@ -298,7 +297,7 @@ PROMPTFOO_NOT_IMPORTED = {
 
 @pytest.fixture(scope="module")
 def graded(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    return evaluate(GRADED, tmp_path_factory.mktemp("promptfoo-graded"))
+    return promptfoo_eval(GRADED, tmp_path_factory.mktemp("promptfoo-graded"))
 
 
 @pytest.fixture(scope="module")
@@ -398,7 +397,7 @@ def test_promptfoo_metrics_shared_by_assertions_and_a_failed_grader(
         f"tests: 'file://{producers / 'graded.csv'}'\n",
         encoding="utf-8",
     )
-    results = evaluate(config, tmp_path)
+    results = promptfoo_eval(config, tmp_path)
     reported = {
         result["vars"]["case_id"]: result
         for result in json.loads(results.read_text(encoding="utf-8"))["results"]["results"]

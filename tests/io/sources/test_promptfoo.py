@@ -6,8 +6,6 @@ from __future__ import annotations
 
 import csv
 import json
-import os
-import subprocess
 from pathlib import Path
 from typing import Any
 
@@ -21,7 +19,7 @@ from rag_compare.io.runs import load_run
 from rag_compare.io.sources.promptfoo import read_promptfoo
 from rag_compare.io.sources.rows import SOURCE_SCHEMA, SourceRows
 from tests.helpers.data import EXAMPLE_CORPUS, ROOT
-from tests.helpers.producers import OFFLINE, PRODUCERS, promptfoo
+from tests.helpers.producers import PRODUCERS, promptfoo_eval
 
 CONFIG = PRODUCERS / "promptfoo" / "promptfooconfig.yaml"
 FAILING = "bike-lease@2026-01"  # its test's provider is provider.js, which returns this error:
@@ -29,27 +27,9 @@ PROVIDER_ERROR = "the model endpoint refused the request (HTTP 503 Service Unava
 CAPTURED = ROOT / "runs" / "baseline.arrow"  # the example run captured offline (BM25, extractive generator)
 
 
-def evaluate(config: Path, output: Path) -> Path:
-    """``promptfoo eval -c config -o output/results.json``, offline; the results file."""
-    env = {**os.environ, **OFFLINE, "HOME": str(output / "home"), "PROMPTFOO_FAILED_TEST_EXIT_CODE": "0"}
-    command = [str(promptfoo()), "eval", "-c", str(config), "-o", str(output / "results.json")]
-    completed = subprocess.run(
-        [*command, "--no-cache", "--no-share", "--no-write"],
-        check=False,
-        cwd=output,
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=300,
-    )
-    if completed.returncode != 0:
-        pytest.fail(f"promptfoo eval failed ({completed.returncode}):\n{completed.stdout}\n{completed.stderr}")
-    return output / "results.json"
-
-
 @pytest.fixture(scope="module")
 def results(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    return evaluate(CONFIG, tmp_path_factory.mktemp("promptfoo"))
+    return promptfoo_eval(CONFIG, tmp_path_factory.mktemp("promptfoo"))
 
 
 @pytest.fixture(scope="module")
@@ -151,7 +131,7 @@ def test_a_file_of_several_providers_is_refused(tmp_path: Path) -> None:
         f"tests: file://{producers / 'tests.csv'}\n",
         encoding="utf-8",
     )
-    results = evaluate(config, tmp_path)
+    results = promptfoo_eval(config, tmp_path)
     with pytest.raises(InputFileError, match="holds 2 runs") as raised:
         read_promptfoo(results, "case_id")
     assert "provider 'echo'" in str(raised.value)
