@@ -38,6 +38,14 @@ def test_freeze_benchmark_runs_and_reports_a_ratio() -> None:
     assert "ratio" in result.stdout
 
 
+def test_import_benchmark_reads_the_producers_traces_copied() -> None:
+    result = run_script("bench_import.py", "--copies", "2", "--repeats", "1")
+    assert result.returncode == 0, result.stderr
+    assert "traces                      20 (" in result.stdout
+    assert "9 cases kept" in result.stdout
+    assert "x the reference" in result.stdout
+
+
 def test_synthetic_script_writes_a_corpus_and_two_frozen_runs(tmp_path: Path) -> None:
     result = run_script("synthetic.py", "--cases", "300", "--k", "5", "--out", tmp_path)
     assert result.returncode == 0, result.stderr
