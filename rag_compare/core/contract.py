@@ -26,6 +26,7 @@ __all__ = [
     "lookalike_key",
     "question_key",
     "record_ok",
+    "whitespace_folded",
 ]
 
 Kind = Literal["text", "id", "text_list", "float_list", "bool", "float", "int"]
@@ -106,7 +107,11 @@ def lookalike_key(column: str) -> pl.Expr:
     return pl.col(column).str.normalize("NFKC").str.replace_all(r"\p{Cf}", "")
 
 
+def whitespace_folded(column: str) -> pl.Expr:
+    """``column``'s text with every run of whitespace made one space and its ends trimmed."""
+    return pl.col(column).cast(pl.String).str.replace_all(r"\s+", " ").str.strip_chars()
+
+
 def question_key(column: str) -> pl.Expr:
-    """``column``'s question as matched against a corpus' questions: whitespace runs made one space, ends
-    trimmed, lower case."""
-    return pl.col(column).cast(pl.String).str.replace_all(r"\s+", " ").str.strip_chars().str.to_lowercase()
+    """``column``'s question as matched against a corpus' questions: whitespace folded, lower case."""
+    return whitespace_folded(column).str.to_lowercase()

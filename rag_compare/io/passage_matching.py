@@ -43,9 +43,10 @@ def _fold_words(text: str) -> str:
 class PassageIndex:
     """The passages of a knowledge base, indexed for matching texts to their ids."""
 
+    frame: pl.DataFrame
+    """The passages' ``passage_id`` and ``text``, for looking texts up by id with a join."""
     ids: tuple[str, ...]
     versions: tuple[str, ...]
-    texts: tuple[str, ...]
     exact: Mapping[str, tuple[int, ...]]
     words: Mapping[str, tuple[int, ...]]
     folded: tuple[str, ...]
@@ -57,14 +58,8 @@ class PassageIndex:
             tuple(passages.get_column(name).to_list()) for name in ("passage_id", "source_version", "text")
         )
         folded = tuple(_fold_words(text) for text in texts)
-        return cls(ids, versions, texts, _positions(map(fold_whitespace, texts)), _positions(folded), folded)
-
-    def text_of(self, passage_id: str) -> str | None:
-        """The text of the passage ``passage_id``, or None when the knowledge base lacks it."""
-        try:
-            return self.texts[self.ids.index(passage_id)]
-        except ValueError:
-            return None
+        exact = _positions(map(fold_whitespace, texts))
+        return cls(passages.select("passage_id", "text"), ids, versions, exact, _positions(folded), folded)
 
     def match(self, text: str, source_version: str | None) -> str | None:
         """The id of the one passage ``text`` is (see the module's rules), or None."""

@@ -17,14 +17,14 @@ from typing import Any, Literal, cast
 
 import polars as pl
 
-from rag_compare.core.contract import RECORD_COLUMNS, question_key, record_ok
+from rag_compare.core.contract import RECORD_COLUMNS, question_key, record_ok, whitespace_folded
 from rag_compare.core.errors import ConfigError, ContractError, InputFileError, Problem, sorted_problems
 from rag_compare.core.result import Report
 from rag_compare.io.corpus import Corpus, load_corpus
 from rag_compare.io.passage_matching import PassageIndex
 from rag_compare.io.passages import load_passages
 from rag_compare.io.runs import Run, freeze_run
-from rag_compare.io.sources.rows import SourceRows
+from rag_compare.io.sources.rows import SourceRows, skipped_reasons
 
 __all__ = [
     "FORMATS",
@@ -167,7 +167,7 @@ def import_records(
         raise ContractError(name, what, sorted_problems(rows.problems))
     if rows.frame.is_empty():
         raise InputFileError(
-            f"{name}: {rows.read} {rows.unit}s read and none holds a case ({_skipped_line(rows)}). "
+            f"{name}: {rows.read} {rows.unit}s read and none holds a case ({_skipped(rows)}). "
             f"Check that this is the {format} file of the run."
         )
     loaded = None if corpus is None else corpus if isinstance(corpus, Corpus) else load_corpus(corpus)
@@ -238,9 +238,10 @@ def _reader(format: str) -> Callable[[Path, str], SourceRows]:
     return cast(Callable[[Path, str], SourceRows], getattr(importlib.import_module(module), function))
 
 
-def _skipped_line(rows: SourceRows) -> str:
-    reasons = pl.Series([skipped.reason for skipped in rows.skipped], dtype=pl.String).value_counts(sort=True)
-    return "; ".join(f"{count} {reason}" for reason, count in reasons.iter_rows()) or "the file holds no unit"
+def _skipped(rows: SourceRows) -> str:
+    """``2 no query; 1 no root span``: the units skipped, by reason."""
+    reasons = skipped_reasons(rows.skipped).items()
+    return "; ".join(f"{count} {reason}" for reason, count in reasons) or "the file holds no unit"
 
 
 def _by_key(frame: pl.DataFrame, key: str, corpus: Corpus | None) -> tuple[pl.DataFrame, list[Problem]]:
@@ -376,10 +377,6 @@ def _passage_ids(
     return frame.drop("found_ids", "found_ranks", "unmatched"), unmatched
 
 
-def _fold(expr: pl.Expr) -> pl.Expr:
-    return expr.str.replace_all(r"\s+", " ").str.strip_chars()
-
-
 def _context_ids(frame: pl.DataFrame, index: PassageIndex | None) -> pl.DataFrame:
     """``context_passage_ids`` where the source does not say: the retrieved passages (best first) whose
     text, whitespace folded, lies in the context sent (texts from the source, else from ``index``)."""
@@ -397,17 +394,15 @@ def _context_ids(frame: pl.DataFrame, index: PassageIndex | None) -> pl.DataFram
     ).explode("passage_id", "text")
     if index is not None:
         from_index = pending.join(with_texts.select("position"), on="position", how="anti")
-        looked_up = from_index.select("position", "context", passage_id="retrieved_passage_ids").explode("passage_id")
-        looked_up = looked_up.with_columns(
-            text=pl.Series(
-                [index.text_of(passage) if passage else None for passage in looked_up.get_column("passage_id")],
-                dtype=pl.String,
-            )
+        looked_up = (
+            from_index.select("position", "context", passage_id="retrieved_passage_ids")
+            .explode("passage_id")
+            .join(index.frame, on="passage_id", how="left", maintain_order="left")
         )
         pairs = pl.concat([pairs, looked_up.select(pairs.columns)])
     sent = (
         pairs.drop_nulls(["passage_id", "text"])
-        .filter(_fold(pl.col("context")).str.contains(_fold(pl.col("text")), literal=True))
+        .filter(whitespace_folded("context").str.contains(whitespace_folded("text"), literal=True))
         .group_by("position")
         .agg(found=pl.col("passage_id"))
     )

@@ -15,6 +15,7 @@ import polars as pl
 from rag_compare.core.errors import problem_lines
 from rag_compare.core.listing import counted, counts_line, truncated
 from rag_compare.io.config import flatten
+from rag_compare.io.sources.rows import skipped_reasons
 from rag_compare.report.text import config_text, text_table
 
 if TYPE_CHECKING:
@@ -95,9 +96,8 @@ def imported_text(imported: ImportedRun) -> str:
         f"imported {counted(account['cases'], 'case')} ({account['failed']} failed)",
     ]
     if account["skipped"]:
-        reasons = pl.Series([skipped["reason"] for skipped in account["skipped"]], dtype=pl.String)
-        counts = dict(reasons.value_counts(sort=True).iter_rows())
-        lines.append(f"skipped {counted(len(reasons), unit)}: {counts_line(counts, '; ')}")
+        reasons = counts_line(skipped_reasons(account["skipped"]), "; ")
+        lines.append(f"skipped {counted(len(account['skipped']), unit)}: {reasons}")
     if account["left_out"]:
         left_out = counted(len(account["left_out"]), unit)
         lines.append(f"left out {left_out} repeating a case (kept {account['keep']})")

@@ -47,8 +47,3 @@ def test_a_tie_goes_to_the_cases_version_and_stays_unmatched_otherwise() -> None
 def test_a_short_or_unknown_text_matches_nothing() -> None:
     assert INDEX.match("150 euros", "v2") is None  # folded, shorter than the chunk rule's minimum
     assert INDEX.match("Nothing like any passage at all here.", "v2") is None
-
-
-def test_the_text_of_an_id() -> None:
-    assert INDEX.text_of("meal") == "The meal allowance is 45 euros a day, receipts required."
-    assert INDEX.text_of("absent") is None

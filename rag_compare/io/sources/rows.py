@@ -7,7 +7,8 @@ case ids, maps passage texts to ids and makes the run records.
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections import Counter
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -16,7 +17,7 @@ import polars as pl
 from rag_compare.core.contract import RECORD_COLUMNS
 from rag_compare.core.errors import Problem
 
-__all__ = ["SOURCE_SCHEMA", "Skipped", "SourceRows", "source_frame"]
+__all__ = ["SOURCE_SCHEMA", "Skipped", "SourceRows", "skipped_reasons", "source_frame"]
 
 SOURCE_SCHEMA: dict[str, pl.DataType] = {
     "position": pl.Int64(),
@@ -83,3 +84,9 @@ def source_frame(rows: Sequence[Mapping[str, Any]]) -> pl.DataFrame:
     return pl.DataFrame(
         [{name: row.get(name) for name in SOURCE_SCHEMA} for row in rows], schema=SOURCE_SCHEMA, orient="row"
     )
+
+
+def skipped_reasons(skipped: Iterable[Skipped | Mapping[str, Any]]) -> dict[str, int]:
+    """How many units were skipped for each reason, the most common first (``Skipped`` or their dicts)."""
+    reasons = (unit.reason if isinstance(unit, Skipped) else str(unit["reason"]) for unit in skipped)
+    return dict(Counter(reasons).most_common())
