@@ -23,7 +23,7 @@ import re
 import sys
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Any
+from typing import Any, ClassVar
 
 from google.protobuf import json_format
 from langchain_core.callbacks import BaseCallbackHandler, CallbackManagerForRetrieverRun
@@ -101,21 +101,22 @@ class HashEmbedding(BaseEmbedding):
         return hashed_vector(text)
 
 
-class ExtractiveLLM(CustomLLM):
-    """An offline completion model that answers with the first passage of its context, or raises."""
+class OfflineLLM(CustomLLM):
+    """An offline completion model: each prompt and the usage it reports are kept in ``CALLS``."""
 
-    fail: bool = False
+    model_name: ClassVar[str] = "offline-llm"
 
     @property
     def metadata(self) -> LLMMetadata:
-        return LLMMetadata(model_name="extractive-llm", is_chat_model=False)
+        return LLMMetadata(model_name=self.model_name, is_chat_model=False)
+
+    def answer(self, prompt: str) -> str:
+        raise NotImplementedError
 
     @llm_completion_callback()
     def complete(self, prompt: str, formatted: bool = False, **kwargs: Any) -> CompletionResponse:
         CALLS.append({"prompt": prompt})
-        if self.fail:
-            raise RuntimeError(LLM_ERROR)
-        text = extract_answer(prompt)
+        text = self.answer(prompt)
         usage = {"prompt_tokens": len(prompt.split()), "completion_tokens": len(text.split())}
         CALLS[-1]["usage"] = usage
         return CompletionResponse(text=text, raw={"usage": usage})
@@ -125,30 +126,31 @@ class ExtractiveLLM(CustomLLM):
         raise NotImplementedError("this model does not stream")
 
 
-class RerankingLLM(CustomLLM):
-    """An offline model for ``StructuredLLMRerank``: the documents it is shown, as JSON, by how many of the
+class ExtractiveLLM(OfflineLLM):
+    """Answers with the first passage of its context, or raises."""
+
+    model_name: ClassVar[str] = "extractive-llm"
+    fail: bool = False
+
+    def answer(self, prompt: str) -> str:
+        if self.fail:
+            raise RuntimeError(LLM_ERROR)
+        return extract_answer(prompt)
+
+
+class RerankingLLM(OfflineLLM):
+    """A model for ``StructuredLLMRerank``: the documents it is shown, as JSON, by how many of the
     question's words each holds."""
 
-    @property
-    def metadata(self) -> LLMMetadata:
-        return LLMMetadata(model_name="overlap-reranker", is_chat_model=False)
+    model_name: ClassVar[str] = "overlap-reranker"
 
-    @llm_completion_callback()
-    def complete(self, prompt: str, formatted: bool = False, **kwargs: Any) -> CompletionResponse:
-        CALLS.append({"prompt": prompt})
+    def answer(self, prompt: str) -> str:
         question = set(words(re.search(r"Question: (.*)", prompt)[1]))
         shown = re.findall(r"Document (\d+):\n(.*?)(?=\n\nDocument \d+:|\nQuestion: )", prompt, flags=re.DOTALL)
         overlaps = {int(number): len(question & set(words(text))) for number, text in shown}
         ranked = sorted(overlaps, key=lambda number: (-overlaps[number], number))
         documents = [{"document_number": number, "relevance": min(10, 1 + overlaps[number])} for number in ranked]
-        text = json.dumps({"documents": documents})
-        usage = {"prompt_tokens": len(prompt.split()), "completion_tokens": len(text.split())}
-        CALLS[-1]["usage"] = usage
-        return CompletionResponse(text=text, raw={"usage": usage})
-
-    @llm_completion_callback()
-    def stream_complete(self, prompt: str, formatted: bool = False, **kwargs: Any) -> CompletionResponseGen:
-        raise NotImplementedError("this model does not stream")
+        return json.dumps({"documents": documents})
 
 
 class HashRetriever(BaseRetriever):
