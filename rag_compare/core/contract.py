@@ -7,6 +7,7 @@ Pandera models of ``io.schemas`` then check the values.
 
 from __future__ import annotations
 
+from collections.abc import Collection
 from dataclasses import dataclass
 from typing import Literal
 
@@ -20,12 +21,14 @@ __all__ = [
     "ORIGINS",
     "PASSAGE_COLUMNS",
     "RECORD_COLUMNS",
+    "REPEAT",
     "STATUSES",
     "ColumnSpec",
     "Kind",
     "lookalike_key",
     "question_key",
     "record_ok",
+    "sample_key",
     "whitespace_folded",
 ]
 
@@ -79,8 +82,13 @@ PASSAGE_COLUMNS = (
     ColumnSpec("text", "text", required=True),
 )
 
+REPEAT = "repeat"
+"""The optional record column that numbers a case's samples (0, 1, ...) when it was run several times;
+a run without it holds one sample per case."""
+
 RECORD_COLUMNS = (
     ColumnSpec("case_id", "id", required=True),
+    ColumnSpec(REPEAT, "int"),
     ColumnSpec("status", "id"),
     ColumnSpec("error", "text"),
     ColumnSpec("retrieved_passage_ids", "text_list"),
@@ -92,6 +100,11 @@ RECORD_COLUMNS = (
     ColumnSpec("prompt_tokens", "int"),
     ColumnSpec("completion_tokens", "int"),
 )
+
+
+def sample_key(columns: Collection[str]) -> tuple[str, ...]:
+    """The columns that name one record of a frame with ``columns``: ``case_id``, and ``repeat`` when it has one."""
+    return ("case_id", REPEAT) if REPEAT in columns else ("case_id",)
 
 
 def record_ok(status: str = "status") -> pl.Expr:

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import polars as pl
 
-from rag_compare.core.contract import RECORD_COLUMNS, lookalike_key
+from rag_compare.core.contract import RECORD_COLUMNS, REPEAT, lookalike_key, sample_key
 from rag_compare.core.credentials import credential_values
 from rag_compare.core.errors import ContractError, Problem, show_value
 from rag_compare.io.columns import coerce_columns
@@ -30,16 +30,20 @@ def join_labels(
 ) -> pl.DataFrame:
     """Validate ``records`` against the contract and ``corpus``; return them with the case labels.
 
-    Columns: the record contract columns, the corpus columns, then the records' own metadata.
-    Every problem is collected first and raised at once as a ``ContractError``; a credential (see
-    ``credentials``; the values of the credential variables of ``environ``, default ``os.environ``) in
-    any column of the records, or of the corpus columns joined to them, is a problem too.
+    Columns: the record contract columns (``repeat`` only when the records have it), the corpus columns,
+    then the records' own metadata. ``case_id`` is unique, or with ``repeat`` each ``(case_id, repeat)``
+    pair; every record sharing one is a problem naming the rows that share it. Every problem is
+    collected first and raised at once as a ``ContractError``; a credential (see ``credentials``; the
+    values of the credential variables of ``environ``, default ``os.environ``) in any column of the
+    records, or of the corpus columns joined to them, is a problem too.
     """
     source, raw = read_source(records, "run records")
     frame, problems = coerce_columns(raw, RECORD_COLUMNS)
     if any(problem.row is None for problem in problems):
         raise ContractError(source, "run records file", problems)
     frame = frame.with_columns(pl.col("status").fill_null("ok"))
+    if REPEAT not in raw.columns:
+        frame = frame.drop(REPEAT)
     metadata = [name for name in frame.columns if name not in RECORD_NAMES and name != ROW]
     problems += [
         Problem(
@@ -49,6 +53,7 @@ def join_labels(
         for name in metadata
         if name in corpus.frame.columns
     ]
+    problems += _duplicate_problems(frame)
     problems += _unknown_case_problems(frame, corpus)
     joined = frame.join(corpus.frame, on="case_id", how="left", suffix=_FROM_CORPUS)
     secrets = credential_values(os.environ if environ is None else environ)
@@ -56,7 +61,28 @@ def join_labels(
     problems = contract_problems(frame, RecordsSchema, ROW, already=problems)
     if problems:
         raise ContractError(source, "run records file", problems)
-    return joined.select(*RECORD_NAMES, *corpus.frame.drop("case_id").columns, *metadata)
+    contract = [name for name in RECORD_NAMES if name in frame.columns]
+    return joined.select(*contract, *corpus.frame.drop("case_id").columns, *metadata)
+
+
+def _duplicate_problems(frame: pl.DataFrame) -> list[Problem]:
+    """A problem for each record whose case id (with ``repeat``: case id and repeat) another record has too,
+    naming the rows that share it."""
+    keys = sample_key(frame.columns)
+    rows = pl.col(ROW).cast(pl.String).str.join(", ").over(keys)
+    expected = (
+        pl.format("a (case_id, repeat) pair given once: repeat {} of this case is in rows {}", pl.col(REPEAT), rows)
+        if REPEAT in keys
+        else pl.format(
+            "a case id given once: it is in rows {} (number the samples of a case run several times in a "
+            "'repeat' column)",
+            rows,
+        )
+    )
+    named = pl.all_horizontal(pl.col(key).is_not_null() for key in keys) & (pl.col("case_id") != "")
+    shared = frame.filter(named).filter(pl.struct(keys).is_duplicated())
+    found = shared.select(ROW, "case_id", expected.alias("expected"))
+    return [Problem.at(row, "case_id", case_id, text) for row, case_id, text in found.iter_rows()]
 
 
 def _unknown_case_problems(frame: pl.DataFrame, corpus: Corpus) -> list[Problem]:

@@ -17,7 +17,7 @@ from typing import Any, Literal, cast
 
 import polars as pl
 
-from rag_compare.core.contract import RECORD_COLUMNS, question_key, record_ok, whitespace_folded
+from rag_compare.core.contract import RECORD_COLUMNS, REPEAT, question_key, record_ok, whitespace_folded
 from rag_compare.core.errors import ConfigError, ContractError, InputFileError, Problem, sorted_problems
 from rag_compare.core.result import Report
 from rag_compare.io.corpus import Corpus, load_corpus
@@ -435,5 +435,5 @@ def _records(frame: pl.DataFrame) -> pl.DataFrame:
     return (
         frame.sort("position")
         .with_columns(pl.col("status").fill_null("ok"))
-        .select(*(spec.name for spec in RECORD_COLUMNS), *metadata)
+        .select(*(spec.name for spec in RECORD_COLUMNS if spec.name != REPEAT), *metadata)
     )

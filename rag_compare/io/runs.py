@@ -14,7 +14,7 @@ import polars as pl
 
 from rag_compare._version import __version__
 from rag_compare.core.clock import creation_time
-from rag_compare.core.contract import CORPUS_COLUMNS, RECORD_COLUMNS, STATUSES
+from rag_compare.core.contract import CORPUS_COLUMNS, RECORD_COLUMNS, REPEAT, STATUSES
 from rag_compare.core.errors import ConfigError, RunFileError
 from rag_compare.core.protocols import K_EXPECTED, is_k
 from rag_compare.core.result import Report
@@ -36,7 +36,8 @@ _CONTRACT_DTYPES = {spec.name: spec.dtype for spec in (*RECORD_COLUMNS, *CORPUS_
 
 @dataclass(frozen=True)
 class Run(Report):
-    """A frozen run: one row per case attempted (records and labels), its config and fingerprint."""
+    """A frozen run: one row per sample of a case attempted (records and labels; one sample per case
+    unless the records have a ``repeat`` column), its config and fingerprint."""
 
     records: pl.DataFrame = field(repr=False)
     config: Mapping[str, Any]
@@ -51,14 +52,29 @@ class Run(Report):
     def created_at(self) -> str:
         return str(self.config.get("created_at", ""))
 
+    @property
+    def repeats(self) -> int:
+        """The most samples any one case has: 1 without a ``repeat`` column."""
+        if REPEAT not in self.records.columns or self.records.is_empty():
+            return 1
+        return int(self.records.select(pl.len().over("case_id").max()).item())
+
     def to_dict(self) -> dict[str, Any]:
+        """Its summary; ``cases`` counts distinct cases, and with repeats ``samples`` the records and
+        ``repeats`` the most samples of one case."""
         corpus = self.config.get("corpus", {})
+        repeats = self.repeats
+        counts = (
+            {"cases": self.records.get_column("case_id").n_unique(), "samples": self.records.height, "repeats": repeats}
+            if repeats > 1
+            else {"cases": self.records.height}
+        )
         return {
             "name": self.name,
             "path": None if self.path is None else str(self.path),
             "fingerprint": self.fingerprint,
             "created_at": self.created_at,
-            "cases": self.records.height,
+            **counts,
             "corpus_cases": corpus.get("cases"),
             "status_counts": count_by(self.records, "status", STATUSES),
             "config": _json_ready(self.config),
@@ -132,7 +148,9 @@ def load_run(path: str | Path) -> Run:
             "Freeze the run again with this version."
         )
     wrong = [
-        name for name, dtype in _CONTRACT_DTYPES.items() if name not in frame.columns or frame.schema[name] != dtype
+        name
+        for name, dtype in _CONTRACT_DTYPES.items()
+        if (name not in frame.columns and name != REPEAT) or frame.schema.get(name, dtype) != dtype
     ]
     if wrong:
         raise RunFileError(f"{path}: lacks or mistypes the columns {', '.join(wrong)}. Freeze the run again.")

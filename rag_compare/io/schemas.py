@@ -104,9 +104,14 @@ class PassagesSchema(_ContractModel):
 
 
 class RecordsSchema(_ContractModel):
-    """What a pipeline did: one row per case attempted; extra columns are user metadata."""
+    """What a pipeline did: one row per sample of a case attempted; extra columns are user metadata.
 
-    case_id: str = pa.Field(unique=True)
+    ``repeat`` may be absent (one sample per case); the uniqueness of ``case_id`` (or of each
+    ``(case_id, repeat)`` pair) is checked by ``records.join_labels``, which names the rows that share one.
+    """
+
+    case_id: str
+    repeat: int | None
     status: str
     error: str = pa.Field(nullable=True)
     retrieved_passage_ids: pl.List(pl.String) = pa.Field(nullable=True)  # type: ignore[valid-type]
@@ -123,6 +128,10 @@ class RecordsSchema(_ContractModel):
     @pa.check("status", error=f"one of: {', '.join(STATUSES)}")
     def status_known(cls, data: pa.PolarsData) -> pl.LazyFrame:
         return _is_one_of(data, STATUSES)
+
+    @pa.check("repeat", error="a sample number: a whole number of 0 or more")
+    def repeat_not_negative(cls, data: pa.PolarsData) -> pl.LazyFrame:
+        return _not_negative(data)
 
     @pa.check("latency_ms", "prompt_tokens", "completion_tokens", error="a number of 0 or more")
     def not_negative(cls, data: pa.PolarsData) -> pl.LazyFrame:

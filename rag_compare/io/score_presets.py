@@ -63,7 +63,7 @@ from typing import Any
 
 import polars as pl
 
-from rag_compare.core.contract import question_key
+from rag_compare.core.contract import REPEAT, question_key
 from rag_compare.core.errors import ContractError, Problem, ScoresError
 from rag_compare.io.runs import Run
 from rag_compare.io.sources.deepeval import load_test_run
@@ -71,7 +71,7 @@ from rag_compare.io.sources.promptfoo import QUESTION_VARS, load_results
 from rag_compare.io.sources.values import key_text, mapping, number, text
 from rag_compare.io.tables import ROW, read_table
 
-__all__ = ["PRESETS", "PresetImport", "ScorePreset", "apply_preset"]
+__all__ = ["PRESETS", "PresetImport", "ScorePreset", "apply_preset", "require_repeat_column"]
 
 
 @dataclass(frozen=True)
@@ -268,14 +268,19 @@ PRESETS = {preset.name: preset for preset in (RAGAS, DEEPEVAL, PROMPTFOO)}
 """Every preset, by name."""
 
 
-def apply_preset(name: str, source: Path, mapping: Mapping[str, str], id_column: str, run: Run) -> PresetImport:
+def apply_preset(
+    name: str, source: Path, mapping: Mapping[str, str], id_column: str, run: Run, repeat_column: str = REPEAT
+) -> PresetImport:
     """The table of ``source`` under preset ``name``: the preset's mapping for the metrics it holds, ``mapping``
     adding or overriding; case ids from ``id_column``, else matched by question with ``run``'s; NaN scores
-    made empty."""
+    made empty. A run with repeats needs the table's ``repeat_column`` (see ``require_repeat_column``)."""
     preset = PRESETS.get(name)
     if preset is None:
         raise ScoresError(f"unknown preset {name!r}; use one of: {', '.join(PRESETS)}.")
     table = preset.read(source, id_column)
+    repeats = REPEAT in run.records.columns
+    if repeats:
+        require_repeat_column(table, repeat_column, run, str(source))
     chosen = dict(mapping)
     not_imported: dict[str, str] = {}
     for column, signal in preset.metrics:
@@ -286,20 +291,35 @@ def apply_preset(name: str, source: Path, mapping: Mapping[str, str], id_column:
             chosen[column] = signal
         else:
             not_imported[column] = f"{signal} comes from {taken}"
-    skip = {ROW, id_column, *preset.data_columns, *chosen, *not_imported}
+    skip = {ROW, id_column, *([repeat_column] if repeats else []), *preset.data_columns, *chosen, *not_imported}
     not_imported.update(
         {column: f"no signal in preset {preset.name}" for column in table.columns if column not in skip}
     )
     if id_column not in table.columns:
-        table = _by_question(table, str(source), preset.question_column, id_column, run)
+        table = _by_question(
+            table, str(source), preset.question_column, id_column, run, repeat_column if repeats else None
+        )
     scores = [column for column in chosen if column in table.columns and table.schema[column].is_float()]
     table = table.with_columns(pl.col(scores).fill_nan(None))  # a metric that failed: no score, never a low one
     return PresetImport(table, chosen, dict(sorted(not_imported.items())))
 
 
-def _by_question(table: pl.DataFrame, source: str, question: str, id_column: str, run: Run) -> pl.DataFrame:
+def require_repeat_column(table: pl.DataFrame, repeat_column: str, run: Run, source: str) -> None:
+    """Refuse scores for a run with repeats (scores are per sample) from a table without ``repeat_column``."""
+    if repeat_column not in table.columns:
+        raise ScoresError(
+            f"{source}: run '{run.name}' holds several samples of a case (a '{REPEAT}' column), so its scores are "
+            f"per sample: the table needs a column '{repeat_column}' numbering the samples as the run does (name "
+            "another column with `repeat_column`), one row per case id and repeat."
+        )
+
+
+def _by_question(
+    table: pl.DataFrame, source: str, question: str, id_column: str, run: Run, repeat: str | None
+) -> pl.DataFrame:
     """``table`` with ``id_column``: the one case of ``run`` each row's question is; refused with every row that
-    matches none or several, or a case another row matched already."""
+    matches none or several, or a case another row matched already (with ``repeat``, the table's repeat
+    column: in the same repeat)."""
     if question not in table.columns:
         raise ContractError(
             source,
@@ -311,13 +331,17 @@ def _by_question(table: pl.DataFrame, source: str, question: str, id_column: str
         table.select(ROW, question, key=question_key(question))
         .join(cases, on="key", how="left")
         .group_by(ROW, maintain_order=True)
-        .agg(pl.col(question).first(), pl.col("case_id").drop_nulls())
+        .agg(pl.col(question).first(), pl.col("case_id").drop_nulls(), *([pl.col(repeat).first()] if repeat else []))
     )
-    problems = [_unmatched(row, question, text, ids, run.name) for row, text, ids in matched.rows() if len(ids) != 1]
+    problems = [
+        _unmatched(row, question, text, ids, run.name) for row, text, ids, *_ in matched.rows() if len(ids) != 1
+    ]
     once = matched.filter(pl.col("case_id").list.len() == 1).with_columns(pl.col("case_id").list.first())
+    other = "no other row of its repeat" if repeat else "no other row"
+    shared = pl.struct("case_id", *([repeat] if repeat else [])).is_duplicated()
     problems += [
-        Problem.at(row, question, text, f"the question of a case no other row has (it is {case_id}'s)")
-        for row, text, case_id in once.filter(pl.col("case_id").is_duplicated()).rows()
+        Problem.at(row, question, text, f"the question of a case {other} has (it is {case_id}'s)")
+        for row, text, case_id, *_ in once.filter(shared).rows()
     ]
     if problems:
         raise ContractError(source, "scores file", problems)

@@ -3,7 +3,8 @@
 A scores file is an Arrow IPC file made like a run file: fingerprinted, written atomically, never
 replaced, refused when changed. It holds one row per record of the run it scored:
 
-- ``case_id``;
+- ``case_id``, and ``repeat`` when the run has it (scores of a run with repeats are per sample, keyed by
+  ``(case_id, repeat)``);
 - ``judge_status``: ``ok``, ``judge_failed`` (judging finally failed; see ``judge_error``) or
   ``not_judged`` (the record itself failed: there is no answer to judge);
 - ``judge_error``: why judging failed;
@@ -28,7 +29,7 @@ import polars as pl
 
 from rag_compare._version import __version__
 from rag_compare.core.clock import creation_time
-from rag_compare.core.contract import record_ok
+from rag_compare.core.contract import REPEAT, record_ok, sample_key
 from rag_compare.core.credentials import credential_values
 from rag_compare.core.errors import ScoresError, show_value
 from rag_compare.core.protocols import Judge
@@ -75,7 +76,7 @@ class Scores(Report):
 
     @property
     def counts(self) -> dict[str, int]:
-        """Cases per judge status."""
+        """Records (samples, with repeats) per judge status."""
         return count_by(self.frame, "judge_status", JUDGE_STATUSES)
 
     def check_scored(self, run: Run) -> None:
@@ -99,7 +100,8 @@ class Scores(Report):
             "created_at": self.created_at,
             "run": dict(self.run),
             "evaluator": {**self.evaluator, "config": dict(self.evaluator.get("config", {}))},
-            "cases": self.frame.height,
+            "cases": self.frame.get_column("case_id").n_unique(),
+            **({"samples": self.frame.height} if REPEAT in self.frame.columns else {}),
             "judge_status_counts": self.counts,
             "signals": list(self.signals),
             "means": {name: self.frame.get_column(name).cast(pl.Float64).mean() for name in self.signals},
@@ -136,7 +138,7 @@ def score_run(run: Run, judge: Judge, *, output: str | Path | None = None) -> Sc
     if "judge_status" not in verdicts.columns:
         verdicts = verdicts.with_columns(judge_status=pl.lit("ok"), judge_error=pl.lit(None, pl.String))
     answered = run.records.select(record_ok()).to_series()
-    frame = pl.concat([run.records.select("case_id"), verdicts], how="horizontal").with_columns(
+    frame = pl.concat([run.records.select(sample_key(run.records.columns)), verdicts], how="horizontal").with_columns(
         *(
             pl.when(pl.lit(answered)).then(pl.col(name)).alias(name)
             for name in verdicts.columns
@@ -150,8 +152,9 @@ def score_run(run: Run, judge: Judge, *, output: str | Path | None = None) -> Sc
 def make_scores(
     run: Run, frame: pl.DataFrame, evaluator: Mapping[str, Any], *, output: str | Path | None = None
 ) -> Scores:
-    """Freeze ``frame`` (``case_id``, ``judge_status``, ``judge_error`` and signals, one row per record
-    of ``run``) as the scores of ``run`` by ``evaluator`` (``name``, ``fingerprint``, ``config``).
+    """Freeze ``frame`` (``case_id``, with ``repeat`` when ``run`` has it, ``judge_status``, ``judge_error``
+    and signals, one row per record of ``run``) as the scores of ``run`` by ``evaluator`` (``name``,
+    ``fingerprint``, ``config``).
 
     Neither may hold a credential (see ``credentials``; also the values of credential-like variables of
     ``os.environ``), nor the config a number that is not finite."""
@@ -193,16 +196,36 @@ def load_scores(path: str | Path) -> Scores:
 
 
 def _check_frame(frame: pl.DataFrame, run: Run) -> None:
+    """Refuse a frame that does not hold each record of ``run`` once, by its ``sample_key``."""
     _check_columns(frame, f"scores of run '{run.name}'")
-    ids = frame.get_column("case_id")
-    if ids.is_duplicated().any() or frame.height != run.records.height:
+    keys = sample_key(run.records.columns)
+    if REPEAT in keys and REPEAT not in frame.columns:
+        raise ScoresError(
+            f"run '{run.name}' holds several samples of a case (a '{REPEAT}' column): its scores need a "
+            f"'{REPEAT}' column beside case_id, one row per sample."
+        )
+    if REPEAT in frame.columns and REPEAT not in keys:
+        raise ScoresError(
+            f"run '{run.name}' has no '{REPEAT}' column (one sample per case): its scores may not have one."
+        )
+    distinct = frame.select(pl.struct(keys).n_unique()).item()
+    if distinct != frame.height or frame.height != run.records.height:
         raise ScoresError(
             f"scores of run '{run.name}' must hold each of its {run.records.height} records once; "
-            f"got {frame.height} rows ({ids.n_unique()} distinct case ids)."
+            f"got {frame.height} rows ({distinct} distinct {' and '.join(keys)})."
         )
-    unknown = frame.join(run.records.select("case_id"), on="case_id", how="anti").get_column("case_id")
-    if unknown.len():
-        raise ScoresError(f"scores name case ids that run '{run.name}' lacks: {', '.join(unknown.head(10))}.")
+    unknown = frame.join(run.records.select(keys), on=list(keys), how="anti").select(_record_name(keys))
+    if unknown.height:
+        raise ScoresError(
+            f"scores name records that run '{run.name}' lacks: {', '.join(unknown.to_series().head(10))}."
+        )
+
+
+def _record_name(keys: tuple[str, ...]) -> pl.Expr:
+    """A record's name in a message: its case id, with its repeat when it has one."""
+    if REPEAT not in keys:
+        return pl.col("case_id")
+    return pl.format("{} (repeat {})", pl.col("case_id"), pl.col(REPEAT))
 
 
 def _refuse_credentials(frame: pl.DataFrame, run: Run) -> None:
@@ -225,6 +248,8 @@ def _check_columns(frame: pl.DataFrame, source: str) -> None:
         for name, dtype in (("case_id", pl.String), ("judge_status", pl.String), ("judge_error", pl.String))
         if frame.schema.get(name) != dtype
     ]
+    if REPEAT in frame.columns and frame.schema[REPEAT] != pl.Int64:
+        problems.append(f"'{REPEAT}' ({pl.Int64})")
     problems += [
         f"'{name}' (a number)" if not SIGNALS_BY_NAME[name].flag else f"'{name}' (true/false)"
         for name in SCORED_SIGNALS

@@ -79,6 +79,8 @@ def run_text(run: Run) -> str:
         ("cases", f"{summary['cases']} of {summary['corpus_cases']} in the corpus"),
         ("status", counts_line(summary["status_counts"])),
     ]
+    if "repeats" in summary:
+        head.insert(5, ("samples", f"{summary['samples']} (up to {summary['repeats']} per case)"))
     config_rows = sorted(
         (key, json.dumps(value, ensure_ascii=False)) for key, value in flatten(summary["config"]).items()
     )
@@ -122,7 +124,8 @@ def scores_text(scores: Scores) -> str:
         ("fingerprint", scores.fingerprint),
         ("run", f"{scores.run['name']} ({str(scores.run['fingerprint'])[:12]})"),
         ("evaluator", f"{scores.evaluator['name']} ({str(scores.evaluator['fingerprint'])[:12]})"),
-        ("cases", str(scores.frame.height)),
+        ("cases", str(summary["cases"])),
+        *([("samples", str(summary["samples"]))] if "samples" in summary else []),
         ("judging", counts_line({status: count for status, count in scores.counts.items() if count})),
     ]
     head += [(name, f"{count:,}") for name, count in summary["usage"].items()]

@@ -14,7 +14,7 @@ from typing import Any
 
 import polars as pl
 
-from rag_compare.core.contract import RECORD_COLUMNS
+from rag_compare.core.contract import RECORD_COLUMNS, REPEAT
 from rag_compare.core.errors import Problem
 
 __all__ = ["SOURCE_SCHEMA", "Skipped", "SourceRows", "skipped_reasons", "source_frame"]
@@ -25,12 +25,13 @@ SOURCE_SCHEMA: dict[str, pl.DataType] = {
     "case_key": pl.String(),
     "question": pl.String(),
     "started_ns": pl.Int64(),
-    **{spec.name: spec.dtype for spec in RECORD_COLUMNS if spec.name != "case_id"},
+    **{spec.name: spec.dtype for spec in RECORD_COLUMNS if spec.name not in ("case_id", REPEAT)},
     "failed_stage": pl.String(),
     "retrieved_texts": pl.List(pl.String()),
 }
 """The columns of ``SourceRows.frame``: where the unit is and what names its case, then the run-record
-contract's columns (but ``case_id``), the stage that failed, and the retrieved texts:
+contract's columns (but ``case_id``, and ``repeat``: an import holds one sample per case), the stage that
+failed, and the retrieved texts:
 
 - ``position``: where the unit is in the source, for messages: its line (JSON lines), row (CSV,
   Parquet) or index from 1 (a JSON array); never null.
