@@ -34,6 +34,7 @@ if TYPE_CHECKING:
     from rag_compare.compute.comparison import Comparison
     from rag_compare.compute.fallback import FallbackSimulation, simulate_fallback
     from rag_compare.compute.lexical_judge import LexicalJudge
+    from rag_compare.compute.merging import merge_repeats
     from rag_compare.core.protocols import (
         Case,
         CaseFailure,
@@ -122,6 +123,7 @@ __all__ = [
     "load_passages",
     "load_run",
     "load_scores",
+    "merge_repeats",
     "read_config_file",
     "read_records",
     "score_run",
@@ -171,6 +173,7 @@ _LAZY = {
     "load_passages": "rag_compare.io.passages",
     "load_run": "rag_compare.io.runs",
     "load_scores": "rag_compare.io.scores",
+    "merge_repeats": "rag_compare.compute.merging",
     "read_config_file": "rag_compare.io.config",
     "read_records": "rag_compare.io.run_import",
     "score_run": "rag_compare.io.scores",

@@ -28,7 +28,7 @@ from rag_compare.cli.compare import compare_command
 from rag_compare.cli.corpus import audit_command, validate_command
 from rag_compare.cli.drafts import admit_command, draft_cases_command
 from rag_compare.cli.exits import EXIT_BAD_INPUT, EXIT_BROKEN_PIPE, EXIT_TERMINATED, interrupted
-from rag_compare.cli.runs import freeze_command, import_run_command, show_command
+from rag_compare.cli.runs import freeze_command, import_run_command, merge_repeats_command, show_command
 from rag_compare.cli.scores import fallback, import_scores_command, score
 from rag_compare.core.credentials import redact
 from rag_compare.core.errors import LISTED_AS_JSON, ContractError, RagCompareError
@@ -171,6 +171,7 @@ for command in (
     audit_command,
     freeze_command,
     import_run_command,
+    merge_repeats_command,
     show_command,
     compare_command,
     capture_command,

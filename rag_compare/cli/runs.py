@@ -1,10 +1,10 @@
 """The run commands: ``freeze`` makes a run file from records, ``import-run`` from another tool's file,
-``show`` shows a run or scores file."""
+``merge-repeats`` one run with repeats from runs of one config, ``show`` shows a run or scores file."""
 
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 import click
 from click.core import ParameterSource
@@ -12,8 +12,12 @@ from click.core import ParameterSource
 from rag_compare.cli.exits import say
 from rag_compare.cli.options import FORMAT, INCLUDE_UNREVIEWED, PATH, RUN_CONFIG, Command
 from rag_compare.cli.output import wants_json
+from rag_compare.core.listing import counted
 
-__all__ = ["freeze_command", "import_run_command", "show_command"]
+if TYPE_CHECKING:
+    from rag_compare.io.runs import Run
+
+__all__ = ["freeze_command", "import_run_command", "merge_repeats_command", "show_command"]
 
 
 @click.command("freeze", cls=Command)
@@ -39,7 +43,13 @@ def freeze_command(
     if output_format == "json":
         click.echo(run.to_json(), nl=False)
     else:
-        say(f"froze {run.records.height} cases of '{run.name}' to {output} (fingerprint {run.fingerprint[:12]})")
+        say(f"froze {_samples(run)} of '{run.name}' to {output} (fingerprint {run.fingerprint[:12]})")
+
+
+def _samples(run: Run) -> str:
+    """``3 cases``, or with repeats ``6 samples of 3 cases``, of a ``Run``."""
+    cases = counted(run.to_dict()["cases"], "case")
+    return cases if run.repeats == 1 else f"{counted(run.records.height, 'sample')} of {cases}"
 
 
 _FORMATS = ("openinference", "ragas", "promptfoo", "deepeval", "langsmith")
@@ -114,6 +124,27 @@ def import_run_command(
         include_unreviewed=include_unreviewed,
     )
     click.echo(imported.render(output_format), nl=False)
+
+
+@click.command("merge-repeats", cls=Command)
+@click.argument("runs", type=PATH, nargs=-1, required=True)
+@click.option("--output", type=PATH, required=True, help="The run file to write (never overwritten).")
+@click.option("--name", help="The merged run's name [default: the first run's].")
+@FORMAT
+def merge_repeats_command(runs: tuple[Path, ...], output: Path, name: str | None, output_format: str) -> None:
+    """Merge RUNS (two or more run files of one config) into one run with repeats: each run's samples
+    numbered after the previous runs'. Refused when a setting or a case's labels differ."""
+    from rag_compare.compute.merging import merge_repeats
+
+    wants_json(output_format)
+    run = merge_repeats(runs, output, name=name)
+    if output_format == "json":
+        click.echo(run.to_json(), nl=False)
+        return
+    say(
+        f"merged {counted(len(runs), 'run')} into {_samples(run)} of '{run.name}' (up to {run.repeats} per case) "
+        f"to {output} (fingerprint {run.fingerprint[:12]})"
+    )
 
 
 @click.command("show", cls=Command)

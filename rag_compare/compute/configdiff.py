@@ -5,12 +5,10 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from rag_compare.io.config import flatten
+from rag_compare.io.config import BOOKKEEPING_KEYS, flatten
 
-__all__ = ["BOOKKEEPING_KEYS", "ConfigChange", "config_diff", "config_warnings"]
+__all__ = ["ConfigChange", "config_diff", "config_warnings", "setting_changes"]
 
-BOOKKEEPING_KEYS = ("name", "created_at", "rag_compare_version", "corpus", "records")
-"""Keys (with everything under them) that describe a run rather than set up its pipeline."""
 EVALUATOR_KEY = "evaluator"
 
 ConfigChange = dict[str, Any]
@@ -28,6 +26,11 @@ def config_diff(baseline: Mapping[str, Any], candidate: Mapping[str, Any]) -> li
     ]
 
 
+def setting_changes(diff: Sequence[ConfigChange], ignored: Sequence[str] = BOOKKEEPING_KEYS) -> list[ConfigChange]:
+    """The changes of ``diff`` but those of the keys ``ignored`` (and of everything under them)."""
+    return [change for change in diff if not _under(change["key"], ignored)]
+
+
 def config_warnings(diff: Sequence[ConfigChange]) -> list[str]:
     """Warnings about a diff: several settings changed at once, different evaluators, different corpora.
 
@@ -35,7 +38,7 @@ def config_warnings(diff: Sequence[ConfigChange]) -> list[str]:
     ``retriever.top_k`` both 3 -> 5) count as one setting.
     """
     warnings = []
-    settings = [change for change in diff if not _under(change["key"], (*BOOKKEEPING_KEYS, EVALUATOR_KEY))]
+    settings = setting_changes(diff, (*BOOKKEEPING_KEYS, EVALUATOR_KEY))
     distinct = {
         (change["key"].rsplit(".", 1)[-1], repr(change["baseline"]), repr(change["candidate"])) for change in settings
     }

@@ -24,7 +24,7 @@ from rag_compare.io.corpus import Corpus, load_corpus, refuse_unreviewed
 from rag_compare.io.records import join_labels
 from rag_compare.io.runfile import ensure_absent, freeze_frame, read_frozen
 
-__all__ = ["SCORES_FORMAT", "Run", "freeze_run", "is_scores_file", "load_run"]
+__all__ = ["SCORES_FORMAT", "Run", "freeze_run", "is_scores_file", "load_run", "write_run"]
 
 CONFIG_KEY = "rag_compare.config"
 FORMAT_KEY = "rag_compare.format"
@@ -125,12 +125,15 @@ def freeze_run(
         "corpus": {"path": loaded.source, "fingerprint": loaded.fingerprint, "cases": loaded.frame.height},
         "records": {"path": "<frame>" if isinstance(records, pl.DataFrame) else str(records)},
     }
-    metadata = {
-        FORMAT_KEY: FORMAT_VERSION,
-        CONFIG_KEY: json.dumps(full_config, ensure_ascii=False, sort_keys=True),
-    }
+    return write_run(frame, full_config, output)
+
+
+def write_run(frame: pl.DataFrame, config: Mapping[str, Any], output: str | Path | None) -> Run:
+    """The run of ``frame`` (valid records joined with their labels) and its full ``config``, written to
+    ``output`` when given (atomically, never replacing a file)."""
+    metadata = {FORMAT_KEY: FORMAT_VERSION, CONFIG_KEY: json.dumps(config, ensure_ascii=False, sort_keys=True)}
     fingerprint, path = freeze_frame(frame, metadata, output)
-    return Run(records=frame, config=MappingProxyType(full_config), fingerprint=fingerprint, path=path)
+    return Run(records=frame, config=MappingProxyType(dict(config)), fingerprint=fingerprint, path=path)
 
 
 def load_run(path: str | Path) -> Run:
