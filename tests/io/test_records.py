@@ -151,3 +151,74 @@ def test_freeze_accepts_ordinary_words_shaped_like_key_prefixes(cli: Cli, write:
     answer = "sk-learn and a task-abcdefghijklmnopqrstuvwxyz0123456789 with the bearer of news abcdefghijk"
     records = write("r.jsonl", json.dumps({"case_id": "meal@v2", "answer": answer}) + "\n")
     assert cli("freeze", records, "--corpus", small_corpus, "--output", tmp_path / "run.arrow").exit_code == 0
+
+
+# Samples of SMALL_CORPUS's cases, one table in three formats: meal@v2 twice (repeats 0 and 1), hotel@v2 once.
+SAMPLES = pl.DataFrame({"case_id": ["meal@v2", "meal@v2", "hotel@v2"], "repeat": [0, 1, 0], "answer": ["a", "b", "c"]})
+
+
+def _written(frame: pl.DataFrame, tmp_path: Path, suffix: str) -> Path:
+    path = tmp_path / f"records{suffix}"
+    {".csv": frame.write_csv, ".jsonl": frame.write_ndjson, ".parquet": frame.write_parquet}[suffix](path)
+    return path
+
+
+@pytest.mark.parametrize("suffix", [".csv", ".jsonl", ".parquet"])
+def test_samples_of_a_case_are_told_apart_by_repeat(tmp_path: Path, small_corpus: Path, suffix: str) -> None:
+    frame = join_labels(_written(SAMPLES, tmp_path, suffix), load_corpus(small_corpus), {})
+    assert frame.columns[:3] == ["case_id", "repeat", "status"]  # repeat right after the case id
+    assert frame.schema["repeat"] == pl.Int64
+    assert frame.select("case_id", "repeat").rows() == [("meal@v2", 0), ("meal@v2", 1), ("hotel@v2", 0)]
+    assert frame["question"].to_list() == ["What is the meal allowance?"] * 2 + ["What is the hotel cap?"]
+
+
+@pytest.mark.parametrize("suffix", [".csv", ".jsonl", ".parquet"])
+def test_a_case_given_twice_without_repeat_is_refused_naming_both_rows(
+    tmp_path: Path, small_corpus: Path, suffix: str
+) -> None:
+    problems = _problems(_written(SAMPLES.drop("repeat"), tmp_path, suffix), small_corpus)
+    assert [(p.row, p.column, p.value) for p in problems] == [(1, "case_id", "'meal@v2'"), (2, "case_id", "'meal@v2'")]
+    assert problems[0].expected.startswith("a case id given once: it is in rows 1, 2")
+    assert "'repeat' column" in problems[0].expected
+
+
+@pytest.mark.parametrize("suffix", [".csv", ".jsonl", ".parquet"])
+def test_every_pair_given_twice_is_reported_with_the_other_problems(
+    tmp_path: Path, small_corpus: Path, suffix: str
+) -> None:
+    # Rows 1 and 3 are both repeat 0 of meal@v2, rows 2 and 4 both repeat 1; row 5 is hotel@v2's repeat 0 with a
+    # negative latency; row 6 repeats nothing (hotel@v2, 1).
+    samples = pl.DataFrame(
+        {
+            "case_id": ["meal@v2", "meal@v2", "meal@v2", "meal@v2", "hotel@v2", "hotel@v2"],
+            "repeat": [0, 1, 0, 1, 0, 1],
+            "latency_ms": [1.0, 1.0, 1.0, 1.0, -5.0, 1.0],
+        }
+    )
+    problems = _problems(_written(samples, tmp_path, suffix), small_corpus)
+    assert [(p.row, p.column) for p in problems] == [(1, "case_id"), (2, "case_id"), (3, "case_id"),
+                                                     (4, "case_id"), (5, "latency_ms")]  # fmt: skip
+    assert problems[0].expected == "a (case_id, repeat) pair given once: repeat 0 of this case is in rows 1, 3"
+    assert problems[1].expected == "a (case_id, repeat) pair given once: repeat 1 of this case is in rows 2, 4"
+
+
+@pytest.mark.parametrize(
+    ("cell", "expected"),
+    [
+        ("-1", "a sample number: a whole number of 0 or more"),
+        ("", "a value (this column may not be empty)"),
+        ("1.5", "a whole number"),
+        ("two", "a whole number"),
+    ],
+)
+def test_a_repeat_that_is_no_sample_number_is_refused(
+    write: Write, small_corpus: Path, cell: str, expected: str
+) -> None:
+    records = write("r.csv", f"case_id,repeat\nmeal@v2,0\nmeal@v2,{cell}\n")
+    (problem,) = _problems(records, small_corpus)
+    assert (problem.row, problem.column, problem.expected) == (2, "repeat", expected)
+
+
+def test_a_null_or_float_repeat_in_json_lines_is_refused(write: Write, small_corpus: Path) -> None:
+    records = write("r.jsonl", '{"case_id": "meal@v2", "repeat": null}\n{"case_id": "hotel@v2", "repeat": 0.5}\n')
+    assert {(p.row, p.column) for p in _problems(records, small_corpus)} == {(1, "repeat"), (2, "repeat")}

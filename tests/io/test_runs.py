@@ -192,6 +192,8 @@ def test_shipped_example_runs_match_their_records(tmp_path: Path, monkeypatch: p
         environ=EPOCH,
     )
     assert rebuilt.records.equals(shipped.records)
+    assert "repeat" not in rebuilt.records.columns  # records without the column give a run without it
+    assert rebuilt.fingerprint == shipped.fingerprint  # the same bytes as the shipped file
     assert json.dumps(dict(rebuilt.config), sort_keys=True, default=dict) == json.dumps(
         dict(shipped.config), sort_keys=True, default=dict
     )
@@ -207,3 +209,48 @@ def test_example_runs_differ_in_one_retrieval_setting() -> None:
     }
     assert baseline.to_dict()["status_counts"] == {"ok": 33, "failed": 1, "timeout": 0}
     assert candidate.to_dict()["status_counts"] == {"ok": 31, "failed": 1, "timeout": 1}
+
+
+SAMPLED = pl.DataFrame(
+    {"case_id": ["meal@v2", "hotel@v2", "meal@v2", "meal@v2"], "repeat": [0, 0, 1, 2], "answer": ["a", "b", "c", "d"]}
+)
+"""meal@v2 sampled three times, hotel@v2 once: 2 cases, 4 samples, up to 3 per case."""
+
+
+def test_a_run_with_repeats_keeps_them_through_freeze_and_load(tmp_path: Path, small_corpus: Path) -> None:
+    output = tmp_path / "sampled.arrow"
+    frozen = freeze_run(SAMPLED, small_corpus, {"top_k": 3}, output=output, environ=EPOCH)
+    loaded = load_run(output)
+    assert loaded.fingerprint == frozen.fingerprint
+    assert loaded.records.equals(frozen.records)
+    assert loaded.records.select("case_id", "repeat", "answer").equals(SAMPLED)
+    assert loaded.repeats == 3
+    summary = loaded.to_dict()
+    assert (summary["cases"], summary["samples"], summary["repeats"]) == (2, 4, 3)
+    assert summary["status_counts"] == {"ok": 4, "failed": 0, "timeout": 0}
+    assert "repeat" not in loaded.config  # the number of repeats is seen in the records, not the config
+    text = loaded.render()
+    assert "2 of 4 in the corpus" in text
+    assert "samples      4 (up to 3 per case)" in text
+
+
+def test_a_run_of_one_sample_per_case_says_nothing_of_repeats(small_records: Path, small_corpus: Path) -> None:
+    run = freeze_run(small_records, small_corpus, environ={})
+    assert run.repeats == 1
+    assert {"samples", "repeats"}.isdisjoint(run.to_dict())
+    assert "samples" not in run.render()
+    numbered = freeze_run(SAMPLED.filter(pl.col("repeat") == 0), small_corpus, environ={})
+    assert numbered.repeats == 1  # a repeat column with one sample per case
+    assert numbered.to_dict()["cases"] == 2
+
+
+def test_a_run_whose_repeat_column_is_mistyped_is_refused(tmp_path: Path, small_corpus: Path) -> None:
+    frozen = freeze_run(SAMPLED, small_corpus, environ={})
+    path = tmp_path / "mistyped.arrow"
+    data, _ = serialize(
+        frozen.records.with_columns(pl.col("repeat").cast(pl.String)),
+        {FORMAT_KEY: "1", CONFIG_KEY: json.dumps(dict(frozen.config))},
+    )
+    write_atomically(path, data)
+    with pytest.raises(RunFileError, match="mistypes the columns repeat"):
+        load_run(path)

@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 import polars as pl
 import pytest
@@ -14,10 +15,10 @@ from rag_compare import LexicalJudge, compare, freeze_run
 from rag_compare.core.errors import RunExistsError, RunIntegrityError, ScoresError
 from rag_compare.io.runs import Run
 from rag_compare.io.scores import Scores, load_scores, make_scores, score_run
-from tests.helpers.chat_server import ChatServer
+from tests.helpers.chat_server import ChatServer, Reply, sample_for_schema
 from tests.helpers.credential_shapes import OPENAI_KEY
 from tests.helpers.data import HANDMADE_RUNS
-from tests.helpers.judged import CORPUS, RECORDS
+from tests.helpers.judged import CORPUS, DEFAULT_REQUESTS, RECORDS
 
 EVALUATOR = {"name": "hand", "fingerprint": "f" * 64, "config": {"name": "hand"}}
 # Hand-made verdicts: the baseline is helpful at 0.5 everywhere it answered; the candidate at 1.0 on q0
@@ -199,3 +200,76 @@ def test_score_refuses_a_setting_that_is_not_finite_before_sending(cli: Callable
     assert result.exit_code == 2, result.output
     assert "temperature" in result.output
     assert not output.exists()
+
+
+def sampled_run() -> Run:
+    """RECORDS twice: repeat 0 as they are, repeat 1 the same but q0's answer, which says 9 days instead of 0."""
+    second = RECORDS.with_columns(
+        answer=pl.when(pl.col("case_id") == "q0@v1").then(pl.lit("Rule 0 is 9 days.")).otherwise(pl.col("answer"))
+    )
+    samples = pl.concat([RECORDS.with_columns(repeat=pl.lit(0)), second.with_columns(repeat=pl.lit(1))])
+    return freeze_run(samples, CORPUS, {"name": "sampled"}, environ={})
+
+
+def test_each_sample_of_a_run_with_repeats_is_judged_by_the_llm(tmp_path: Path) -> None:
+    """The judge calls q0's second answer unsupported and every other claim supported: grounded 0 there, 1 else."""
+    from rag_compare import Limits, OpenAIJudge
+
+    def responder(request: dict[str, Any], attempt: int) -> Reply:
+        schema = request["response_format"]["json_schema"]["schema"]
+        reply = sample_for_schema(schema)
+        if "claims" in reply and "9 days" in request["messages"][-1]["content"]:
+            reply["claims"] = [{"claim": "9 days", "verdict": "unsupported"}]
+        return Reply(content=json.dumps(reply))
+
+    run = sampled_run()
+    cache = tmp_path / "cache.sqlite3"
+    with ChatServer(responder) as server:
+        judge = OpenAIJudge("judge-model", base_url=server.base_url, cache=cache, limits=Limits(backoff=0.01))
+        scores = score_run(run, judge, output=tmp_path / "sampled.scores.arrow")
+        assert server.count() == 2 * DEFAULT_REQUESTS  # every sample judged, even where answers are the same
+        again = score_run(run, judge)
+        assert server.count() == 2 * DEFAULT_REQUESTS  # and paid for once: the rerun comes from the cache
+    assert again.frame.drop("requests").equals(scores.frame.drop("requests"))
+    assert scores.frame.columns[:2] == ["case_id", "repeat"]
+    grounded = {
+        (case, repeat): value for case, repeat, value in scores.frame.select("case_id", "repeat", "grounded").rows()
+    }
+    assert (grounded[("q0@v1", 0)], grounded[("q0@v1", 1)], grounded[("q1@v1", 1)]) == (1.0, 0.0, 1.0)
+    assert (
+        scores.frame.filter(pl.col("case_id") == "failed@v1").get_column("judge_status").to_list() == ["not_judged"] * 2
+    )
+    loaded = load_scores(tmp_path / "sampled.scores.arrow")
+    assert loaded.frame.equals(scores.frame)
+    assert (loaded.to_dict()["cases"], loaded.to_dict()["samples"]) == (9, 18)
+    loaded.check_scored(run)
+
+
+def test_lexical_scores_of_a_run_with_repeats_are_per_sample() -> None:
+    run = sampled_run()
+    scores = score_run(run, LexicalJudge())
+    assert scores.frame.select("case_id", "repeat").equals(run.records.select("case_id", "repeat"))
+    assert scores.frame.get_column("judge_status").to_list() == (["ok"] * 8 + ["not_judged"]) * 2
+
+
+def test_scores_of_a_run_with_repeats_are_keyed_by_case_and_repeat() -> None:
+    run = sampled_run()
+    frame = score_run(run, LexicalJudge()).frame
+    with pytest.raises(ScoresError, match="its scores need a 'repeat' column beside case_id, one row per sample"):
+        make_scores(run, frame.drop("repeat"), EVALUATOR)
+    with pytest.raises(
+        ScoresError, match=r"each of its 18 records once; got 18 rows \(17 distinct case_id and repeat\)"
+    ):
+        make_scores(
+            run, frame.with_columns(repeat=pl.when(pl.int_range(pl.len()) == 0).then(1).otherwise("repeat")), EVALUATOR
+        )
+    with pytest.raises(ScoresError, match=r"records that run 'sampled' lacks: q0@v1 \(repeat 7\)"):
+        make_scores(
+            run, frame.with_columns(repeat=pl.when(pl.int_range(pl.len()) == 0).then(7).otherwise("repeat")), EVALUATOR
+        )
+    with pytest.raises(ScoresError, match=r"'repeat' \(Int64\)"):
+        make_scores(run, frame.with_columns(pl.col("repeat").cast(pl.String)), EVALUATOR)
+    single = freeze_run(RECORDS, CORPUS, {"name": "single"}, environ={})
+    numbered = score_run(single, LexicalJudge()).frame.with_columns(repeat=pl.lit(0, pl.Int64))
+    with pytest.raises(ScoresError, match=r"run 'single' has no 'repeat' column .*: its scores may not have one"):
+        make_scores(single, numbered, EVALUATOR)
