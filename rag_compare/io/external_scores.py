@@ -105,10 +105,8 @@ def _values(
     missing = [name for name in (*keys.values(), *mapping) if name not in table.columns]
     if missing:
         raise ContractError(source, "scores file", [Problem("a column of that name", column=name) for name in missing])
-    problems: list[Problem] = []
-    if REPEAT in keys:
-        table, problems = coerce_columns(table, [ColumnSpec(keys[REPEAT], "int")])
-    ids = table.select(ROW, *(pl.col(column).cast(_KEY_TYPES[key]).alias(key) for key, column in keys.items()))
+    read, problems = coerce_columns(table, [ColumnSpec(keys[REPEAT], "int")]) if REPEAT in keys else (table, [])
+    ids = read.select(ROW, *(pl.col(column).cast(_KEY_TYPES[key]).alias(key) for key, column in keys.items()))
     problems += _key_problems(table, ids, keys, run)
     typed = []
     for column, signal in mapping.items():
@@ -117,7 +115,7 @@ def _values(
         typed.append(_as_signal(pl.col(column), signal).alias(signal))
     if problems:
         raise ContractError(source, "scores file", problems)
-    return table.select(*(pl.col(column).cast(_KEY_TYPES[key]).alias(key) for key, column in keys.items()), *typed)
+    return read.select(*(pl.col(column).cast(_KEY_TYPES[key]).alias(key) for key, column in keys.items()), *typed)
 
 
 def _key_problems(table: pl.DataFrame, ids: pl.DataFrame, keys: Mapping[str, str], run: Run) -> list[Problem]:

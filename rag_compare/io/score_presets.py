@@ -328,7 +328,7 @@ def _by_question(
         )
     cases = run.records.select("case_id", key=question_key("question")).unique(maintain_order=True)
     matched = (
-        table.select(ROW, question, key=question_key(question))
+        table.select(ROW, question, *([repeat] if repeat else []), key=question_key(question))
         .join(cases, on="key", how="left")
         .group_by(ROW, maintain_order=True)
         .agg(pl.col(question).first(), pl.col("case_id").drop_nulls(), *([pl.col(repeat).first()] if repeat else []))

@@ -31,3 +31,13 @@ RECORDS = pl.DataFrame(
 # q0..q5: 3 each = 18; none@v1: sufficiency + helpfulness (an abstention makes no claim) = 2;
 # nocontext@v1: helpfulness only = 1; failed@v1: none. Total 21.
 DEFAULT_REQUESTS = 21
+SAMPLED_RECORDS = pl.concat(
+    [
+        RECORDS.with_columns(repeat=pl.lit(0)),
+        RECORDS.with_columns(
+            repeat=pl.lit(1),
+            answer=pl.when(pl.col("case_id") == "q0@v1").then(pl.lit("Rule 0 is 9 days.")).otherwise(pl.col("answer")),
+        ),
+    ]
+)
+"""RECORDS sampled twice: repeat 0 as they are, repeat 1 the same but q0's answer (9 days, not 0); 18 records."""

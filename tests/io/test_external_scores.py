@@ -11,13 +11,15 @@ import polars as pl
 import pytest
 from click.testing import Result
 
-from rag_compare import compare
+from rag_compare import compare, freeze_run
 from rag_compare.core.errors import ContractError, Problem, RagCompareError, RunExistsError, ScoresError
 from rag_compare.io.external_scores import import_scores
 from rag_compare.io.runs import Run, load_run
 from rag_compare.io.scores import Scores, load_scores
 from tests.helpers.credential_shapes import KEY_SHAPES
 from tests.helpers.data import HANDMADE_RUNS
+from tests.helpers.judged import CORPUS as JUDGED_CORPUS
+from tests.helpers.judged import SAMPLED_RECORDS
 
 BASELINE, CANDIDATE = HANDMADE_RUNS / "baseline.arrow", HANDMADE_RUNS / "candidate.arrow"
 RUN = load_run(CANDIDATE)
@@ -361,3 +363,66 @@ def test_import_scores_refuses_settings_that_cannot_be_stored(
     assert message in result.output
     assert KEY_SHAPES["aws"] not in result.output
     assert not output.exists()
+
+
+SAMPLED = freeze_run(SAMPLED_RECORDS, JUDGED_CORPUS, {"name": "sampled"}, environ={})
+# Scores of SAMPLED, per sample: trust 0.1 * index of the case (q0 0.0, q1 0.1, ...) in repeat 0, 0.05 more in
+# repeat 1; q3@v1's repeat 1 is left out (judge_failed), failed@v1's samples are not_judged.
+SAMPLE_ROWS = [
+    {"case_id": case_id, "repeat": repeat, "trust": round(0.1 * index + 0.05 * repeat, 2)}
+    for repeat in (0, 1)
+    for index, case_id in enumerate(JUDGED_CORPUS.get_column("case_id"))
+    if (case_id, repeat) != ("q3@v1", 1)
+]
+
+
+@pytest.mark.parametrize("suffix", [".csv", ".jsonl", ".parquet"])
+def test_scores_of_a_run_with_repeats_land_on_their_samples(tmp_path: Path, suffix: str) -> None:
+    source = write_rows(tmp_path / f"trust{suffix}", SAMPLE_ROWS[::-1])  # any row order
+    scores = import_scores(SAMPLED, source, evaluator="hosted", mapping={"trust": "trustworthiness"})
+    assert scores.frame.select("case_id", "repeat").equals(SAMPLED.records.select("case_id", "repeat"))
+    values = {(case, repeat): (value, status) for case, repeat, value, status in
+              scores.frame.select("case_id", "repeat", "trustworthiness", "judge_status").rows()}  # fmt: skip
+    assert values[("q1@v1", 0)] == (0.1, "ok")
+    assert values[("q1@v1", 1)] == (0.15, "ok")
+    assert values[("q3@v1", 0)] == (0.3, "ok")
+    assert values[("q3@v1", 1)] == (None, "judge_failed")
+    assert values[("failed@v1", 1)] == (None, "not_judged")
+    assert scores.counts == {"ok": 15, "judge_failed": 1, "not_judged": 2}  # 16 answered samples, 1 left out
+
+
+def test_a_repeat_column_of_another_name(tmp_path: Path) -> None:
+    rows = [{"case_id": row["case_id"], "sample": row["repeat"], "trust": row["trust"]} for row in SAMPLE_ROWS]
+    source = write_rows(tmp_path / "trust.jsonl", rows)
+    scores = import_scores(
+        SAMPLED, source, evaluator="hosted", mapping={"trust": "trustworthiness"}, repeat_column="sample"
+    )
+    assert scores.counts == {"ok": 15, "judge_failed": 1, "not_judged": 2}
+    assert "sample" not in scores.frame.columns
+
+
+def test_scores_without_repeats_for_a_run_with_repeats_are_refused(tmp_path: Path) -> None:
+    source = write_rows(
+        tmp_path / "trust.csv", [{"case_id": row["case_id"], "trust": row["trust"]} for row in SAMPLE_ROWS]
+    )
+    output = tmp_path / "scores.arrow"
+    with pytest.raises(ScoresError, match=r"run 'sampled' holds several samples of a case .* needs a column 'repeat'"):
+        import_scores(SAMPLED, source, evaluator="hosted", mapping={"trust": "trustworthiness"}, output=output)
+    assert not output.exists()
+
+
+def test_every_bad_sample_key_is_listed_at_once(tmp_path: Path) -> None:
+    # Row 1 empty repeat, row 2 not a whole number, rows 3 and 4 the same sample, row 5 a repeat the run lacks.
+    source = tmp_path / "trust.csv"
+    source.write_text(
+        "case_id,repeat,trust\nq0@v1,,0.5\nq0@v1,x,0.5\nq1@v1,0,0.5\nq1@v1,0,0.5\nq2@v1,5,0.5\n", encoding="utf-8"
+    )
+    with pytest.raises(ContractError) as caught:
+        import_scores(SAMPLED, source, evaluator="hosted", mapping={"trust": "trustworthiness"})
+    assert [(p.row, p.column, p.expected) for p in caught.value.problems] == [
+        (1, "repeat", "a repeat of the run's samples (0, 1, ...)"),
+        (2, "repeat", "a whole number"),
+        (3, "case_id", "a (case id, repeat) pair given once"),
+        (4, "case_id", "a (case id, repeat) pair given once"),
+        (5, "case_id", "a case id of run 'sampled' with a repeat 5"),
+    ]

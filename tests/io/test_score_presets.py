@@ -26,6 +26,8 @@ from rag_compare.io.run_import import import_run
 from rag_compare.io.runs import Run, freeze_run, load_run
 from rag_compare.io.scores import load_scores
 from tests.helpers.data import EXAMPLE_CORPUS, ROOT
+from tests.helpers.judged import CORPUS as JUDGED_CORPUS
+from tests.helpers.judged import SAMPLED_RECORDS
 from tests.helpers.producers import PRODUCERS, produce, promptfoo_eval
 
 NOT_IMPORTED = {
@@ -444,3 +446,34 @@ def test_the_command_line_imports_promptfoo_results(cli: Callable[..., Result], 
         "not imported: reference_similarity (no signal in preset promptfoo)",
         f"wrote {output} (evaluator promptfoo {scores.evaluator['fingerprint'][:12]})",
     ]
+
+
+SAMPLED = freeze_run(SAMPLED_RECORDS, JUDGED_CORPUS, {"name": "sampled"}, environ={})
+
+
+def test_a_ragas_table_of_a_run_with_repeats_needs_their_numbers(tmp_path: Path) -> None:
+    """Ragas rows matched by question, one per sample: faithfulness 0.5 in repeat 0, 1.0 in repeat 1."""
+    rows = [
+        {"user_input": question, "repeat": repeat, "faithfulness": 0.5 + 0.5 * repeat}
+        for repeat in (0, 1)
+        for question in JUDGED_CORPUS.get_column("question")
+    ]
+    numbered = tmp_path / "ragas.csv"
+    pl.DataFrame(rows).write_csv(numbered)
+    scores = import_scores(SAMPLED, numbered, preset="ragas")
+    grounded = scores.frame.filter(pl.col("judge_status") == "ok").group_by("repeat").agg(pl.col("grounded").unique())
+    assert dict(grounded.sort("repeat").rows()) == {0: [0.5], 1: [1.0]}
+    assert scores.counts == {"ok": 16, "judge_failed": 0, "not_judged": 2}
+    assert "repeat" not in scores.evaluator["config"]["not_imported"]
+    unnumbered = tmp_path / "unnumbered.csv"
+    pl.DataFrame(rows).drop("repeat").write_csv(unnumbered)
+    with pytest.raises(ScoresError, match=r"run 'sampled' holds several samples of a case .* needs a column 'repeat'"):
+        import_scores(SAMPLED, unnumbered, preset="ragas")
+    twice = tmp_path / "twice.csv"
+    pl.DataFrame(rows).with_columns(repeat=pl.lit(0)).write_csv(twice)
+    with pytest.raises(ContractError) as caught:
+        import_scores(SAMPLED, twice, preset="ragas")
+    assert {problem.expected for problem in caught.value.problems} == {
+        f"the question of a case no other row of its repeat has (it is {case_id}'s)"
+        for case_id in JUDGED_CORPUS.get_column("case_id")
+    }

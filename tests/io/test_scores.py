@@ -18,7 +18,7 @@ from rag_compare.io.scores import Scores, load_scores, make_scores, score_run
 from tests.helpers.chat_server import ChatServer, Reply, sample_for_schema
 from tests.helpers.credential_shapes import OPENAI_KEY
 from tests.helpers.data import HANDMADE_RUNS
-from tests.helpers.judged import CORPUS, DEFAULT_REQUESTS, RECORDS
+from tests.helpers.judged import CORPUS, DEFAULT_REQUESTS, RECORDS, SAMPLED_RECORDS
 
 EVALUATOR = {"name": "hand", "fingerprint": "f" * 64, "config": {"name": "hand"}}
 # Hand-made verdicts: the baseline is helpful at 0.5 everywhere it answered; the candidate at 1.0 on q0
@@ -203,12 +203,7 @@ def test_score_refuses_a_setting_that_is_not_finite_before_sending(cli: Callable
 
 
 def sampled_run() -> Run:
-    """RECORDS twice: repeat 0 as they are, repeat 1 the same but q0's answer, which says 9 days instead of 0."""
-    second = RECORDS.with_columns(
-        answer=pl.when(pl.col("case_id") == "q0@v1").then(pl.lit("Rule 0 is 9 days.")).otherwise(pl.col("answer"))
-    )
-    samples = pl.concat([RECORDS.with_columns(repeat=pl.lit(0)), second.with_columns(repeat=pl.lit(1))])
-    return freeze_run(samples, CORPUS, {"name": "sampled"}, environ={})
+    return freeze_run(SAMPLED_RECORDS, CORPUS, {"name": "sampled"}, environ={})
 
 
 def test_each_sample_of_a_run_with_repeats_is_judged_by_the_llm(tmp_path: Path) -> None:
