@@ -327,18 +327,19 @@ def _by_question(
             [Problem(f"a column '{id_column}', or the question column '{question}' to match the run's questions")],
         )
     cases = run.records.select("case_id", key=question_key("question")).unique(maintain_order=True)
+    numbered = [repeat] if repeat else []
     matched = (
-        table.select(ROW, question, *([repeat] if repeat else []), key=question_key(question))
+        table.select(ROW, question, *numbered, key=question_key(question))
         .join(cases, on="key", how="left")
         .group_by(ROW, maintain_order=True)
-        .agg(pl.col(question).first(), pl.col("case_id").drop_nulls(), *([pl.col(repeat).first()] if repeat else []))
+        .agg(pl.col(question).first(), pl.col("case_id").drop_nulls(), pl.col(numbered).first())
     )
     problems = [
         _unmatched(row, question, text, ids, run.name) for row, text, ids, *_ in matched.rows() if len(ids) != 1
     ]
     once = matched.filter(pl.col("case_id").list.len() == 1).with_columns(pl.col("case_id").list.first())
     other = "no other row of its repeat" if repeat else "no other row"
-    shared = pl.struct("case_id", *([repeat] if repeat else [])).is_duplicated()
+    shared = pl.struct("case_id", *numbered).is_duplicated()
     problems += [
         Problem.at(row, question, text, f"the question of a case {other} has (it is {case_id}'s)")
         for row, text, case_id, *_ in once.filter(shared).rows()
