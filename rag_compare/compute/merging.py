@@ -57,7 +57,8 @@ def merge_repeats(
     first = loaded[0]
     columns = ["case_id", REPEAT, *(column for column in merged.columns if column not in ("case_id", REPEAT))]
     records = (
-        merged.with_columns(pl.int_range(pl.len()).min().over("case_id").alias(_ORDER))
+        merged.with_row_index(_ORDER)
+        .with_columns(pl.col(_ORDER).min().over("case_id"))
         .sort(_ORDER, REPEAT, maintain_order=True)
         .select(columns)
     )
