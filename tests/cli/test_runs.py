@@ -375,3 +375,68 @@ def test_import_run_lists_the_formats_the_library_reads() -> None:
     from rag_compare.io.run_import import FORMATS
 
     assert tuple(FORMATS) == _FORMATS
+
+
+def _freeze_samples(cli: Cli, write: Write, corpus: Path, name: str, lines: str, *options: str) -> Path:
+    """``lines`` (JSON lines records) frozen against ``corpus`` as ``name.arrow``, with ``options`` (``--set ...``)."""
+    records = write(f"{name}.jsonl", lines)
+    output = records.with_suffix(".arrow")
+    result = cli("freeze", records, "--corpus", corpus, *options, "--output", output)
+    assert result.exit_code == 0, result.output
+    return output
+
+
+def test_freeze_says_how_many_samples_of_how_many_cases(cli: Cli, write: Write, small_corpus: Path) -> None:
+    lines = '{"case_id": "meal@v2", "repeat": 0}\n{"case_id": "meal@v2", "repeat": 1}\n{"case_id": "hotel@v2", "repeat": 0}\n'
+    records = write("sampled.jsonl", lines)
+    output = records.with_suffix(".arrow")
+    result = cli("freeze", records, "--corpus", small_corpus, "--output", output)
+    assert result.exit_code == 0, result.output
+    assert f"froze 3 samples of 2 cases of 'sampled' to {output}" in result.stdout
+    shown = cli("show", output)
+    assert "samples      3 (up to 2 per case)" in shown.stdout
+    payload = json.loads(cli("show", output, "--format", "json").stdout)
+    assert (payload["cases"], payload["samples"], payload["repeats"]) == (2, 3, 2)
+
+
+def test_merge_repeats_merges_runs_of_one_config(cli: Cli, write: Write, small_corpus: Path, tmp_path: Path) -> None:
+    first = _freeze_samples(cli, write, small_corpus, "first", '{"case_id": "meal@v2"}\n{"case_id": "hotel@v2"}\n',
+                            "--set", "top_k=3")  # fmt: skip
+    second = _freeze_samples(cli, write, small_corpus, "second", '{"case_id": "meal@v2"}\n', "--set", "top_k=3")
+    output = tmp_path / "merged.arrow"
+    result = cli("merge-repeats", first, second, "--output", output, "--name", "pooled")
+    assert result.exit_code == 0, result.output
+    merged = load_run(output)
+    assert merged.records.select("case_id", "repeat").rows() == [("meal@v2", 0), ("meal@v2", 1), ("hotel@v2", 0)]
+    assert result.stdout == (
+        f"merged 2 runs into 3 samples of 2 cases of 'pooled' (up to 2 per case) to {output} "
+        f"(fingerprint {merged.fingerprint[:12]})\n"
+    )
+    again = tmp_path / "again.arrow"
+    payload = json.loads(cli("merge-repeats", first, second, "--output", again, "--format", "json").stdout)
+    assert (payload["name"], payload["samples"], payload["repeats"]) == ("first", 3, 2)
+    assert [entry["path"] for entry in payload["config"]["merged_from"]] == [str(first), str(second)]
+
+
+def test_merge_repeats_refusals_exit_2_and_write_nothing(
+    cli: Cli, write: Write, small_corpus: Path, tmp_path: Path
+) -> None:
+    first = _freeze_samples(cli, write, small_corpus, "first", '{"case_id": "meal@v2"}\n', "--set", "top_k=3")
+    other = _freeze_samples(cli, write, small_corpus, "other", '{"case_id": "meal@v2"}\n', "--set", "top_k=5")
+    output = tmp_path / "merged.arrow"
+    cases = [
+        ([first, other], "top_k: 3 in 'first', 5 in run 2 'other'"),
+        ([first, first], "runs 1 and 2 are the same run"),
+        ([first], "needs two runs of one config or more; got 1"),
+        ([first, tmp_path / "nope.arrow"], "no such run file"),
+    ]
+    for runs, message in cases:
+        result = cli("merge-repeats", *runs, "--output", output)
+        assert result.exit_code == 2, runs
+        assert message in result.stderr, (runs, result.stderr)
+        assert "Traceback" not in result.stderr
+        assert not output.exists()
+    refused = cli("merge-repeats", first, other, "--output", first)
+    assert refused.exit_code == 2
+    assert "is one of the runs being merged; give --output the path of a new file" in refused.stderr
+    assert cli("merge-repeats", "--output", output).exit_code == 2  # no run at all: a usage error
