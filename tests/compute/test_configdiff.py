@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from rag_compare.compute.configdiff import config_diff, config_warnings
+from rag_compare.compute.configdiff import config_diff, config_warnings, setting_changes
 
 BASE = {
     "name": "baseline",
@@ -51,3 +51,9 @@ def test_different_evaluators_and_corpora_warn() -> None:
 
 def test_identical_configs_have_no_diff() -> None:
     assert config_diff(BASE, dict(BASE)) == []
+
+
+def test_setting_changes_leave_out_bookkeeping_and_what_runs_were_merged_from() -> None:
+    merged = changed(name="merged", created_at="later", merged_from=[{"name": "a"}], top_k=5)
+    assert setting_changes(config_diff(BASE, merged)) == [{"key": "top_k", "baseline": 3, "candidate": 5}]
+    assert setting_changes(config_diff(BASE, merged), ignored=()) == config_diff(BASE, merged)

@@ -84,7 +84,7 @@ def test_existing_output_is_untouched(tmp_path: Path, small_records: Path, small
     assert load_run(output).fingerprint == first.fingerprint
 
 
-@pytest.mark.parametrize("key", ["created_at", "rag_compare_version", "corpus", "records"])
+@pytest.mark.parametrize("key", ["created_at", "rag_compare_version", "corpus", "records", "merged_from"])
 def test_reserved_config_keys_are_refused(small_records: Path, small_corpus: Path, key: str) -> None:
     with pytest.raises(ConfigError, match=key):
         freeze_run(small_records, small_corpus, {key: "mine"})
