@@ -132,7 +132,7 @@ def flaky_cases(samples: pl.DataFrame, side: str, signals: Sequence[Signal], tol
         text = (
             pl.format(f"{signal.name} in {{}} of {{}} samples", held, value.count())
             if signal.flag
-            else pl.format(f"{signal.name} from {{}} to {{}}", value.min().round(3), value.max().round(3))
+            else pl.format(f"{signal.name} from {{}} to {{}}", *(_shown(bound) for bound in (value.min(), value.max())))
         )
         details.append(pl.when(spread > tolerance).then(text))
         spreads.append(spread)
@@ -148,6 +148,11 @@ def flaky_cases(samples: pl.DataFrame, side: str, signals: Sequence[Signal], tol
     disagreements = pl.col("details").list.len().cast(pl.UInt32).alias("disagreements")
     flaky = per_case.with_columns(pl.lit(side).alias("side"), disagreements).filter(pl.col("disagreements") > 0)
     return flaky.select(pl.col(name).cast(dtype) for name, dtype in FLAKY_SCHEMA.items())
+
+
+def _shown(number: pl.Expr) -> pl.Expr:
+    """``number`` rounded to 3 decimals, a whole number without ``.0``."""
+    return number.round(3).cast(pl.String).str.strip_suffix(".0")
 
 
 @dataclass(frozen=True)
