@@ -1,5 +1,7 @@
 """A comparison's text summary for a terminal: the runs, config differences, warnings, status counts,
-the aggregates of both scopes, then the cases that changed, failed or are missing (the first 100)."""
+the aggregates of both scopes, then the cases that changed, failed or are missing (the first 100); with
+repeats, also the samples per side, the counts beside the noise floor, the within-case variance and the
+flaky cases (see ``repeats``)."""
 
 from __future__ import annotations
 
@@ -9,6 +11,18 @@ import polars as pl
 
 from rag_compare.compute.comparison import CASE_STATUSES, REPORTED_STATUSES, SCOPE_TITLES, SIDES
 from rag_compare.core.listing import truncated
+from rag_compare.report.repeats import (
+    FLAKY_HEADERS,
+    FLAKY_TITLE,
+    NOISE_HEADERS,
+    NOISE_TITLE,
+    VARIANCE_HEADERS,
+    VARIANCE_TITLE,
+    flaky_rows,
+    noise_rows,
+    repeats_text,
+    variance_rows,
+)
 from rag_compare.report.text import AGGREGATE_HEADERS, aggregate_cells, config_text, k_text, text_table
 
 if TYPE_CHECKING:
@@ -41,15 +55,28 @@ def comparison_text(comparison: Comparison) -> str:
         parts.append(text_table(("config key", "baseline", "candidate"), changes, title="Config differences"))
     if comparison.warnings:
         parts.append("".join(f"warning: {warning}\n" for warning in comparison.warnings))
+    repeats = repeats_text(comparison)
+    if repeats:
+        parts.append(f"repeats: {repeats}")
     parts.append(f"{comparison.cases.height} cases: {comparison.counts_text()}")
+    noise = noise_rows(comparison)
+    if noise:
+        parts.append(text_table(NOISE_HEADERS, noise, title=NOISE_TITLE))
     for scope, title in SCOPE_TITLES.items():
         rows = comparison.aggregates.filter(pl.col("scope") == scope, pl.col("n") > 0).iter_rows(named=True)
         parts.append(text_table(AGGREGATE_HEADERS, (aggregate_cells(row) for row in rows), title=title))
+    variance = variance_rows(comparison)
+    if variance:
+        parts.append(text_table(VARIANCE_HEADERS, variance, title=VARIANCE_TITLE))
     empty = comparison.signals_without_values
     if empty:
         hint = " (answer_completeness needs --passages)" if "answer_completeness" in empty else ""
         parts.append(f"no values for: {', '.join(empty)}{hint}")
     parts.append(_listed_cases(comparison.cases))
+    flaky, total = flaky_rows(comparison, _MAX_LISTED)
+    if flaky:
+        table = text_table(FLAKY_HEADERS, flaky, title=FLAKY_TITLE)
+        parts.append(table + (f"… and {total - len(flaky):,} more\n" if total > len(flaky) else ""))
     return "\n".join(part.rstrip("\n") + "\n" for part in parts)
 
 

@@ -1,9 +1,10 @@
 """Markdown and HTML reports of a comparison, rendered from the Jinja2 templates in ``templates/``.
 
-A report holds, in order: the two runs and the config diff with its warnings; status counts; the
-aggregates of both scopes; breakdowns by category and answerability; then the cases, regressed,
-failed and missing first, then mixed, then improved, up to ``max_cases`` per status (unchanged ones
-are counted, or listed too with ``all_cases``). Cases are read from the frame one at a time and
+A report holds, in order: the two runs and the config diff with its warnings; status counts (with
+repeats, beside the noise floor); the aggregates of both scopes (with repeats, the within-case
+variance); breakdowns by category and answerability; then the cases, regressed, failed and missing
+first, then mixed, improved and unstable, up to ``max_cases`` per status (unchanged ones are counted,
+or listed too with ``all_cases``); with repeats, the flaky cases last. Cases are read from the frame one at a time and
 written as they are rendered, so a large report never sits in memory as one document.
 
 Every value from data is escaped: by Jinja2's autoescape in HTML (the page also forbids scripts and
@@ -29,6 +30,18 @@ from rag_compare.core.rows import row_index
 from rag_compare.core.signals import ALL_SIGNALS, JUDGE_FAILED, SCORE_SIGNALS
 from rag_compare.core.templates import template_environment
 from rag_compare.report.charts import category_grid, delta_chart, delta_tone, status_chart, tone_of
+from rag_compare.report.repeats import (
+    FLAKY_HEADERS,
+    FLAKY_TITLE,
+    NOISE_HEADERS,
+    NOISE_TITLE,
+    VARIANCE_HEADERS,
+    VARIANCE_TITLE,
+    flaky_rows,
+    noise_rows,
+    repeats_text,
+    variance_rows,
+)
 from rag_compare.report.text import AGGREGATE_HEADERS, aggregate_cells, config_text, k_text
 
 if TYPE_CHECKING:
@@ -134,6 +147,17 @@ def _context(comparison: Comparison, *, all_cases: bool, max_cases: int | None) 
         ],
         "unlisted": 0 if all_cases else counts["unchanged"],
         "answer_signals": answer_signals,
+    } | _repeats_context(comparison, max_cases)
+
+
+def _repeats_context(comparison: Comparison, max_cases: int | None) -> dict[str, Any]:
+    """What runs with repeats add (see ``repeats``): empty values for runs without them."""
+    flaky, total = flaky_rows(comparison, max_cases)
+    return {
+        "repeats": repeats_text(comparison),
+        "noise": {"title": NOISE_TITLE, "headers": NOISE_HEADERS, "rows": noise_rows(comparison)},
+        "variance": {"title": VARIANCE_TITLE, "headers": VARIANCE_HEADERS, "rows": variance_rows(comparison)},
+        "flaky": {"title": FLAKY_TITLE, "headers": FLAKY_HEADERS, "rows": flaky, "more": total - len(flaky)},
     }
 
 
@@ -206,6 +230,7 @@ def _case_views(
         "judge_status",
         "judge_error",
         *answer_signals,
+        *(name for name in ("repeats", "failed_repeats") if f"baseline_{name}" in cases.columns),
     ]
     order = cases.lazy().select(row_index(), "case_id", "status").filter(pl.col("status") == status).sort("case_id")
     listed = order if limit is None or limit >= cases.height else order.head(limit)
@@ -240,9 +265,13 @@ def _side_view(row: Mapping[str, Any], side: str, required: list[str], answer_si
     retrieved = row[f"{side}_retrieved_passage_ids"]
     missing = row[f"{side}_missing_from_context"]
     gold = set(required)
+    shown = "no record" if status is None else status
+    samples = row.get(f"{side}_repeats")
+    if samples is not None and samples > 1:
+        shown += f" ({samples} samples, {row[f'{side}_failed_repeats']} failed)"
     return {
         "side": side,
-        "status": "no record" if status is None else status,
+        "status": shown,
         "ok": status == "ok",
         "error": row[f"{side}_error"],
         "retrieved": None if retrieved is None else [(passage, passage in gold) for passage in retrieved],
