@@ -218,6 +218,7 @@ def test_import_run_freezes_the_records_and_records_the_import(tmp_path: Path, c
     imported = import_run(source, "units", corpus, {"model": "m"}, output=output)
     run = load_run(output)
     assert run.fingerprint == imported.run.fingerprint
+    assert "repeat" not in run.records.columns  # an import holds one sample per case
     assert run.config["model"] == "m"
     assert run.config["imported"] == {
         "format": "units",
