@@ -64,7 +64,7 @@ def noise_rows(comparison: Comparison) -> list[tuple[str, str, str]]:
     ]
 
 
-def variance_rows(comparison: Comparison) -> list[tuple[str, str, str, str, str]]:
+def variance_rows(comparison: Comparison) -> list[tuple[str, ...]]:
     """The paired signals with a within-case variance on a side, with their delta."""
     rows = comparison.aggregates.filter(
         pl.col("scope") == "paired",
