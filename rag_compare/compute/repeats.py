@@ -197,7 +197,9 @@ def noise_floor(samples: pl.DataFrame, signals: Sequence[Signal], tolerance: flo
     totals = dict.fromkeys(_NOISE_STATUSES, 0.0)
     cases = 0
     for first, second in pairs:
-        one, other = (_one_repeat(samples, side, number) for side, number in zip(SIDES, (first, second), strict=True))
+        one, other = (
+            _one_repeat(samples, side, number, signals) for side, number in zip(SIDES, (first, second), strict=True)
+        )
         compared = one.join(other, on="case_id", how="inner").select(status)
         counts = dict(compared.get_column("status").cast(pl.String).value_counts().iter_rows())
         cases += compared.height
@@ -208,7 +210,8 @@ def noise_floor(samples: pl.DataFrame, signals: Sequence[Signal], tolerance: flo
     return SideNoise(repeats=len(numbers), pairs=len(pairs), cases=round(cases / len(pairs)), expected=expected)
 
 
-def _one_repeat(samples: pl.DataFrame, side: str, number: int) -> pl.DataFrame:
-    """The samples of repeat ``number``, their columns named as ``side``'s in a comparison."""
-    one = samples.filter(pl.col("repeat") == number).drop("repeat")
-    return one.rename({name: f"{side}_{name}" for name in one.columns if name != "case_id"})
+def _one_repeat(samples: pl.DataFrame, side: str, number: int, signals: Sequence[Signal]) -> pl.DataFrame:
+    """The samples of repeat ``number`` with what a status needs, named as ``side``'s in a comparison."""
+    needed = ["status", "judge_status", *(signal.name for signal in signals if signal.decides_status)]
+    one = samples.filter(pl.col("repeat") == number).select("case_id", *needed)
+    return one.rename({name: f"{side}_{name}" for name in needed})
