@@ -190,6 +190,12 @@ def _mapping(ctx: click.Context, param: click.Parameter, values: Sequence[str]) 
     show_default=True,
     help="The column of FILE holding case ids (with --preset, rows of a FILE without it match by question).",
 )
+@click.option(
+    "--repeat-column",
+    default="repeat",
+    show_default=True,
+    help="The column of FILE numbering each case's samples, for a RUN with repeats (scores are per sample).",
+)
 @ASSIGNMENTS
 @click.option("--output", type=PATH, required=True, help="The scores file to write (never overwritten).")
 @FORMAT
@@ -200,6 +206,7 @@ def import_scores_command(
     evaluator: str | None,
     mapping: dict[str, str],
     id_column: str,
+    repeat_column: str,
     assignments: Sequence[str],
     output: Path,
     output_format: str,
@@ -221,6 +228,7 @@ def import_scores_command(
         evaluator=evaluator,
         mapping=mapping,
         id_column=id_column,
+        repeat_column=repeat_column,
         preset=preset,
         config=config,
         output=output,

@@ -21,11 +21,13 @@ import pytest
 from click.testing import Result
 
 from rag_compare.io.external_scores import import_scores
-from rag_compare.io.runs import load_run
+from rag_compare.io.runs import freeze_run, load_run
 from rag_compare.io.scores import load_scores, make_scores
 from rag_compare.llm.cache import ReplyCache
 from tests.helpers.chat_server import ChatServer, Reply
 from tests.helpers.data import HANDMADE_RUNS
+from tests.helpers.judged import CORPUS as JUDGED_CORPUS
+from tests.helpers.judged import SAMPLED_RECORDS
 
 Cli = Callable[..., Result]
 BASELINE, CANDIDATE = HANDMADE_RUNS / "baseline.arrow", HANDMADE_RUNS / "candidate.arrow"
@@ -529,3 +531,26 @@ def test_an_interrupted_score_writes_nothing_and_resumes(tmp_path: Path, reply_c
         assert result.returncode == 0, result.stderr
         assert server.count() - before == 94 - cached
     assert load_scores(output).counts == {"ok": 33, "judge_failed": 0, "not_judged": 1}
+
+
+def test_import_scores_of_a_run_with_repeats_takes_their_column(cli: Cli, tmp_path: Path) -> None:
+    run = tmp_path / "sampled.arrow"
+    freeze_run(SAMPLED_RECORDS, JUDGED_CORPUS, {"name": "sampled"}, output=run, environ={})
+    rows = [{"case_id": case_id, "sample": repeat, "trust": 0.5} for case_id, repeat in
+            load_run(run).records.select("case_id", "repeat").rows()]  # fmt: skip
+    source = tmp_path / "trust.csv"
+    pl.DataFrame(rows).write_csv(source)
+    output = tmp_path / "scores.arrow"
+    args = ("import-scores", run, source, "--evaluator", "hosted", "--map", "trust=trustworthiness", "--output", output)
+    refused = cli(*args)
+    assert refused.exit_code == 2
+    assert (
+        "needs a column 'repeat' numbering the samples as the run does (name another column with --repeat-column)"
+        in (refused.stderr)
+    )
+    assert not output.exists()
+    result = cli(*args, "--repeat-column", "sample")
+    assert result.exit_code == 0, result.output
+    scores = load_scores(output)
+    assert scores.counts == {"ok": 16, "judge_failed": 0, "not_judged": 2}  # 9 cases twice, failed@v1 not judged
+    assert scores.frame.select("case_id", "repeat").equals(load_run(run).records.select("case_id", "repeat"))
