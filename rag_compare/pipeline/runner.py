@@ -79,6 +79,7 @@ CAPTURE_COLUMNS: dict[str, pl.DataType] = {
 object per retrieved passage), ``prompt_messages`` (JSON, the exact messages sent, when the generator
 tells), ``failed_stage`` (retrieve, context or generate) and ``attempts``."""
 _SAMPLE_KEYS = {"case_id": pl.String(), "repeat": pl.Int64()}
+"""What names a sample: its case and repeat (a ``Sample``)."""
 _SAMPLE_COLUMNS = {**CAPTURE_COLUMNS, "repeat": pl.Int64()}
 """A sample's record (in the checkpoint, and in a run of several repeats): ``CAPTURE_COLUMNS`` and its
 ``repeat``."""
@@ -178,8 +179,8 @@ def _in_corpus_order(done: Mapping[Sample, dict[str, Any]], corpus: pl.DataFrame
         .sort("position", "repeat")
         .get_column("at")
     )
-    # The rows are put in order before the frame is made: a Polars gather leaves stray bits past the end
-    # of a validity bitmap, which would change the frozen bytes (and the fingerprint) of the same records.
+    # The rows are ordered before the frame is made from them: sorting the frame leaves stray bits past the
+    # end of its validity bitmaps, which would change the frozen bytes (and fingerprint) of equal records.
     records = list(done.values())
     schema = _SAMPLE_COLUMNS if repeats > 1 else CAPTURE_COLUMNS
     return pl.DataFrame([records[at] for at in order], schema=schema)
