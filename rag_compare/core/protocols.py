@@ -12,9 +12,8 @@ A pipeline is three callables, each sync or async, so wrapping an existing one t
 A ``Case`` carries what a pipeline may see of a corpus case: its id, question, source version, user
 metadata and the sample number ``repeat`` (0, 1, ... when each case is captured several times, so a
 part may seed or vary per sample), never the labels (answerability, required passages, acceptance
-note). A part may
-have a ``config`` property (a mapping of plain values); capture records it in the run's config. A
-part raises ``CaseFailure`` to fail a case at once; any other exception is retried.
+note). A part may have a ``config`` property (a mapping of plain values); capture records it in the
+run's config. A part raises ``CaseFailure`` to fail a case at once; any other exception is retried.
 """
 
 from __future__ import annotations

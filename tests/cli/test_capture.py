@@ -211,15 +211,17 @@ def test_a_killed_capture_with_repeats_resumes_with_every_case_and_repeat_record
     assert not checkpoint_path(output).exists()
 
 
-def test_ctrl_c_exits_130_and_says_how_to_resume(tmp_path: Path) -> None:
+@pytest.mark.parametrize(("more", "finished"), [((), "case"), (("--repeats", "2"), "sample")], ids=["one", "repeats"])
+def test_ctrl_c_exits_130_and_says_how_to_resume(tmp_path: Path, more: tuple[str, ...], finished: str) -> None:
     output = tmp_path / "run.arrow"
     with ChatServer(latency=0.1) as server:
-        process = subprocess.Popen(_command(server, output), env=_environment(), text=True, stderr=subprocess.PIPE)
+        process = subprocess.Popen(_command(server, output, *more), env=_environment(), text=True,
+                                   stderr=subprocess.PIPE)  # fmt: skip
         _wait_for(server, 6, process)
         process.send_signal(signal.SIGINT)
         _, stderr = process.communicate(timeout=30)
     assert process.returncode == 130
-    assert "run the same command again to resume" in stderr
+    assert f"every finished {finished} is in the checkpoint; run the same command again to resume" in stderr
     assert "Traceback" not in stderr
     assert not output.exists()
     assert len(_checkpointed(output)) >= 4
