@@ -8,7 +8,10 @@
 
 Each row has both means, their difference, a 95% bootstrap interval of the paired difference, a
 paired test (sign-flip permutation for scores, exact McNemar for flags) and its Holm adjustment
-across the signals of the same scope. Signals are aggregated on threads (numpy's draws release the GIL);
+across the signals of the same scope. With repeats a case counts once, at its mean over its samples
+(a flag's rate, tested by the permutation test): the bootstrap resamples cases, never samples; and
+the paired rows add each side's within-case variance (the mean over the cases of their samples'
+variance). Signals are aggregated on threads (numpy's draws release the GIL);
 each draws from its own seeded generator, so the results do not depend on the order they finish in.
 """
 
@@ -22,6 +25,7 @@ from typing import cast
 import numpy as np
 import polars as pl
 
+from rag_compare.compute.case_status import SIDES
 from rag_compare.compute.stats import bootstrap_ci, holm, mcnemar_exact_p, permutation_p_value
 from rag_compare.core.contract import record_ok
 from rag_compare.core.signals import Signal, applies, judge_failed
@@ -41,6 +45,8 @@ _AGGREGATE_SCHEMA = {
     "p_value": pl.Float64,
     "p_adjusted": pl.Float64,
     "n": pl.Int64,
+    "baseline_within_variance": pl.Float64,
+    "candidate_within_variance": pl.Float64,
 }
 _BREAKDOWN_SCHEMA = {
     "by": pl.String,
@@ -53,12 +59,16 @@ _BREAKDOWN_SCHEMA = {
 }
 
 
-def aggregate_signals(cases: pl.DataFrame, signals: Sequence[Signal]) -> pl.DataFrame:
+def aggregate_signals(cases: pl.DataFrame, signals: Sequence[Signal], *, reduced: bool = False) -> pl.DataFrame:
     """One row per scope and signal (``signal, scope, baseline, candidate, delta, ci_low, ci_high,
-    p_value, p_adjusted, n``); ``cases`` holds ``baseline_<signal>``/``candidate_<signal>`` columns,
-    both statuses, both judge statuses and ``answerability``."""
+    p_value, p_adjusted, n, baseline_within_variance, candidate_within_variance``); ``cases`` holds
+    ``baseline_<signal>``/``candidate_<signal>`` columns, both statuses, both judge statuses and
+    ``answerability``; ``reduced``: each side's signals are means over repeats, with their spread
+    columns (see ``repeats``)."""
     with ThreadPoolExecutor(max_workers=pl.thread_pool_size()) as pool:
-        aggregated = list(pool.map(lambda task: _aggregate(cases, *task), itertools.product(SCOPES, signals)))
+        aggregated = list(
+            pool.map(lambda task: _aggregate(cases, *task, reduced=reduced), itertools.product(SCOPES, signals))
+        )
     rows = []
     for start in range(0, len(aggregated), len(signals)):
         scoped = aggregated[start : start + len(signals)]
@@ -105,34 +115,42 @@ def _paired_means(signal: Signal) -> list[pl.Expr]:
     ]
 
 
-def _scoped_value(signal: Signal, side: str, scope: str) -> pl.Expr:
-    """The side's value of ``signal`` in ``scope``: all-cases puts the worst value where a side has none."""
+def _scoped_value(signal: Signal, side: str, scope: str, reduced: bool) -> pl.Expr:
+    """The side's value of ``signal`` in ``scope``: all-cases puts the worst value where a side has none
+    (with repeats, where a sample has none)."""
     value = pl.col(f"{side}_{signal.name}").cast(pl.Float64)
     if scope == "paired":
         return value
-    judged = ~judge_failed(side) if signal.judged else pl.lit(True)
-    return (
-        pl.when(record_ok(f"{side}_status") & judged)
-        .then(value)
-        .when(applies(signal, pl.col("answerability")))
-        .then(pl.lit(signal.worst))
-    )
+    if reduced:
+        present, value = record_ok(f"{side}_status"), pl.col(f"{side}_{signal.name}_all_cases")
+    else:
+        present = record_ok(f"{side}_status") & (~judge_failed(side) if signal.judged else pl.lit(True))
+    return pl.when(present).then(value).when(applies(signal, pl.col("answerability"))).then(pl.lit(signal.worst))
 
 
-def _aggregate(cases: pl.DataFrame, scope: str, signal: Signal) -> dict[str, object]:
+def _within_variance(signal: Signal, side: str, scope: str, reduced: bool) -> pl.Expr:
+    """The mean over the cases of the variance of a side's samples (paired scope, with repeats), else null."""
+    if scope != "paired" or not reduced:
+        return pl.lit(None, pl.Float64)
+    return pl.col(f"{side}_{signal.name}_variance")
+
+
+def _aggregate(cases: pl.DataFrame, scope: str, signal: Signal, *, reduced: bool) -> dict[str, object]:
     pairs = cases.select(
-        _scoped_value(signal, "baseline", scope).alias("baseline"),
-        _scoped_value(signal, "candidate", scope).alias("candidate"),
-    ).drop_nulls()
+        _scoped_value(signal, "baseline", scope, reduced).alias("baseline"),
+        _scoped_value(signal, "candidate", scope, reduced).alias("candidate"),
+        *(_within_variance(signal, side, scope, reduced).alias(f"{side}_variance") for side in SIDES),
+    ).filter(pl.col("baseline").is_not_null() & pl.col("candidate").is_not_null())
     baseline, candidate = pairs.get_column("baseline").to_numpy(), pairs.get_column("candidate").to_numpy()
     row: dict[str, object] = {"signal": signal.name, "scope": scope, "n": pairs.height}
+    row |= {f"{side}_within_variance": pairs.get_column(f"{side}_variance").mean() for side in SIDES}
     if not pairs.height:
         return row | dict.fromkeys(("baseline", "candidate", "delta", "ci_low", "ci_high", "p_value"))
     deltas = candidate - baseline
     ci = bootstrap_ci(deltas)
     p_value = (
         mcnemar_exact_p(baseline.astype(np.bool_), candidate.astype(np.bool_))
-        if signal.flag
+        if signal.flag and not reduced
         else permutation_p_value(deltas)
     )
     mean_baseline, mean_candidate = float(baseline.mean()), float(candidate.mean())

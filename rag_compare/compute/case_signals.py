@@ -34,7 +34,8 @@ def case_signals(
     ``missing_from_context`` (the required passages that did not reach the context sent),
     ``judge_status`` and ``judge_error`` for each record (a new frame, same order).
 
-    ``scores`` (a frame keyed on ``case_id``) replace the judge's verdicts they hold. Without
+    ``scores`` (a frame keyed on ``case_id``, and on ``repeat`` too when both have it) replace the
+    judge's verdicts they hold. Without
     ``passages``, ``answer_completeness`` is null.
     """
     completeness = (
@@ -81,10 +82,9 @@ def _verdicts(records: pl.DataFrame, judge: Judge, scores: pl.DataFrame | None) 
         judged = judge.judge(records)
         parts.append(judged.select(name for name in judged.columns if name in kept and name not in held))
     if scores is not None:
-        joined = records.select("case_id").join(
-            scores.select("case_id", *held), on="case_id", how="left", maintain_order="left"
-        )
-        parts.append(joined.drop("case_id"))
+        key = ["case_id", "repeat"] if "repeat" in scores.columns and "repeat" in records.columns else ["case_id"]
+        joined = records.select(key).join(scores.select(*key, *held), on=key, how="left", maintain_order="left")
+        parts.append(joined.drop(key))
     verdicts = pl.concat(parts, how="horizontal")
     return verdicts.with_columns(
         pl.lit(None, dtype).alias(name) for name, dtype in JUDGE_COLUMNS.items() if name not in verdicts.columns

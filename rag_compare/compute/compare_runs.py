@@ -1,10 +1,9 @@
 """``compare``: two frozen runs compared case by case into a ``Comparison`` (see ``comparison``), one
 status per case with the reasons behind it.
 
-Cases are joined with a full outer join on ``case_id`` (with a corpus, its cases that neither run has
-join too). A case's status is decided in this order: missing on a side, failed on a side, then how its
-judging failed on a side (its scores say ``judge_failed``), then how its status signals moved beyond
-the tolerance (``improved``, ``regressed``, ``mixed``, ``unchanged``).
+Each side's signals are computed per record first; a side with repeats is then reduced to one row per
+case (``repeats``). Cases are joined with a full outer join on ``case_id`` (with a corpus, its cases
+that neither run has join too), and ``case_status`` gives each its status and reasons.
 """
 
 from __future__ import annotations
@@ -17,15 +16,25 @@ import polars as pl
 
 from rag_compare.compute.aggregates import aggregate_signals, breakdown_signals
 from rag_compare.compute.case_signals import case_signals
-from rag_compare.compute.comparison import CASE_STATUSES, SIDES, ComparedRun, Comparison
+from rag_compare.compute.case_status import SIDES, case_status, with_reasons
+from rag_compare.compute.comparison import ComparedRun, Comparison
 from rag_compare.compute.configdiff import config_diff, config_warnings
 from rag_compare.compute.lexical_judge import LexicalJudge
-from rag_compare.core.contract import LABEL_COLUMNS, record_ok
+from rag_compare.compute.repeats import (
+    FLAKY_SCHEMA,
+    REDUCED_SUFFIXES,
+    NoiseFloor,
+    SideNoise,
+    flaky_cases,
+    has_repeats,
+    noise_floor,
+    reduced_side,
+)
+from rag_compare.core.contract import LABEL_COLUMNS
 from rag_compare.core.errors import CompareError, ScoresError
 from rag_compare.core.listing import counted, truncated
 from rag_compare.core.protocols import K_EXPECTED, Judge, is_k
-from rag_compare.core.rows import row_index, spread_by_row
-from rag_compare.core.signals import JUDGE_FAILED, Signal, judge_failed, signals_in
+from rag_compare.core.signals import signals_in
 from rag_compare.io.corpus import Corpus, load_corpus
 from rag_compare.io.passages import load_passages
 from rag_compare.io.runs import Run, load_run
@@ -36,9 +45,6 @@ __all__ = ["compare"]
 DEFAULT_TOLERANCE = 1e-9
 CASE_LABELS = ("question", "answerability", "source_version", "required_passage_ids", "category", "acceptance_note")
 SIDE_COLUMNS = ("status", "error", "retrieved_passage_ids", "context_passage_ids", "answer")
-_MAX_ERROR_CHARS = 200
-_REASON_DECIMALS = range(3, 16)
-"""Decimals a reason may round its two numbers to: the fewest of these at which they differ."""
 
 
 def compare(
@@ -64,6 +70,10 @@ def compare(
     see ``score_run`` and ``import_scores``) replace its verdicts with theirs. Raises ``CompareError``
     when a run lists a case twice or ``k`` is unusable or ``tolerance`` is not a finite number of 0 or
     more, ``ScoresError`` for scores of another run or a verdict that is not a finite number.
+
+    When a run holds several samples of a case (its ``repeat`` column), each side's signals are the
+    case's means over its samples and a status needs the sides' samples apart (see ``case_status``);
+    the comparison then also has the noise floor and the flaky cases (see ``repeats``).
     """
     if k is not None and not is_k(k):
         raise CompareError(f"k must be {K_EXPECTED}, got {k!r}.")
@@ -74,16 +84,24 @@ def compare(
     if corpus is not None:
         labels = (corpus if isinstance(corpus, Corpus) else load_corpus(corpus)).frame
     knowledge_base = None if passages is None else load_passages(passages)
-    runs, frames, label_warnings, evaluators = _both_sides(
+    runs, samples, label_warnings, evaluators = _both_sides(
         (baseline, candidate), (baseline_scores, candidate_scores), judge, labels=labels, passages=knowledge_base, k=k
     )
+    reduced = any(has_repeats(frame) for frame in samples)
+    noise, flaky, frames = None, _flaky(samples, tolerance), samples
+    if reduced:
+        noise = _noise_floor(samples, tolerance)
+        frames = [reduced_side(frame, signals_in(frame.columns)) for frame in samples]
+    del samples
     diff = config_diff(runs[0].config, runs[1].config)
     warnings = config_warnings(diff) + _evaluator_warnings(evaluators) + label_warnings
     warnings += _side_warnings(frames, labels, knowledge_base)
     sides = [_prefixed(side, frame) for side, frame in zip(SIDES, frames, strict=True)]
-    joined = _with_both_sides(_join(sides, labels))
+    joined = _with_both_sides(_join(sides, labels), reduced)
     signals = signals_in(joined.columns, prefix="baseline_")
-    cases = _with_reasons(joined.with_columns(_status(signals, tolerance)), signals, tolerance)
+    cases = with_reasons(
+        joined.with_columns(case_status(signals, tolerance, reduced=reduced)), signals, tolerance, reduced=reduced
+    )
     return Comparison(
         baseline=runs[0],
         candidate=runs[1],
@@ -93,9 +111,11 @@ def compare(
         cases=cases.select(
             "case_id", "status", "reasons", *CASE_LABELS, pl.exclude("case_id", "status", "reasons", *CASE_LABELS)
         ),
-        aggregates=aggregate_signals(cases, signals),
+        aggregates=aggregate_signals(cases, signals, reduced=reduced),
         breakdowns=breakdown_signals(cases, signals),
         tolerance=tolerance,
+        noise_floor=noise,
+        flaky=flaky,
     )
 
 
@@ -159,20 +179,49 @@ def _side_frame(
     run_k = _k_of(run, k)
     signals = case_signals(records, judge, k=run_k, passages=passages, scores=None if scores is None else scores.frame)
     _check_finite(signals, judge, scores)
+    repeat = ["repeat"] if "repeat" in records.columns else []
     frame = pl.concat(
-        [signals.select("case_id"), records.select(*SIDE_COLUMNS, *CASE_LABELS), signals.drop("case_id")],
+        [signals.select("case_id"), records.select(*repeat, *SIDE_COLUMNS, *CASE_LABELS), signals.drop("case_id")],
         how="horizontal",
     )
     return ComparedRun.of(run, k=run_k), frame, warnings
 
 
 def _check_unique(run: Run) -> None:
-    repeated = run.records.filter(pl.col("case_id").is_duplicated()).get_column("case_id").unique().sort()
+    """Refuse a run that lists a case twice (with repeats: a case's repeat twice)."""
+    key = ["case_id", "repeat"] if "repeat" in run.records.columns else ["case_id"]
+    repeated = run.records.filter(pl.struct(key).is_duplicated()).get_column("case_id").unique().sort()
     if repeated.len():
+        per = "record per case" if len(key) == 1 else "record per case and repeat"
         raise CompareError(
             f"{run.path or run.name}: these case ids appear more than once: {truncated(repeated)}. "
-            "A run holds one record per case; freeze it again from records with unique case ids."
+            f"A run holds one {per}; freeze it again from records with unique case ids."
         )
+
+
+def _noise_floor(samples: list[pl.DataFrame], tolerance: float) -> NoiseFloor | None:
+    """The noise floor of each side with repeats, and their average; ``None`` when neither has two."""
+    sides: dict[str, SideNoise] = {}
+    for side, frame in zip(SIDES, samples, strict=True):
+        noise = noise_floor(frame, signals_in(frame.columns), tolerance)
+        if noise is not None:
+            sides[side] = noise
+    if not sides:
+        return None
+    statuses = next(iter(sides.values())).expected
+    expected = {status: sum(noise.expected[status] for noise in sides.values()) / len(sides) for status in statuses}
+    return NoiseFloor(sides=sides, expected=expected)
+
+
+def _flaky(samples: list[pl.DataFrame], tolerance: float) -> pl.DataFrame:
+    """Both sides' flaky cases (see ``repeats.flaky_cases``), most disagreeing first."""
+    found = [
+        flaky_cases(frame, side, signals_in(frame.columns), tolerance)
+        for side, frame in zip(SIDES, samples, strict=True)
+        if has_repeats(frame)
+    ]
+    flaky = pl.concat(found) if found else pl.DataFrame(schema=FLAKY_SCHEMA)
+    return flaky.sort(["disagreements", "spread", "case_id", "side"], descending=[True, True, False, False])
 
 
 def _check_finite(signals: pl.DataFrame, judge: Judge, scores: Scores | None) -> None:
@@ -223,7 +272,7 @@ def _corpus_label_warnings(run: Run, labels: pl.DataFrame) -> list[str]:
     drifted = _drifted(run.records, labels)
     if drifted:
         warnings.append(f"run '{run.name}' was frozen with other labels than `corpus` for {_n_cases(drifted)}.")
-    unknown = run.records.join(labels, on="case_id", how="anti").get_column("case_id").sort().to_list()
+    unknown = run.records.join(labels, on="case_id", how="anti").get_column("case_id").unique().sort().to_list()
     if unknown:
         warnings.append(
             f"run '{run.name}' has cases that `corpus` lacks: {truncated(unknown)}; they keep their frozen labels."
@@ -241,7 +290,7 @@ def _drifted(left: pl.DataFrame, right: pl.DataFrame) -> list[str]:
         *(pl.col(name).ne_missing(pl.col(f"{name}_other")) for name in LABEL_COLUMNS if name != ids),
         pl.col(ids).list.set_symmetric_difference(pl.col(f"{ids}_other")).list.len() > 0,
     )
-    return joined.filter(differs).get_column("case_id").sort().to_list()
+    return joined.filter(differs).get_column("case_id").unique().sort().to_list()
 
 
 def _unknown_passage_warning(frames: list[pl.DataFrame], knowledge_base: pl.DataFrame) -> list[str]:
@@ -282,14 +331,17 @@ def _join(sides: list[pl.DataFrame], labels: pl.DataFrame | None) -> pl.DataFram
     ).drop(f"{side}_{name}" for side in SIDES for name in CASE_LABELS)
 
 
-def _with_both_sides(cases: pl.DataFrame) -> pl.DataFrame:
-    """``cases`` with every score signal that one side has, as nulls on the side without it."""
+def _with_both_sides(cases: pl.DataFrame, reduced: bool) -> pl.DataFrame:
+    """``cases`` with every score signal that one side has, as nulls on the side without it (with
+    repeats, its spread columns too)."""
     names = {signal.name for side in SIDES for signal in signals_in(cases.columns, prefix=f"{side}_")}
+    suffixes = ("", *REDUCED_SUFFIXES) if reduced else ("",)
     return cases.with_columns(
-        pl.lit(None, pl.Float64).alias(f"{side}_{name}")
+        pl.lit(None, pl.Float64).alias(f"{side}_{name}{suffix}")
         for side in SIDES
         for name in sorted(names)
-        if f"{side}_{name}" not in cases.columns
+        for suffix in suffixes
+        if f"{side}_{name}{suffix}" not in cases.columns
     )
 
 
@@ -307,102 +359,6 @@ def _evaluator_warnings(evaluators: dict[str, dict[str, Any] | None]) -> list[st
         f"the two sides were judged by different evaluators (baseline: {baseline}, candidate: {candidate}): "
         "their verdicts can differ where the answers did not. Score both runs with the same judge."
     ]
-
-
-def _moved(signal: Signal, tolerance: float) -> tuple[pl.Expr, pl.Expr]:
-    """Whether the candidate's value is better, and whether worse, than the baseline's (false if either is null)."""
-    baseline, candidate = (pl.col(f"{side}_{signal.name}").cast(pl.Float64) for side in SIDES)
-    up, down = (candidate - baseline > tolerance).fill_null(False), (baseline - candidate > tolerance).fill_null(False)
-    return (up, down) if signal.higher_is_better else (down, up)
-
-
-def _status(signals: tuple[Signal, ...], tolerance: float) -> pl.Expr:
-    """Each case's status: the first of the module's rules that holds, else ``unchanged``."""
-    sided = {
-        "missing": {side: pl.col(f"{side}_status").is_null() for side in SIDES},
-        "failed": {side: ~record_ok(f"{side}_status") for side in SIDES},
-        "judge_failed": {side: judge_failed(side) for side in SIDES},
-    }
-    moves = [_moved(signal, tolerance) for signal in signals if signal.decides_status]
-    better, worse = pl.any_horizontal(up for up, _ in moves), pl.any_horizontal(down for _, down in moves)
-    rules = [
-        rule
-        for outcome, on in sided.items()
-        for rule in (
-            (on["baseline"] & on["candidate"], f"{outcome}_in_both"),
-            (on["baseline"], f"{outcome}_in_baseline"),
-            (on["candidate"], f"{outcome}_in_candidate"),
-        )
-    ]
-    rules += [(better & worse, "mixed"), (better, "improved"), (worse, "regressed")]
-    status = pl.coalesce(*(pl.when(where).then(pl.lit(name)) for where, name in rules), pl.lit("unchanged"))
-    return status.cast(pl.Enum(CASE_STATUSES)).alias("status")
-
-
-def _with_reasons(cases: pl.DataFrame, signals: tuple[Signal, ...], tolerance: float) -> pl.DataFrame:
-    """``cases`` with ``reasons``: a side missing or failed, its judging failed, then each status signal
-    that moved.
-
-    Reasons are made only where they apply (a side without an ok record, a signal that moved), as one
-    long frame of (row, order, reason), then gathered per case.
-    """
-    parts = []
-    for order, side in enumerate(SIDES):
-        status, error = pl.col(f"{side}_status"), pl.col(f"{side}_error")
-        reason = (
-            pl.when(status.is_null())
-            .then(pl.lit(f"no record in the {side} run"))
-            .otherwise(
-                pl.format(
-                    f"{side} {{}}: {{}}", status, error.fill_null("no error recorded").str.slice(0, _MAX_ERROR_CHARS)
-                )
-            )
-        )
-        parts.append(_reason_rows(cases, order, ~record_ok(f"{side}_status"), reason))
-    for order, side in enumerate(SIDES, start=len(SIDES)):
-        error = pl.col(f"{side}_judge_error").fill_null("no error recorded").str.slice(0, _MAX_ERROR_CHARS)
-        reason = pl.format(f"{side} {JUDGE_FAILED}: {{}}", error)
-        parts.append(_reason_rows(cases, order, record_ok(f"{side}_status") & judge_failed(side), reason))
-    status_signals = [signal for signal in signals if signal.decides_status]
-    for order, signal in enumerate(status_signals, start=2 * len(SIDES)):
-        better, worse = _moved(signal, tolerance)
-        direction = pl.when(better).then(pl.lit("better")).otherwise(pl.lit("worse"))
-        reason = pl.format(f"{signal.name} {{}} -> {{}} ({{}})", *_shown(signal), direction)
-        parts.append(_reason_rows(cases, order, better | worse, reason))
-    by_row = pl.concat(parts).sort("row", "order").group_by("row", maintain_order=True).agg("reason")
-    reasons = spread_by_row(cases.height, by_row, "reason")
-    return cases.with_columns(reasons.fill_null(pl.lit([], dtype=pl.List(pl.String))).alias("reasons"))
-
-
-def _reason_rows(cases: pl.DataFrame, order: int, where: pl.Expr, reason: pl.Expr) -> pl.DataFrame:
-    """``row``, ``order`` and ``reason`` for the rows of ``cases`` where ``where`` holds."""
-    return (
-        cases.lazy()
-        .with_columns(row_index())
-        .filter(where)
-        .select("row", pl.lit(order, dtype=pl.UInt8).alias("order"), reason.alias("reason"))
-        .collect()
-    )
-
-
-def _shown(signal: Signal) -> list[pl.Expr]:
-    """The two values of ``signal`` as a reason shows them: ``true``/``false``; or numbers rounded to the
-    fewest of ``_REASON_DECIMALS`` (3 at least) at which they differ, else in full, without trailing zeros
-    (a whole number has no decimals)."""
-    values = [pl.col(f"{side}_{signal.name}") for side in SIDES]
-    if signal.flag:
-        return [pl.when(value).then(pl.lit("true")).otherwise(pl.lit("false")) for value in values]
-    numbers = [value.cast(pl.Float64) for value in values]
-    decimals = pl.coalesce(
-        pl.when(numbers[0].round(places) != numbers[1].round(places)).then(pl.lit(places))
-        for places in _REASON_DECIMALS
-    )
-    return [_rounded(number, decimals).cast(pl.String).str.strip_suffix(".0") for number in numbers]
-
-
-def _rounded(number: pl.Expr, decimals: pl.Expr) -> pl.Expr:
-    """``number`` rounded to ``decimals`` places where that is set, else as it is."""
-    return pl.coalesce(*(pl.when(decimals == places).then(number.round(places)) for places in _REASON_DECIMALS), number)
 
 
 def _n_cases(ids: list[str]) -> str:

@@ -14,7 +14,9 @@ from typing import Any, TextIO
 
 import polars as pl
 
+from rag_compare.compute.case_status import CASE_STATUSES, SIDES
 from rag_compare.compute.configdiff import ConfigChange
+from rag_compare.compute.repeats import NoiseFloor, repeat_counts
 from rag_compare.core.listing import counts_line
 from rag_compare.core.result import DEFAULT_MAX_CASES, REPORT_FORMATS, Report, to_json
 from rag_compare.core.result import FORMATS as SUMMARY_FORMATS  # the text and JSON every result renders
@@ -48,24 +50,10 @@ REPORTED_STATUSES = (
     "missing_in_baseline",
     "mixed",
     "improved",
+    "unstable",
 )
 """The statuses reports list case by case, in this order (``unchanged`` cases are only counted)."""
-SIDES = ("baseline", "candidate")
-CASE_STATUSES = (
-    "missing_in_baseline",
-    "missing_in_candidate",
-    "missing_in_both",
-    "failed_in_baseline",
-    "failed_in_candidate",
-    "failed_in_both",
-    "judge_failed_in_baseline",
-    "judge_failed_in_candidate",
-    "judge_failed_in_both",
-    "improved",
-    "regressed",
-    "mixed",
-    "unchanged",
-)
+_REPEAT_COUNTS = ("repeats", "failed_repeats", "judge_failed_repeats")
 _JSON_SLICE_ROWS = 50_000
 """Cases serialised at a time: a million cases never sit in memory as one string."""
 SCOPE_TITLES = {
@@ -85,6 +73,8 @@ class ComparedRun:
     config: Mapping[str, Any]
     k: int | None
     """The cut-off its ranked lists were scored at (``None``: each list's own length)."""
+    repeats: Mapping[str, int]
+    """Its ``cases``, ``samples``, the ``min``/``max`` samples of a case and its ``failed`` samples."""
 
     @property
     def path_text(self) -> str:
@@ -94,7 +84,8 @@ class ComparedRun:
     @classmethod
     def of(cls, run: Run, *, k: int | None) -> ComparedRun:
         config = run.to_dict()["config"]
-        return cls(run.name, run.path, run.fingerprint, run.created_at, MappingProxyType(config), k)
+        repeats = MappingProxyType(repeat_counts(run.records))
+        return cls(run.name, run.path, run.fingerprint, run.created_at, MappingProxyType(config), k, repeats)
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -102,6 +93,7 @@ class ComparedRun:
             "path": None if self.path is None else str(self.path),
             "fingerprint": self.fingerprint,
             "config": dict(self.config),
+            "repeats": dict(self.repeats),
         }
 
 
@@ -111,7 +103,9 @@ class Comparison(Report):
 
     ``cases`` has one row per case: ``case_id``, ``status``, ``reasons``, the case's labels, then per
     side (``baseline_``/``candidate_`` prefixes) its record's status, error, ids and answer and every
-    signal. ``aggregates`` and ``breakdowns`` summarise the signals; all three are Polars frames.
+    signal (with repeats: each signal's mean and spread, and the sample counts; see ``repeats``).
+    ``aggregates`` and ``breakdowns`` summarise the signals; ``flaky`` lists the cases whose own
+    repeats disagree, most first (empty without repeats); all four are Polars frames.
     """
 
     baseline: ComparedRun
@@ -125,6 +119,9 @@ class Comparison(Report):
     aggregates: pl.DataFrame
     breakdowns: pl.DataFrame
     tolerance: float
+    noise_floor: NoiseFloor | None
+    """The A/A counts of a side's repeats compared with each other; ``None`` without repeats."""
+    flaky: pl.DataFrame
 
     def __repr__(self) -> str:
         runs = " → ".join(f"{run.name} ({run.fingerprint[:12]})" for run in (self.baseline, self.candidate))
@@ -237,16 +234,20 @@ class Comparison(Report):
             "counts": self.counts,
             "aggregates": self.aggregates.to_dicts(),
             "breakdowns": self.breakdowns.to_dicts(),
+            "noise_floor": None if self.noise_floor is None else self.noise_floor.to_dict(),
+            "flaky": self.flaky.to_dicts(),
         }
 
     def _case_objects(self) -> pl.DataFrame:
         """One row per case with the JSON fields; a side without a record is null."""
+        columns = set(self.cases.columns)
         sides = [
             pl.when(pl.col(f"{side}_status").is_not_null())
             .then(
                 pl.struct(
                     *(pl.col(f"{side}_{signal.name}").alias(signal.name) for signal in self.signals),
                     *(pl.col(f"{side}_{name}").alias(name) for name in JUDGE_COLUMNS),
+                    *(pl.col(f"{side}_{name}").alias(name) for name in _REPEAT_COUNTS if f"{side}_{name}" in columns),
                 )
             )
             .alias(side)

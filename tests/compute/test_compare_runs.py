@@ -109,15 +109,19 @@ def test_json_has_exactly_the_documented_keys_and_round_trips(runs: tuple[Run, R
         "counts",
         "aggregates",
         "breakdowns",
+        "noise_floor",
+        "flaky",
         "cases",
     ]
     assert payload == comparison.to_dict()
     assert payload["schema_version"] == SCHEMA_VERSION
-    assert list(payload["baseline"]) == ["name", "path", "fingerprint", "config"]
+    assert list(payload["baseline"]) == ["name", "path", "fingerprint", "config", "repeats"]
+    assert (payload["noise_floor"], payload["flaky"]) == (None, [])
     assert list(payload["evaluator"]) == ["name", "fingerprint", "scores"]
     assert payload["evaluator"]["scores"] == {"baseline": None, "candidate": None}
     assert list(payload["aggregates"][0]) == [
         "signal", "scope", "baseline", "candidate", "delta", "ci_low", "ci_high", "p_value", "p_adjusted", "n",
+        "baseline_within_variance", "candidate_within_variance",
     ]  # fmt: skip
     assert list(payload["breakdowns"][0]) == ["by", "group", "signal", "baseline", "candidate", "delta", "n"]
     cases = {case["case_id"]: case for case in payload["cases"]}

@@ -1,0 +1,188 @@
+"""A compared case's status and the reasons behind it, from its two sides' columns.
+
+A status is the first rule that holds: missing on a side, failed on a side, its judging failed on a
+side, then how its status signals moved beyond the tolerance. A signal is *better* or *worse* only
+when the two sides' samples are apart: every candidate sample beyond every baseline sample (with one
+sample a side, simply the two values). Some better and some worse is ``mixed``. A case where no signal
+is apart but a signal's mean moved, or the share of its failed samples did, is ``unstable``: its own
+repeats can explain the change. Otherwise it is ``unchanged``.
+
+The frame holds ``<side>_<signal>`` per side; with repeats (``reduced``, see ``repeats``) also each
+signal's ``_low``/``_high`` and the ``repeats``, ``failed_repeats`` and ``judge_failed_repeats`` counts.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import polars as pl
+
+from rag_compare.core.contract import record_ok
+from rag_compare.core.rows import row_index, spread_by_row
+from rag_compare.core.signals import JUDGE_FAILED, Signal, judge_failed
+
+__all__ = ["CASE_STATUSES", "SIDES", "case_status", "with_reasons"]
+
+SIDES = ("baseline", "candidate")
+CASE_STATUSES = (
+    "missing_in_baseline",
+    "missing_in_candidate",
+    "missing_in_both",
+    "failed_in_baseline",
+    "failed_in_candidate",
+    "failed_in_both",
+    "judge_failed_in_baseline",
+    "judge_failed_in_candidate",
+    "judge_failed_in_both",
+    "improved",
+    "regressed",
+    "mixed",
+    "unstable",
+    "unchanged",
+)
+_MAX_ERROR_CHARS = 200
+_REASON_DECIMALS = range(3, 16)
+"""Decimals a reason may round its two numbers to: the fewest of these at which they differ."""
+
+
+def _bounds(side: str, signal: Signal, reduced: bool) -> tuple[pl.Expr, pl.Expr]:
+    """The side's smallest and largest sample value of ``signal`` (its one value without repeats)."""
+    if not reduced:
+        value = pl.col(f"{side}_{signal.name}").cast(pl.Float64)
+        return value, value
+    return pl.col(f"{side}_{signal.name}_low"), pl.col(f"{side}_{signal.name}_high")
+
+
+def _moved(signal: Signal, tolerance: float, reduced: bool) -> tuple[pl.Expr, pl.Expr, pl.Expr]:
+    """Whether the candidate is better and whether worse than the baseline (all samples apart beyond
+    ``tolerance``), and whether the means moved at all; false where a side has no value."""
+    (baseline_low, baseline_high), (candidate_low, candidate_high) = (_bounds(side, signal, reduced) for side in SIDES)
+    up = (candidate_low - baseline_high > tolerance).fill_null(False)
+    down = (baseline_low - candidate_high > tolerance).fill_null(False)
+    baseline, candidate = (pl.col(f"{side}_{signal.name}").cast(pl.Float64) for side in SIDES)
+    shifted = ((candidate - baseline).abs() > tolerance).fill_null(False)
+    return (up, down, shifted) if signal.higher_is_better else (down, up, shifted)
+
+
+def _failure_share_moved(tolerance: float) -> pl.Expr:
+    """Whether the share of failed samples differs between the sides (cases ok on both, with repeats)."""
+    baseline, candidate = (pl.col(f"{side}_failed_repeats") / pl.col(f"{side}_repeats") for side in SIDES)
+    return ((candidate - baseline).abs() > tolerance).fill_null(False)
+
+
+def case_status(signals: Sequence[Signal], tolerance: float, *, reduced: bool = False) -> pl.Expr:
+    """Each case's status (an ``Enum`` of ``CASE_STATUSES``): the first of the module's rules that holds."""
+    sided = {
+        "missing": {side: pl.col(f"{side}_status").is_null() for side in SIDES},
+        "failed": {side: ~record_ok(f"{side}_status") for side in SIDES},
+        "judge_failed": {side: judge_failed(side) for side in SIDES},
+    }
+    moves = [_moved(signal, tolerance, reduced) for signal in signals if signal.decides_status]
+    better, worse = pl.any_horizontal(up for up, _, _ in moves), pl.any_horizontal(down for _, down, _ in moves)
+    shifted = pl.any_horizontal(moved for _, _, moved in moves)
+    if reduced:
+        shifted = shifted | _failure_share_moved(tolerance)
+    rules = [
+        rule
+        for outcome, on in sided.items()
+        for rule in (
+            (on["baseline"] & on["candidate"], f"{outcome}_in_both"),
+            (on["baseline"], f"{outcome}_in_baseline"),
+            (on["candidate"], f"{outcome}_in_candidate"),
+        )
+    ]
+    rules += [(better & worse, "mixed"), (better, "improved"), (worse, "regressed"), (shifted, "unstable")]
+    status = pl.coalesce(*(pl.when(where).then(pl.lit(name)) for where, name in rules), pl.lit("unchanged"))
+    return status.cast(pl.Enum(CASE_STATUSES)).alias("status")
+
+
+def with_reasons(
+    cases: pl.DataFrame, signals: Sequence[Signal], tolerance: float, *, reduced: bool = False
+) -> pl.DataFrame:
+    """``cases`` with ``reasons``: a side missing or failed (in some of its repeats), its judging failed,
+    then each status signal that moved.
+
+    Reasons are made only where they apply (a side without an ok record, a signal that moved), as one
+    long frame of (row, order, reason), then gathered per case.
+    """
+    parts = []
+    for order, side in enumerate(SIDES):
+        parts.append(_reason_rows(cases, order, *_failure_reason(side, reduced)))
+    for order, side in enumerate(SIDES, start=len(SIDES)):
+        parts.append(_reason_rows(cases, order, *_judge_failure_reason(side, reduced)))
+    status_signals = [signal for signal in signals if signal.decides_status]
+    for order, signal in enumerate(status_signals, start=2 * len(SIDES)):
+        better, worse, shifted = _moved(signal, tolerance, reduced)
+        direction = (
+            pl.when(better).then(pl.lit("better")).when(worse).then(pl.lit("worse")).otherwise(pl.lit("within repeats"))
+        )
+        reason = pl.format(f"{signal.name} {{}} -> {{}} ({{}})", *_shown(signal, reduced), direction)
+        parts.append(_reason_rows(cases, order, shifted, reason))
+    by_row = pl.concat(parts).sort("row", "order").group_by("row", maintain_order=True).agg("reason")
+    reasons = spread_by_row(cases.height, by_row, "reason")
+    return cases.with_columns(reasons.fill_null(pl.lit([], dtype=pl.List(pl.String))).alias("reasons"))
+
+
+def _error(column: str) -> pl.Expr:
+    return pl.col(column).fill_null("no error recorded").str.slice(0, _MAX_ERROR_CHARS)
+
+
+def _failure_reason(side: str, reduced: bool) -> tuple[pl.Expr, pl.Expr]:
+    """Where the side has no record or a failed one, and the reason; with repeats, also where some of
+    its samples failed (``candidate failed in 1 of 3 repeats: ...``)."""
+    status, error = pl.col(f"{side}_status"), _error(f"{side}_error")
+    single = pl.format(f"{side} {{}}: {{}}", status, error)
+    failed = ~record_ok(f"{side}_status")
+    if reduced:
+        repeats, failed_repeats = pl.col(f"{side}_repeats"), pl.col(f"{side}_failed_repeats")
+        outcome = pl.when(failed).then(status).otherwise(pl.lit("failed"))
+        several = pl.format(f"{side} {{}} in {{}} of {{}} repeats: {{}}", outcome, failed_repeats, repeats, error)
+        single = pl.when(repeats > 1).then(several).otherwise(single)
+        failed = failed | (failed_repeats > 0).fill_null(False)
+    reason = pl.when(status.is_null()).then(pl.lit(f"no record in the {side} run")).otherwise(single)
+    return failed, reason
+
+
+def _judge_failure_reason(side: str, reduced: bool) -> tuple[pl.Expr, pl.Expr]:
+    """Where judging the side's (ok) case failed, in all its samples or with repeats in some."""
+    error = _error(f"{side}_judge_error")
+    where = record_ok(f"{side}_status") & judge_failed(side)
+    reason = pl.format(f"{side} {JUDGE_FAILED}: {{}}", error)
+    if reduced:
+        judged_repeats, repeats = pl.col(f"{side}_judge_failed_repeats"), pl.col(f"{side}_repeats")
+        ok_repeats = repeats - pl.col(f"{side}_failed_repeats")
+        several = pl.format(f"{side} {JUDGE_FAILED} in {{}} of {{}} repeats: {{}}", judged_repeats, ok_repeats, error)
+        reason = pl.when(repeats > 1).then(several).otherwise(reason)
+        where = record_ok(f"{side}_status") & (judged_repeats > 0).fill_null(False)
+    return where, reason
+
+
+def _reason_rows(cases: pl.DataFrame, order: int, where: pl.Expr, reason: pl.Expr) -> pl.DataFrame:
+    """``row``, ``order`` and ``reason`` for the rows of ``cases`` where ``where`` holds."""
+    return (
+        cases.lazy()
+        .with_columns(row_index())
+        .filter(where)
+        .select("row", pl.lit(order, dtype=pl.UInt8).alias("order"), reason.alias("reason"))
+        .collect()
+    )
+
+
+def _shown(signal: Signal, reduced: bool) -> list[pl.Expr]:
+    """The two values of ``signal`` as a reason shows them: a flag without repeats as ``true``/``false``;
+    numbers (a flag's rate over repeats) rounded to the fewest of ``_REASON_DECIMALS`` (3 at least) at
+    which they differ, else in full, without trailing zeros (a whole number has no decimals)."""
+    values = [pl.col(f"{side}_{signal.name}") for side in SIDES]
+    if signal.flag and not reduced:
+        return [pl.when(value).then(pl.lit("true")).otherwise(pl.lit("false")) for value in values]
+    numbers = [value.cast(pl.Float64) for value in values]
+    decimals = pl.coalesce(
+        pl.when(numbers[0].round(places) != numbers[1].round(places)).then(pl.lit(places))
+        for places in _REASON_DECIMALS
+    )
+    return [_rounded(number, decimals).cast(pl.String).str.strip_suffix(".0") for number in numbers]
+
+
+def _rounded(number: pl.Expr, decimals: pl.Expr) -> pl.Expr:
+    """``number`` rounded to ``decimals`` places where that is set, else as it is."""
+    return pl.coalesce(*(pl.when(decimals == places).then(number.round(places)) for places in _REASON_DECIMALS), number)
