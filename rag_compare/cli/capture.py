@@ -35,6 +35,13 @@ __all__ = ["capture_command"]
 @click.argument("corpus", type=PATH)
 @click.option("--passages", type=PATH, required=True, help="The knowledge base the retriever searches.")
 @click.option("--top-k", type=click.IntRange(min=1, max=MAX_K), required=True, help="Passages retrieved per case.")
+@click.option(
+    "--repeats",
+    type=click.IntRange(min=1),
+    default=1,
+    show_default=True,
+    help="Samples captured per case, each a record with its repeat (0, 1, ...); run again with more to add samples.",
+)
 @choice_option("--retriever", choices=["bm25"], help="bm25: BM25 over the passages of the case's source version.")
 @choice_option(
     "--generator",
@@ -59,6 +66,7 @@ def capture_command(
     corpus: Path,
     passages: Path,
     top_k: int,
+    repeats: int,
     retriever: str,
     generator_name: str,
     model: str | None,
@@ -78,7 +86,8 @@ def capture_command(
     Retrieve --top-k passages (BM25), build the context within the budget (recording which passages
     made it in), answer, and record it all; a case that fails keeps its row as failed or timeout.
     Each finished case goes to OUTPUT.checkpoint.jsonl at once: after an interruption, run the same
-    command again and only the unfinished cases run.
+    command again and only the unfinished cases run. With --repeats N each case is captured N times,
+    each sample checkpointed on its own.
     """
     from rag_compare.pipeline.bm25 import BM25Retriever
     from rag_compare.pipeline.context_builder import BudgetContextBuilder
@@ -93,6 +102,7 @@ def capture_command(
             BM25Retriever(passages),
             generator,
             top_k=top_k,
+            repeats=repeats,
             context_builder=BudgetContextBuilder(context_budget, context_budget_tokens),
             config=config,
             output=output,
@@ -101,11 +111,11 @@ def capture_command(
             progress=True,
         )
     except KeyboardInterrupt:
-        interrupted("every finished case is in the checkpoint")
+        interrupted(f"every finished {'sample' if repeats > 1 else 'case'} is in the checkpoint")
     if output_format == "json":
         click.echo(run.to_json(), nl=False)
     else:
-        _say_captured(run, output)
+        _say_captured(run, output, repeats)
 
 
 def _generator(generator_name: str, model: str | None, base_url: str | None, prompt_template: Path | None) -> Generator:
@@ -123,12 +133,11 @@ def _generator(generator_name: str, model: str | None, base_url: str | None, pro
     return ExtractiveGenerator()
 
 
-def _say_captured(run: Run, output: Path) -> None:
+def _say_captured(run: Run, output: Path, repeats: int) -> None:
     statuses = counts_line(run.to_dict()["status_counts"])
-    say(
-        f"captured {run.records.height} cases of '{run.name}' to {output} ({statuses}; "
-        f"fingerprint {run.fingerprint[:12]})"
-    )
+    cases = run.records.get_column("case_id").n_unique()
+    what = f"{cases} cases x {repeats} repeats ({run.records.height} samples)" if repeats > 1 else f"{cases} cases"
+    say(f"captured {what} of '{run.name}' to {output} ({statuses}; fingerprint {run.fingerprint[:12]})")
     left_out = run.config["capture"].get("unreviewed_left_out", [])
     if left_out:
         say(

@@ -9,10 +9,11 @@ A pipeline is three callables, each sync or async, so wrapping an existing one t
 - a **generator** ``(case, context)`` gives the ``Generation`` (answer, tokens, the messages sent), a
   mapping with those keys, or just the answer text.
 
-A ``Case`` carries what a pipeline may see of a corpus case: its id, question, source version and
-user metadata, never the labels (answerability, required passages, acceptance note). A part may
-have a ``config`` property (a mapping of plain values); capture records it in the run's config. A
-part raises ``CaseFailure`` to fail a case at once; any other exception is retried.
+A ``Case`` carries what a pipeline may see of a corpus case: its id, question, source version, user
+metadata and the sample number ``repeat`` (0, 1, ... when each case is captured several times, so a
+part may seed or vary per sample), never the labels (answerability, required passages, acceptance
+note). A part may have a ``config`` property (a mapping of plain values); capture records it in the
+run's config. A part raises ``CaseFailure`` to fail a case at once; any other exception is retried.
 """
 
 from __future__ import annotations
@@ -53,12 +54,14 @@ def is_k(value: object) -> TypeGuard[int]:
 
 @dataclass(frozen=True)
 class Case:
-    """What a pipeline sees of one corpus case: no labels."""
+    """What a pipeline sees of one corpus case: no labels. ``repeat`` is the sample number (0 unless a
+    capture takes each case several times); a part may use it to seed or vary each sample."""
 
     case_id: str
     question: str
     source_version: str
     metadata: Mapping[str, Any] = field(default_factory=dict)
+    repeat: int = 0
 
 
 @dataclass(frozen=True)

@@ -1,9 +1,10 @@
 """The capture checkpoint: an append-only JSON Lines file beside the run being captured.
 
 Its first line names the settings it belongs to (a digest of the run config and the corpus); each
-further line is the record of one finished case, written and flushed as soon as the case ends. A
-process killed mid-write leaves at most one cut-off last line, which is dropped on resume. A case
-recorded twice (a failed case captured again) counts by its last line.
+further line is the record of one finished sample (a case and its ``repeat``; a line without
+``repeat``, as older checkpoints wrote them, is repeat 0), written and flushed as soon as the sample
+ends. A process killed mid-write leaves at most one cut-off last line, which is dropped on resume. A
+sample recorded twice counts by its last line.
 """
 
 from __future__ import annotations
@@ -15,9 +16,11 @@ from typing import IO, Any
 
 from rag_compare.core.errors import CaptureError
 
-__all__ = ["Checkpoint", "checkpoint_path"]
+__all__ = ["Checkpoint", "Sample", "checkpoint_path", "sample_of"]
 
 _FORMAT = "rag-compare-checkpoint-1"
+Sample = tuple[str, int]
+"""A sample of a capture: a case id and its repeat."""
 
 
 def checkpoint_path(output: Path) -> Path:
@@ -25,10 +28,21 @@ def checkpoint_path(output: Path) -> Path:
     return output.with_name(f"{output.name}.checkpoint.jsonl")
 
 
-class Checkpoint:
-    """The finished cases of one capture, on disk; open it with ``Checkpoint.open``."""
+def sample_of(record: Mapping[str, Any]) -> Sample:
+    """The sample a record is of: its case id and repeat (0 when it has none). ``KeyError`` without a
+    case id, ``TypeError`` for a repeat that is not a whole number of 0 or more."""
+    case_id = str(record["case_id"])
+    repeat = record.get("repeat", 0)
+    if not isinstance(repeat, int) or isinstance(repeat, bool) or repeat < 0:
+        raise TypeError(f"repeat {repeat!r}")
+    return case_id, repeat
 
-    def __init__(self, path: Path, records: dict[str, dict[str, Any]], stream: IO[str]) -> None:
+
+class Checkpoint:
+    """The finished samples of one capture, on disk: ``records`` by ``Sample``, each with its ``repeat``.
+    Open it with ``Checkpoint.open``."""
+
+    def __init__(self, path: Path, records: dict[Sample, dict[str, Any]], stream: IO[str]) -> None:
         self.path, self.records, self._stream = path, records, stream
 
     @classmethod
@@ -37,7 +51,7 @@ class Checkpoint:
 
         Raises ``CaptureError`` when the file belongs to other settings or is damaged before its end.
         """
-        records: dict[str, dict[str, Any]] = {}
+        records: dict[Sample, dict[str, Any]] = {}
         if path.is_file() and b"\n" not in path.read_bytes():  # killed before its first line was whole
             path.unlink()
         if path.exists():
@@ -53,10 +67,11 @@ class Checkpoint:
         return cls(path, records, stream)
 
     def append(self, record: Mapping[str, Any]) -> None:
-        """Record one finished case, on disk before this returns."""
+        """Record one finished sample, on disk before this returns."""
+        sample = sample_of(record)
         self._stream.write(json.dumps(record, ensure_ascii=False) + "\n")
         self._stream.flush()
-        self.records[str(record["case_id"])] = dict(record)
+        self.records[sample] = {**record, "repeat": sample[1]}
 
     def close(self) -> None:
         self._stream.close()
@@ -67,8 +82,8 @@ class Checkpoint:
         self.path.unlink(missing_ok=True)
 
 
-def _read(path: Path, settings: str) -> tuple[dict[str, dict[str, Any]], int]:
-    """The records in ``path`` by case id, and the length of its whole lines."""
+def _read(path: Path, settings: str) -> tuple[dict[Sample, dict[str, Any]], int]:
+    """The records in ``path`` by sample (each with its ``repeat``), and the length of its whole lines."""
     data = path.read_bytes()
     complete = data[: data.rfind(b"\n") + 1]
     lines = complete.decode("utf-8", errors="replace").splitlines()
@@ -85,11 +100,12 @@ def _read(path: Path, settings: str) -> tuple[dict[str, dict[str, Any]], int]:
             f"{path}: holds the cases of a capture with other settings or another corpus. To resume it, run "
             "the same command as before; to start over with these settings, delete the checkpoint."
         )
-    records: dict[str, dict[str, Any]] = {}
+    records: dict[Sample, dict[str, Any]] = {}
     for number, line in enumerate(lines[1:], start=2):
         try:
             record = json.loads(line)
-            records[str(record["case_id"])] = record
+            case_id, repeat = sample_of(record)
+            records[case_id, repeat] = record | {"repeat": repeat}
         except (json.JSONDecodeError, KeyError, TypeError):
             raise CaptureError(
                 f"{path}: line {number} is damaged. Delete the checkpoint to capture every case again."

@@ -1,12 +1,13 @@
 """Capturing a run: every corpus case through a pipeline, everything it did recorded, then frozen.
 
 ``capture`` asks the retriever for ``top_k`` passages, builds the context, generates the answer and
-records it all (see ``pipeline`` for the parts' protocols). Cases run concurrently up to a bound;
-each attempt at a case has a timeout; a failed attempt is tried again after an exponential backoff
-(or what a ``Retry-After`` header asks). A case that still fails keeps its row, ``failed`` or
-``timeout``, with the error, the stage it failed at and whatever the stages before it gave. Each
-finished case goes to a checkpoint beside the output at once, so an interrupted capture (Ctrl-C, a
-killed process) run again with the same settings captures only the cases not yet finished.
+records it all (see ``pipeline`` for the parts' protocols). With ``repeats`` each case is captured
+that many times, each sample a record of its own with its ``repeat``. Samples run concurrently up to
+a bound; each attempt at a sample has a timeout; a failed attempt is tried again after an exponential
+backoff (or what a ``Retry-After`` header asks). A sample that still fails keeps its row, ``failed``
+or ``timeout``, with the error, the stage it failed at and whatever the stages before it gave. Each
+finished sample goes to a checkpoint beside the output at once, so an interrupted capture (Ctrl-C, a
+killed process) run again with the same settings captures only the samples not yet finished.
 
 Sync parts run in worker threads. Python cannot stop a thread, so a sync part that hangs past the
 timeout is recorded as a timeout and left to finish on its own.
@@ -53,7 +54,7 @@ from rag_compare.llm.dispatch import run_concurrently, run_sync
 from rag_compare.llm.limits import LimitKeywords, Limits, backoff_wait, limits_from, retry_after
 from rag_compare.llm.progress import progress_bar
 from rag_compare.llm.transport import describe, refusals, refused_error
-from rag_compare.pipeline.checkpoint import Checkpoint, checkpoint_path
+from rag_compare.pipeline.checkpoint import Checkpoint, Sample, checkpoint_path, sample_of
 
 __all__ = ["CAPTURE_COLUMNS", "CAPTURE_LIMITS", "capture"]
 
@@ -77,6 +78,11 @@ CAPTURE_COLUMNS: dict[str, pl.DataType] = {
 """The records a capture makes: the run-records contract, then ``retrieved_metadata`` (JSON, one
 object per retrieved passage), ``prompt_messages`` (JSON, the exact messages sent, when the generator
 tells), ``failed_stage`` (retrieve, context or generate) and ``attempts``."""
+_SAMPLE_KEYS = {"case_id": pl.String(), "repeat": pl.Int64()}
+"""What names a sample: its case and repeat (a ``Sample``)."""
+_SAMPLE_COLUMNS = {**CAPTURE_COLUMNS, "repeat": pl.Int64()}
+"""A sample's record (in the checkpoint, and in a run of several repeats): ``CAPTURE_COLUMNS`` and its
+``repeat``."""
 CAPTURE_LIMITS = Limits(concurrency=4, timeout=120.0, max_retries=2)
 """The limits of a capture unless it is given others."""
 _PIPELINE_KEYS = ("top_k", "retriever", "context_builder", "generator", "capture")
@@ -89,6 +95,7 @@ def capture(
     generator: Generator,
     *,
     top_k: int = 5,
+    repeats: int = 1,
     context_builder: ContextBuilder | None = None,
     config: Mapping[str, Any] | None = None,
     output: str | Path | None = None,
@@ -103,9 +110,14 @@ def capture(
     keys to the run config (``name``, free keys); capture records ``top_k``, ``model``, ``prompt`` and
     each part's ``config`` itself. With ``output`` the run is written there, and the checkpoint
     ``OUTPUT.checkpoint.jsonl`` lets the same call resume; it is deleted once the run is frozen.
+    ``repeats`` (1 or more) captures each case that many times: each sample is a record with its
+    ``repeat`` (0, 1, ...; the ``Case`` the parts get says it too), in corpus order then by repeat.
+    With one repeat the run has no ``repeat`` column. The number of repeats is not part of the run
+    config, so a checkpoint resumes with another ``repeats``: the missing samples are captured, and
+    samples beyond ``repeats`` are left out of the run (and kept in the checkpoint).
     Unreviewed synthetic cases are not gold: they are left out (listed in the config under
     ``capture.unreviewed_left_out``) unless ``include_unreviewed``. With ``progress`` a bar with an
-    ETA is drawn on a terminal. ``limits`` bounds the cases run at once, each attempt's time, the
+    ETA is drawn on a terminal. ``limits`` bounds the samples run at once, each attempt's time, the
     retries and their backoff (default ``CAPTURE_LIMITS``; the separate ``concurrency``, ``timeout``,
     ``max_retries`` and ``backoff`` keywords are deprecated).
 
@@ -118,6 +130,8 @@ def capture(
     limits = limits_from("capture", limits, CAPTURE_LIMITS, deprecated)
     if not is_k(top_k):
         raise ConfigError(f"top_k must be {K_EXPECTED}, got {top_k!r}.")
+    if not isinstance(repeats, int) or isinstance(repeats, bool) or repeats < 1:
+        raise ConfigError(f"`repeats` must be a whole number of 1 or more (the samples per case), got {repeats!r}.")
     loaded = corpus if isinstance(corpus, Corpus) else load_corpus(corpus)
     left_out = [] if include_unreviewed else _unreviewed(loaded.frame)
     builder = context_builder if context_builder is not None else BudgetContextBuilder()
@@ -129,10 +143,10 @@ def capture(
     checkpoint = None if output is None else _opened_checkpoint(Path(output), run_config, loaded.fingerprint)
     try:
         done = _resumed(checkpoint, secrets)
-        cases = _cases(loaded.frame.filter(~pl.col("case_id").is_in([*done, *left_out])))
+        samples = _samples(loaded.frame.filter(~pl.col("case_id").is_in(left_out)), repeats, done)
         runner = _Runner(retriever, builder, generator, top_k, limits)
-        _run_cases(runner, cases, done, checkpoint, secrets, progress=progress)
-        records = _in_corpus_order(done, loaded.frame)
+        _run_samples(runner, samples, done, checkpoint, secrets, progress=progress, repeats=repeats)
+        records = _in_corpus_order(done, loaded.frame, repeats)
         run = freeze_run(records, loaded, run_config, output=output, include_unreviewed=include_unreviewed)
     finally:
         if checkpoint is not None:
@@ -155,46 +169,58 @@ def _opened_checkpoint(output: Path, run_config: Mapping[str, Any], corpus_finge
     return Checkpoint.open(checkpoint_path(output), settings)
 
 
-def _in_corpus_order(done: Mapping[str, dict[str, Any]], corpus: pl.DataFrame) -> pl.DataFrame:
-    """The finished records as a frame, in the corpus' case order."""
-    order = [case_id for case_id in corpus.get_column("case_id").to_list() if case_id in done]
-    return pl.DataFrame([done[case_id] for case_id in order], schema=CAPTURE_COLUMNS)
+def _in_corpus_order(done: Mapping[Sample, dict[str, Any]], corpus: pl.DataFrame, repeats: int) -> pl.DataFrame:
+    """The finished records of the first ``repeats`` samples as a frame, in the corpus' case order, then
+    by repeat; with one repeat without the ``repeat`` column."""
+    samples = pl.DataFrame(list(done), schema=_SAMPLE_KEYS, orient="row").with_row_index("at")
+    order = (
+        samples.filter(pl.col("repeat") < repeats)
+        .join(corpus.select("case_id").with_row_index("position"), on="case_id")
+        .sort("position", "repeat")
+        .get_column("at")
+    )
+    # The rows are ordered before the frame is made from them: sorting the frame leaves stray bits past the
+    # end of its validity bitmaps, which would change the frozen bytes (and fingerprint) of equal records.
+    records = list(done.values())
+    schema = _SAMPLE_COLUMNS if repeats > 1 else CAPTURE_COLUMNS
+    return pl.DataFrame([records[at] for at in order], schema=schema)
 
 
-def _resumed(checkpoint: Checkpoint | None, secrets: Mapping[str, str]) -> dict[str, dict[str, Any]]:
-    """The records an earlier capture left in ``checkpoint``, by case id; refused if one holds a credential."""
+def _resumed(checkpoint: Checkpoint | None, secrets: Mapping[str, str]) -> dict[Sample, dict[str, Any]]:
+    """The records an earlier capture left in ``checkpoint``, by sample; refused if one holds a credential."""
     done = {} if checkpoint is None else dict(checkpoint.records)
     if checkpoint is not None and done:
         path = checkpoint.path
         _refuse_credentials(
-            pl.DataFrame(list(done.values()), schema=CAPTURE_COLUMNS),
+            pl.DataFrame(list(done.values()), schema=_SAMPLE_COLUMNS),
             secrets,
             lambda column: f"column '{column}' in {path} (an earlier capture wrote it there: delete that file)",
         )
     return done
 
 
-def _run_cases(
+def _run_samples(
     runner: _Runner,
-    cases: Sequence[Case],
-    done: dict[str, dict[str, Any]],
+    samples: Sequence[Case],
+    done: dict[Sample, dict[str, Any]],
     checkpoint: Checkpoint | None,
     secrets: Mapping[str, str],
     *,
     progress: bool,
+    repeats: int,
 ) -> None:
-    """Run ``cases``, each finished record checked for credentials, kept in ``done`` and checkpointed."""
-    label = f"capturing {len(cases)} cases" if progress else None
-    with progress_bar(label, len(cases)) as advance:
+    """Run ``samples``, each finished record checked for credentials, kept in ``done`` and checkpointed."""
+    what = f"{len(samples)} samples ({repeats} repeats a case)" if repeats > 1 else f"{len(samples)} cases"
+    with progress_bar(f"capturing {what}" if progress else None, len(samples)) as advance:
 
         def finished(record: dict[str, Any]) -> None:
             _refuse_record_credentials(record, secrets)
-            done[record["case_id"]] = record
+            done[sample_of(record)] = record
             if checkpoint is not None:
                 checkpoint.append(record)
             advance()
 
-        run_sync(runner.run_all(cases, finished))
+        run_sync(runner.run_all(samples, finished))
 
 
 def _refuse_credentials(frame: pl.DataFrame, secrets: Mapping[str, str], where: Callable[[str], str]) -> None:
@@ -262,14 +288,27 @@ def _part_config(part: object) -> dict[str, Any]:
     return dict(config) if isinstance(config, Mapping) else {"callable": callable_name(part)}
 
 
-def _cases(frame: pl.DataFrame) -> list[Case]:
-    """The pipeline's view of each case: id, question, source version and user metadata, no labels."""
+def _samples(frame: pl.DataFrame, repeats: int, done: Mapping[Sample, object]) -> list[Case]:
+    """The pipeline's view of each sample of the cases of ``frame`` not yet ``done``, case by case, then
+    by repeat: id, question, source version, user metadata and repeat, no labels."""
     from rag_compare.core.contract import CORPUS_COLUMNS
 
     metadata = [name for name in frame.columns if name not in {spec.name for spec in CORPUS_COLUMNS}]
+    finished = pl.DataFrame(list(done), schema=_SAMPLE_KEYS, orient="row")
+    pending = (
+        frame.select("case_id", "question", "source_version", *metadata)
+        .join(pl.DataFrame({"repeat": range(repeats)}, schema={"repeat": pl.Int64()}), how="cross")
+        .join(finished, on=["case_id", "repeat"], how="anti", maintain_order="left")
+    )
     return [
-        Case(row["case_id"], row["question"], row["source_version"], {name: row[name] for name in metadata})
-        for row in frame.select("case_id", "question", "source_version", *metadata).iter_rows(named=True)
+        Case(
+            row["case_id"],
+            row["question"],
+            row["source_version"],
+            {name: row[name] for name in metadata},
+            row["repeat"],
+        )
+        for row in pending.iter_rows(named=True)
     ]
 
 
@@ -307,7 +346,7 @@ class _Runner:
         attempts = 0
         while True:
             attempts += 1
-            record = _empty_record(case.case_id, attempts)
+            record = _empty_record(case, attempts)
             started = time.perf_counter()
             wait: float | None = None
             final = attempts > self.limits.max_retries
@@ -369,8 +408,13 @@ def _is_async(part: Callable[..., Any]) -> bool:
     return inspect.iscoroutinefunction(part) or inspect.iscoroutinefunction(type(part).__call__)
 
 
-def _empty_record(case_id: str, attempts: int) -> dict[str, Any]:
-    return dict.fromkeys(CAPTURE_COLUMNS) | {"case_id": case_id, "status": None, "attempts": attempts}
+def _empty_record(case: Case, attempts: int) -> dict[str, Any]:
+    return dict.fromkeys(CAPTURE_COLUMNS) | {
+        "case_id": case.case_id,
+        "status": None,
+        "attempts": attempts,
+        "repeat": case.repeat,
+    }
 
 
 @contextlib.contextmanager

@@ -77,10 +77,60 @@ def test_bad_input_exits_2_with_a_message(cli: Callable[..., Result], tmp_path: 
     assert "capture records itself" in taken.output
 
 
-def _command(server: ChatServer, output: Path) -> list[str]:
+def _samples(records: pl.DataFrame) -> list[tuple[str, int]]:
+    """The (case, repeat) pairs of ``records``, in their order."""
+    return list(records.select("case_id", "repeat").iter_rows())
+
+
+def test_repeats_3_on_the_examples_captures_every_case_and_repeat_once(
+    cli: Callable[..., Result], tmp_path: Path
+) -> None:
+    output = tmp_path / "three.arrow"
+    result = cli("capture", EXAMPLE_CORPUS, "--passages", PASSAGES, "--top-k", 3, "--repeats", 3,
+                 "--output", output)  # fmt: skip
+    assert result.exit_code == 0, result.output
+    samples = REVIEWED_CASES * 3
+    assert f"captured {REVIEWED_CASES} cases x 3 repeats ({samples} samples) of 'three'" in result.output
+    assert f"(ok {samples} · failed 0 · timeout 0;" in result.output
+    run = load_run(output)
+    reviewed = pl.read_csv(EXAMPLE_CORPUS).filter(pl.col("reviewed")).get_column("case_id").to_list()
+    assert _samples(run.records) == [(case_id, repeat) for case_id in reviewed for repeat in range(3)]
+    assert "repeats" not in json.dumps(run.to_dict()["config"])  # the number of repeats is not in the config
+    as_json = cli("capture", EXAMPLE_CORPUS, "--passages", PASSAGES, "--top-k", 3, "--repeats", 2,
+                  "--format", "json", "--output", tmp_path / "two.arrow")  # fmt: skip
+    assert as_json.exit_code == 0, as_json.output
+    summary = json.loads(as_json.output)
+    assert (summary["cases"], summary["samples"], summary["repeats"]) == (REVIEWED_CASES, REVIEWED_CASES * 2, 2)
+
+
+def test_one_repeat_is_a_run_without_a_repeat_column(cli: Callable[..., Result], tmp_path: Path) -> None:
+    result = cli("capture", EXAMPLE_CORPUS, "--passages", PASSAGES, "--top-k", 3, "--repeats", 1,
+                 "--output", tmp_path / "one.arrow")  # fmt: skip
+    assert result.exit_code == 0, result.output
+    assert f"captured {REVIEWED_CASES} cases of 'one'" in result.output
+    assert "repeat" not in load_run(tmp_path / "one.arrow").records.columns
+
+
+@pytest.mark.parametrize("repeats", ["0", "-1", "x", "1.5"])
+def test_repeats_that_are_not_a_whole_number_of_1_or_more_exit_2(
+    cli: Callable[..., Result], tmp_path: Path, repeats: str
+) -> None:
+    output = tmp_path / "run.arrow"
+    result = cli("capture", EXAMPLE_CORPUS, "--passages", PASSAGES, "--top-k", 3, "--repeats", repeats,
+                 "--output", output)  # fmt: skip
+    assert result.exit_code == 2, result.output
+    assert f"Invalid value for '--repeats': '{repeats}' is not" in result.stderr or (
+        f"Invalid value for '--repeats': {repeats} is not in the range x>=1" in result.stderr
+    )
+    assert "Traceback" not in result.stderr
+    assert not output.exists()
+    assert not checkpoint_path(output).exists()
+
+
+def _command(server: ChatServer, output: Path, *more: str) -> list[str]:
     return [sys.executable, "-m", "rag_compare", "capture", str(EXAMPLE_CORPUS), "--passages", str(PASSAGES),
             "--top-k", "3", "--generator", "openai", "--model", "m", "--base-url", server.base_url,
-            "--concurrency", "2", "--max-retries", "0", "--output", str(output)]  # fmt: skip
+            "--concurrency", "2", "--max-retries", "0", "--output", str(output), *more]  # fmt: skip
 
 
 def _environment() -> dict[str, str]:
@@ -127,15 +177,51 @@ def test_a_killed_capture_resumes_with_every_case_recorded_exactly_once(tmp_path
     assert not checkpoint_path(output).exists()
 
 
-def test_ctrl_c_exits_130_and_says_how_to_resume(tmp_path: Path) -> None:
+def test_a_killed_capture_with_repeats_resumes_with_every_case_and_repeat_recorded_exactly_once(tmp_path: Path) -> None:
+    output = tmp_path / "run.arrow"
+    samples = REVIEWED_CASES * 3
+    with ChatServer(latency=0.05) as server:
+        process = subprocess.Popen(_command(server, output, "--repeats", "3"), env=_environment(), text=True,
+                                   stderr=subprocess.PIPE)  # fmt: skip
+        _wait_for(server, 40, process)
+        process.kill()  # no chance to clean up
+        process.communicate()
+        assert not output.exists()
+        finished = _checkpointed(output)
+        assert len(finished) >= 38  # 40 requests at 2 at a time: at most 2 were in flight
+        assert len({(record["case_id"], record["repeat"]) for record in finished}) == len(finished)
+        sent_before = server.count()
+
+        resumed = subprocess.run(
+            _command(server, output, "--repeats", "3"), env=_environment(), text=True, capture_output=True, check=False
+        )
+        assert resumed.returncode == 0, resumed.stderr
+        assert server.count() - sent_before == samples - len(finished)  # only the samples not yet finished
+    run = load_run(output)
+    assert run.records.height == samples
+    reviewed = pl.read_csv(EXAMPLE_CORPUS).filter(pl.col("reviewed")).get_column("case_id").to_list()
+    assert _samples(run.records) == [(case_id, repeat) for case_id in reviewed for repeat in range(3)]
+    assert set(run.records.get_column("status")) == {"ok"}
+    kept = run.records.join(
+        pl.DataFrame(finished).select("case_id", "repeat", pl.col("latency_ms").alias("checkpointed_ms")),
+        on=["case_id", "repeat"],
+    )
+    assert kept.height == len(finished)
+    assert (kept.get_column("latency_ms") == kept.get_column("checkpointed_ms")).all()  # kept, not captured again
+    assert not checkpoint_path(output).exists()
+
+
+@pytest.mark.parametrize(("more", "finished"), [((), "case"), (("--repeats", "2"), "sample")], ids=["one", "repeats"])
+def test_ctrl_c_exits_130_and_says_how_to_resume(tmp_path: Path, more: tuple[str, ...], finished: str) -> None:
     output = tmp_path / "run.arrow"
     with ChatServer(latency=0.1) as server:
-        process = subprocess.Popen(_command(server, output), env=_environment(), text=True, stderr=subprocess.PIPE)
+        process = subprocess.Popen(_command(server, output, *more), env=_environment(), text=True,
+                                   stderr=subprocess.PIPE)  # fmt: skip
         _wait_for(server, 6, process)
         process.send_signal(signal.SIGINT)
         _, stderr = process.communicate(timeout=30)
     assert process.returncode == 130
-    assert "run the same command again to resume" in stderr
+    assert f"every finished {finished} is in the checkpoint; run the same command again to resume" in stderr
     assert "Traceback" not in stderr
     assert not output.exists()
     assert len(_checkpointed(output)) >= 4

@@ -349,3 +349,141 @@ def test_retrieved_ids_alone_are_enough() -> None:
 def test_the_default_context_builder_keeps_every_passage() -> None:
     run = capture(CORPUS, Retrieve(), answer, top_k=2)
     assert run.config["context_builder"] == BudgetContextBuilder().config
+
+
+def numbered(case: Case, context: Context) -> str:
+    """An answer naming the sample it was given."""
+    return f"answer to {case.case_id} #{case.repeat}"
+
+
+def samples(run_records: pl.DataFrame) -> list[tuple[str, int]]:
+    return list(run_records.select("case_id", "repeat").iter_rows())
+
+
+def test_repeats_capture_each_case_that_many_times_in_corpus_order_then_by_repeat() -> None:
+    retrieve = Retrieve()
+    run = capture(CORPUS, retrieve, numbered, top_k=1, repeats=3)
+    # a, b and c (the draft is left out), three samples each, in corpus order then by repeat
+    expected = [(case_id, repeat) for case_id in ("a@v1", "b@v1", "c@v1") for repeat in range(3)]
+    assert samples(run.records) == expected
+    assert run.records.get_column("answer").to_list() == [f"answer to {case} #{repeat}" for case, repeat in expected]
+    assert sorted((case.case_id, case.repeat) for case in retrieve.cases) == expected  # each part saw the repeat
+    assert {key: value for key, value in run.config.items() if key != "created_at"} == {
+        key: value
+        for key, value in capture(CORPUS, Retrieve(), numbered, top_k=1).config.items()
+        if key != "created_at"
+    }  # the number of repeats is not in the config
+
+
+def test_one_repeat_is_the_capture_it_always_was(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("SOURCE_DATE_EPOCH", "1767225600")
+    monkeypatch.setattr(time, "perf_counter", lambda: 1.0)  # latencies of 0 ms, so the bytes can be equal
+    default = capture(CORPUS, Retrieve(), numbered, top_k=1, output=tmp_path / "default.arrow", config={"name": "r"})
+    one = capture(CORPUS, Retrieve(), numbered, top_k=1, repeats=1, output=tmp_path / "one.arrow", config={"name": "r"})
+    assert "repeat" not in one.records.columns
+    assert one.records.get_column("answer").to_list() == [f"answer to {case}@v1 #0" for case in "abc"]
+    assert one.fingerprint == default.fingerprint
+    assert (tmp_path / "one.arrow").read_bytes() == (tmp_path / "default.arrow").read_bytes()
+
+
+@pytest.mark.parametrize("repeats", [0, -1, "x", 1.5, True, None])
+def test_a_number_of_repeats_that_is_not_a_whole_number_of_1_or_more_is_refused(repeats: Any) -> None:
+    retrieve = Retrieve()
+    with pytest.raises(ConfigError, match=r"`repeats` must be a whole number of 1 or more .*got "):
+        capture(CORPUS, retrieve, answer, top_k=1, repeats=repeats)
+    assert retrieve.calls == []
+
+
+def test_concurrency_bounds_the_samples_of_every_case_together() -> None:
+    in_flight, peak = 0, 0
+
+    async def generate(case: Case, context: Context) -> str:
+        nonlocal in_flight, peak
+        in_flight += 1
+        peak = max(peak, in_flight)
+        await asyncio.sleep(0.02)
+        in_flight -= 1
+        return "ok"
+
+    run = capture(CORPUS, Retrieve(), generate, top_k=1, repeats=4, limits=limits(concurrency=3))
+    assert run.records.height == 3 * 4
+    assert peak == 3
+
+
+def test_progress_counts_samples(monkeypatch: pytest.MonkeyPatch) -> None:
+    from rag_compare.pipeline import runner
+
+    bars: list[tuple[str | None, int]] = []
+    real = runner.progress_bar
+
+    def recorded(label: str | None, total: int) -> Any:
+        bars.append((label, total))
+        return real(None, total)  # no bar drawn
+
+    monkeypatch.setattr(runner, "progress_bar", recorded)
+    capture(CORPUS, Retrieve(), answer, top_k=1, repeats=2, progress=True)
+    capture(CORPUS, Retrieve(), answer, top_k=1, progress=True)
+    assert bars == [("capturing 6 samples (2 repeats a case)", 6), ("capturing 3 cases", 3)]
+
+
+def test_an_interrupted_capture_with_repeats_resumes_only_the_samples_not_yet_finished(tmp_path: Path) -> None:
+    output = tmp_path / "run.arrow"
+    with pytest.raises(EndpointError):  # 3 cases x 3 repeats, one at a time: a0 a1 a2 b0 finish, then a refusal
+        capture(CORPUS, Retrieve(), StopAfter(4), top_k=1, repeats=3, output=output, limits=limits(concurrency=1))
+    lines = [json.loads(line) for line in checkpoint_path(output).read_text().splitlines()[1:]]
+    assert [(line["case_id"], line["repeat"]) for line in lines] == [("a@v1", 0), ("a@v1", 1), ("a@v1", 2), ("b@v1", 0)]
+
+    retrieve = Retrieve()
+    run = capture(CORPUS, retrieve, StopAfter(100), top_k=1, repeats=3, output=output, limits=limits(concurrency=1))
+    assert sorted(retrieve.calls) == ["b@v1", "b@v1", "c@v1", "c@v1", "c@v1"]  # 9 - 4 samples
+    assert samples(run.records) == [(case, repeat) for case in ("a@v1", "b@v1", "c@v1") for repeat in range(3)]
+    assert not checkpoint_path(output).exists()
+
+
+def test_resuming_with_more_repeats_adds_samples_and_with_fewer_leaves_the_rest_in_the_checkpoint(
+    tmp_path: Path,
+) -> None:
+    output = tmp_path / "run.arrow"
+    one_at_a_time = limits(concurrency=1)
+    with pytest.raises(EndpointError):  # a0 a1 a2 b0 b1 b2 c0 finish
+        capture(CORPUS, Retrieve(), StopAfter(7), top_k=1, repeats=3, output=output, limits=one_at_a_time)
+    with pytest.raises(EndpointError):  # with 2 repeats only c1 is missing; it fails at once: nothing new
+        capture(CORPUS, Retrieve(), StopAfter(0), top_k=1, repeats=2, output=output, limits=one_at_a_time)
+    assert len(checkpoint_path(output).read_text().splitlines()) == 1 + 7  # a2 and b2 stay in the checkpoint
+
+    retrieve = Retrieve()
+    run = capture(CORPUS, retrieve, StopAfter(100), top_k=1, repeats=4, output=output, limits=one_at_a_time)
+    assert sorted(retrieve.calls) == ["a@v1", "b@v1", "c@v1", "c@v1", "c@v1"]  # a3, b3, c1, c2, c3: 12 - 7
+    assert samples(run.records) == [(case, repeat) for case in ("a@v1", "b@v1", "c@v1") for repeat in range(4)]
+
+
+def test_resuming_with_fewer_repeats_leaves_the_samples_beyond_them_out_of_the_run(tmp_path: Path) -> None:
+    output = tmp_path / "run.arrow"
+    with pytest.raises(EndpointError):  # a0 a1 a2 b0 b1 b2 c0 finish
+        capture(CORPUS, Retrieve(), StopAfter(7), top_k=1, repeats=3, output=output, limits=limits(concurrency=1))
+    retrieve = Retrieve()
+    run = capture(CORPUS, retrieve, StopAfter(100), top_k=1, repeats=2, output=output)
+    assert retrieve.calls == ["c@v1"]  # c1
+    assert samples(run.records) == [(case, repeat) for case in ("a@v1", "b@v1", "c@v1") for repeat in range(2)]
+    single = tmp_path / "single.arrow"
+    with pytest.raises(EndpointError):  # a0 a1 finish
+        capture(CORPUS, Retrieve(), StopAfter(2), top_k=1, repeats=3, output=single, limits=limits(concurrency=1))
+    run = capture(CORPUS, Retrieve(), StopAfter(100), top_k=1, output=single)
+    assert "repeat" not in run.records.columns  # one repeat: the run of today, repeat 0 of each case
+    assert run.records.get_column("case_id").to_list() == ["a@v1", "b@v1", "c@v1"]
+
+
+def test_a_checkpoint_line_without_a_repeat_resumes_as_repeat_0(tmp_path: Path) -> None:
+    output = tmp_path / "run.arrow"
+    with pytest.raises(EndpointError):  # a and b finish
+        capture(CORPUS, Retrieve(), StopAfter(2), top_k=1, output=output, limits=limits(concurrency=1))
+    path = checkpoint_path(output)
+    header, *lines = path.read_text(encoding="utf-8").splitlines()
+    old = [json.dumps({key: value for key, value in json.loads(line).items() if key != "repeat"}) for line in lines]
+    path.write_text("\n".join([header, *old]) + "\n", encoding="utf-8")  # as a checkpoint of before repeats
+    assert all('"repeat"' not in line for line in old)
+
+    retrieve = Retrieve()
+    run = capture(CORPUS, retrieve, StopAfter(100), top_k=1, repeats=2, output=output, limits=limits(concurrency=1))
+    assert sorted(retrieve.calls) == ["a@v1", "b@v1", "c@v1", "c@v1"]  # a1, b1, c0, c1: a0 and b0 were done
+    assert samples(run.records) == [(case, repeat) for case in ("a@v1", "b@v1", "c@v1") for repeat in range(2)]
