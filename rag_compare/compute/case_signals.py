@@ -13,7 +13,7 @@ import polars as pl
 
 from rag_compare.compute.completeness import answer_completeness
 from rag_compare.compute.metrics import context_signals, retrieval_signals
-from rag_compare.core.contract import record_ok
+from rag_compare.core.contract import record_ok, sample_key
 from rag_compare.core.protocols import Judge
 from rag_compare.core.signals import JUDGE_COLUMNS, JUDGE_VERDICTS, SCORED_SIGNALS, applies, signals_in
 
@@ -34,8 +34,8 @@ def case_signals(
     ``missing_from_context`` (the required passages that did not reach the context sent),
     ``judge_status`` and ``judge_error`` for each record (a new frame, same order).
 
-    ``scores`` (a frame keyed on ``case_id``, and on ``repeat`` too when both have it) replace the
-    judge's verdicts they hold. Without
+    ``scores`` (a frame keyed on ``case_id``, and on ``repeat`` too when the records have it) replace
+    the judge's verdicts they hold. Without
     ``passages``, ``answer_completeness`` is null.
     """
     completeness = (
@@ -82,7 +82,7 @@ def _verdicts(records: pl.DataFrame, judge: Judge, scores: pl.DataFrame | None) 
         judged = judge.judge(records)
         parts.append(judged.select(name for name in judged.columns if name in kept and name not in held))
     if scores is not None:
-        key = ["case_id", "repeat"] if "repeat" in scores.columns and "repeat" in records.columns else ["case_id"]
+        key = sample_key(records.columns)
         joined = records.select(key).join(scores.select(*key, *held), on=key, how="left", maintain_order="left")
         parts.append(joined.drop(key))
     verdicts = pl.concat(parts, how="horizontal")

@@ -30,7 +30,7 @@ from rag_compare.compute.repeats import (
     noise_floor,
     reduced_side,
 )
-from rag_compare.core.contract import LABEL_COLUMNS
+from rag_compare.core.contract import LABEL_COLUMNS, sample_key
 from rag_compare.core.errors import CompareError, ScoresError
 from rag_compare.core.listing import counted, truncated
 from rag_compare.core.protocols import K_EXPECTED, Judge, is_k
@@ -179,9 +179,9 @@ def _side_frame(
     run_k = _k_of(run, k)
     signals = case_signals(records, judge, k=run_k, passages=passages, scores=None if scores is None else scores.frame)
     _check_finite(signals, judge, scores)
-    repeat = ["repeat"] if "repeat" in records.columns else []
+    key = sample_key(records.columns)
     frame = pl.concat(
-        [signals.select("case_id"), records.select(*repeat, *SIDE_COLUMNS, *CASE_LABELS), signals.drop("case_id")],
+        [records.select(*key), records.select(*SIDE_COLUMNS, *CASE_LABELS), signals.drop("case_id")],
         how="horizontal",
     )
     return ComparedRun.of(run, k=run_k), frame, warnings
@@ -189,7 +189,7 @@ def _side_frame(
 
 def _check_unique(run: Run) -> None:
     """Refuse a run that lists a case twice (with repeats: a case's repeat twice)."""
-    key = ["case_id", "repeat"] if "repeat" in run.records.columns else ["case_id"]
+    key = sample_key(run.records.columns)
     repeated = run.records.filter(pl.struct(key).is_duplicated()).get_column("case_id").unique().sort()
     if repeated.len():
         per = "record per case" if len(key) == 1 else "record per case and repeat"

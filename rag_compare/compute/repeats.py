@@ -20,7 +20,7 @@ from typing import Any
 import polars as pl
 
 from rag_compare.compute.case_status import CASE_STATUSES, SIDES, case_status
-from rag_compare.core.contract import record_ok
+from rag_compare.core.contract import REPEAT, record_ok
 from rag_compare.core.signals import JUDGE_FAILED, Signal, applies
 
 __all__ = [
@@ -58,7 +58,7 @@ _MIRRORED = {"improved": "regressed", "regressed": "improved"} | {
 
 def has_repeats(records: pl.DataFrame) -> bool:
     """Whether some case of ``records`` has two samples or more."""
-    return "repeat" in records.columns and bool(records.select(pl.col("case_id").is_duplicated().any()).item())
+    return REPEAT in records.columns and bool(records.select(pl.col("case_id").is_duplicated().any()).item())
 
 
 def repeat_counts(records: pl.DataFrame) -> dict[str, int]:
@@ -81,8 +81,8 @@ def reduced_side(samples: pl.DataFrame, signals: Sequence[Signal]) -> pl.DataFra
     judge_ok = pl.col("judge_status").ne_missing(JUDGE_FAILED)
     first_ok = ok & judge_ok
     signal_names = {signal.name for signal in signals}
-    kept = [name for name in samples.columns if name not in {"case_id", "repeat", "status", "error", *signal_names}]
-    ordered = samples.sort("repeat", maintain_order=True) if "repeat" in samples.columns else samples
+    kept = [name for name in samples.columns if name not in {"case_id", REPEAT, "status", "error", *signal_names}]
+    ordered = samples.sort(REPEAT, maintain_order=True) if REPEAT in samples.columns else samples
     judge = {
         "judge_status": pl.when((ok & ~judge_ok).any() & ~first_ok.any())
         .then(pl.lit(JUDGE_FAILED))
@@ -187,9 +187,9 @@ def noise_floor(samples: pl.DataFrame, signals: Sequence[Signal], tolerance: flo
     case as a baseline and a candidate of one sample each (the same status rules, the cases with both
     samples), the status counts averaged over the pairs. A pair counts in both orders, so ``improved``
     and ``regressed`` (and a side's failures) are expected equally often. ``None`` under two repeats."""
-    if "repeat" not in samples.columns:
+    if REPEAT not in samples.columns:
         return None
-    numbers = samples.get_column("repeat").unique().sort().head(MAX_NOISE_REPEATS).to_list()
+    numbers = samples.get_column(REPEAT).unique().sort().head(MAX_NOISE_REPEATS).to_list()
     pairs = list(itertools.combinations(numbers, 2))
     if not pairs:
         return None
@@ -213,5 +213,5 @@ def noise_floor(samples: pl.DataFrame, signals: Sequence[Signal], tolerance: flo
 def _one_repeat(samples: pl.DataFrame, side: str, number: int, signals: Sequence[Signal]) -> pl.DataFrame:
     """The samples of repeat ``number`` with what a status needs, named as ``side``'s in a comparison."""
     needed = ["status", "judge_status", *(signal.name for signal in signals if signal.decides_status)]
-    one = samples.filter(pl.col("repeat") == number).select("case_id", *needed)
+    one = samples.filter(pl.col(REPEAT) == number).select("case_id", *needed)
     return one.rename({name: f"{side}_{name}" for name in needed})

@@ -22,15 +22,7 @@ CORPUS = FIXTURE / "corpus.csv"
 
 
 def _run(records: pl.DataFrame, name: str) -> Run:
-    if "repeat" not in records.columns:
-        return freeze_run(records, CORPUS, {"name": name})
-    frozen = [
-        freeze_run(
-            records.filter(pl.col("repeat") == repeat).drop("repeat"), CORPUS, {"name": name}
-        ).records.with_columns(repeat=pl.lit(repeat, pl.Int64))
-        for repeat in records.get_column("repeat").unique().sort()
-    ]
-    return Run(records=pl.concat(frozen, how="diagonal_relaxed"), config={"name": name}, fingerprint=name * 8)
+    return freeze_run(records, CORPUS, {"name": name})
 
 
 def _side(side: str) -> Run:
