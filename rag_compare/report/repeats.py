@@ -28,7 +28,7 @@ __all__ = [
     "variance_rows",
 ]
 
-NOISE_TITLE = "Noise floor: cases per status between two single samples of one config"
+NOISE_TITLE = "Noise floor (two single samples of one config)"
 NOISE_HEADERS = ("status", "cases", "expected from noise alone")
 VARIANCE_TITLE = "Within-case variance of the repeats beside the paired delta"
 VARIANCE_HEADERS = ("signal", "delta", "baseline within", "candidate within", "n")

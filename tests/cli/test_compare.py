@@ -170,3 +170,25 @@ def test_a_cut_off_beyond_what_can_be_indexed_is_refused(cli: Cli) -> None:
     assert huge.exit_code == 2
     assert "k must be a whole number from 1 to 1,000,000" in huge.stderr
     assert cli(BASELINE, CANDIDATE, "--k", 1_000_000).exit_code == 0
+
+
+def test_runs_with_repeats_freeze_and_compare_through_the_cli(cli: Cli, tmp_path: Path) -> None:
+    # tests/fixtures/repeats: three repeats a side; its EXPECTED.md gives the statuses and the noise floor.
+    fixture = ROOT / "tests" / "fixtures" / "repeats"
+    runs = []
+    for side in ("baseline", "candidate"):
+        output = tmp_path / f"{side}.arrow"
+        frozen = cli("freeze", fixture / f"{side}.jsonl", "--corpus", fixture / "corpus.csv", "--output", output)
+        assert frozen.exit_code == 0, frozen.output
+        assert "froze 24 samples of 8 cases" in frozen.stdout
+        runs.append(output)
+    text = cli(*runs)
+    assert text.exit_code == 0
+    assert "8 cases: failed_in_candidate 1 · improved 1 · regressed 1 · unstable 4 · unchanged 1" in text.stdout
+    assert "Noise floor (two single samples of one config)\n" in text.stdout
+    assert f"{'unstable':<25} c2@v1" in text.stdout
+    gated = cli(*runs, "--fail-on", "unstable", "--format", "json")
+    assert gated.exit_code == 1
+    document = json.loads(gated.stdout)
+    assert document["noise_floor"]["expected"]["regressed"] == pytest.approx(0.5)
+    assert document["counts"]["unstable"] == 4
