@@ -158,3 +158,13 @@ def test_startup_benchmark_times_the_cli_and_the_import_beside_click() -> None:
     assert "(reference; median of 1: " in lines
     assert lines.count("x click; median of 1: ") == 2
     assert 'target                          median <= 0.2 s: python -c "import rag_compare" ' in lines
+
+
+def test_repeats_benchmark_compares_both_forms(tmp_path: Path) -> None:
+    result = run_script("bench_repeats.py", "--cases", "300", "--samples", "2", "--repeats", "1", "--workdir", tmp_path)
+    assert result.returncode == 0, result.stderr
+    assert "cases                      300 x 2 samples a side" in result.stdout
+    assert "ratio" in result.stdout
+    run = load_run(tmp_path / "repeats-candidate.arrow")
+    assert run.records.height == 600 and run.repeats == 2
+    assert load_run(tmp_path / "cases-candidate.arrow").records.get_column("case_id").n_unique() == 600
