@@ -166,5 +166,5 @@ def test_repeats_benchmark_compares_both_forms(tmp_path: Path) -> None:
     assert "cases                      300 x 2 samples a side" in result.stdout
     assert "ratio" in result.stdout
     run = load_run(tmp_path / "repeats-candidate.arrow")
-    assert run.records.height == 600 and run.repeats == 2
+    assert (run.records.height, run.repeats) == (600, 2)
     assert load_run(tmp_path / "cases-candidate.arrow").records.get_column("case_id").n_unique() == 600
