@@ -29,19 +29,8 @@ from rag_compare.core.result import DEFAULT_MAX_CASES, REPORT_FORMATS
 from rag_compare.core.rows import row_index
 from rag_compare.core.signals import ALL_SIGNALS, JUDGE_FAILED, SCORE_SIGNALS
 from rag_compare.core.templates import template_environment
+from rag_compare.report import repeats
 from rag_compare.report.charts import category_grid, delta_chart, delta_tone, status_chart, tone_of
-from rag_compare.report.repeats import (
-    FLAKY_HEADERS,
-    FLAKY_TITLE,
-    NOISE_HEADERS,
-    NOISE_TITLE,
-    VARIANCE_HEADERS,
-    VARIANCE_TITLE,
-    flaky_rows,
-    noise_rows,
-    repeats_text,
-    variance_rows,
-)
 from rag_compare.report.text import AGGREGATE_HEADERS, aggregate_cells, config_text, k_text
 
 if TYPE_CHECKING:
@@ -152,12 +141,25 @@ def _context(comparison: Comparison, *, all_cases: bool, max_cases: int | None) 
 
 def _repeats_context(comparison: Comparison, max_cases: int | None) -> dict[str, Any]:
     """What runs with repeats add (see ``repeats``): empty values for runs without them."""
-    flaky, total = flaky_rows(comparison, max_cases)
+    flaky, total = repeats.flaky_rows(comparison, max_cases)
     return {
-        "repeats": repeats_text(comparison),
-        "noise": {"title": NOISE_TITLE, "headers": NOISE_HEADERS, "rows": noise_rows(comparison)},
-        "variance": {"title": VARIANCE_TITLE, "headers": VARIANCE_HEADERS, "rows": variance_rows(comparison)},
-        "flaky": {"title": FLAKY_TITLE, "headers": FLAKY_HEADERS, "rows": flaky, "more": total - len(flaky)},
+        "repeats": repeats.repeats_text(comparison),
+        "noise": {
+            "title": repeats.NOISE_TITLE,
+            "headers": repeats.NOISE_HEADERS,
+            "rows": repeats.noise_rows(comparison),
+        },
+        "variance": {
+            "title": repeats.VARIANCE_TITLE,
+            "headers": repeats.VARIANCE_HEADERS,
+            "rows": repeats.variance_rows(comparison),
+        },
+        "flaky": {
+            "title": repeats.FLAKY_TITLE,
+            "headers": repeats.FLAKY_HEADERS,
+            "rows": flaky,
+            "more": total - len(flaky),
+        },
     }
 
 

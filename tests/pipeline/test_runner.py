@@ -190,9 +190,10 @@ def _ids_only(case: Case, passages: Sequence[Passage]) -> Context:
     return Context(" ".join(passage.passage_id for passage in passages), tuple(p.passage_id for p in passages))
 
 
-def test_concurrency_is_bounded() -> None:
+@pytest.mark.parametrize(("copies", "repeats"), [(4, 1), (1, 4)], ids=["cases", "samples of every case together"])
+def test_concurrency_is_bounded(copies: int, repeats: int) -> None:
     in_flight, peak = 0, 0
-    corpus = pl.concat([CORPUS.head(3).with_columns(pl.col("case_id") + f"-{n}") for n in range(4)])
+    corpus = pl.concat([CORPUS.head(3).with_columns(pl.col("case_id") + f"-{n}") for n in range(copies)])
 
     async def generate(case: Case, context: Context) -> str:
         nonlocal in_flight, peak
@@ -202,7 +203,7 @@ def test_concurrency_is_bounded() -> None:
         in_flight -= 1
         return "ok"
 
-    run = capture(corpus, Retrieve(), generate, top_k=1, limits=limits(concurrency=3))
+    run = capture(corpus, Retrieve(), generate, top_k=1, repeats=repeats, limits=limits(concurrency=3))
     assert run.records.height == 12
     assert peak == 3
 
@@ -392,22 +393,6 @@ def test_a_number_of_repeats_that_is_not_a_whole_number_of_1_or_more_is_refused(
     with pytest.raises(ConfigError, match=r"`repeats` must be a whole number of 1 or more .*got "):
         capture(CORPUS, retrieve, answer, top_k=1, repeats=repeats)
     assert retrieve.calls == []
-
-
-def test_concurrency_bounds_the_samples_of_every_case_together() -> None:
-    in_flight, peak = 0, 0
-
-    async def generate(case: Case, context: Context) -> str:
-        nonlocal in_flight, peak
-        in_flight += 1
-        peak = max(peak, in_flight)
-        await asyncio.sleep(0.02)
-        in_flight -= 1
-        return "ok"
-
-    run = capture(CORPUS, Retrieve(), generate, top_k=1, repeats=4, limits=limits(concurrency=3))
-    assert run.records.height == 3 * 4
-    assert peak == 3
 
 
 def test_progress_counts_samples(monkeypatch: pytest.MonkeyPatch) -> None:
