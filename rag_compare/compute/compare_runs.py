@@ -88,10 +88,12 @@ def compare(
         (baseline, candidate), (baseline_scores, candidate_scores), judge, labels=labels, passages=knowledge_base, k=k
     )
     reduced = any(has_repeats(frame) for frame in samples)
-    noise, flaky, frames = None, _flaky(samples, tolerance), samples
+    noise, flaky = None, _flaky(samples, tolerance)
     if reduced:
         noise = _noise_floor(samples, tolerance)
         frames = [reduced_side(frame, signals_in(frame.columns)) for frame in samples]
+    else:  # one sample a case on both sides: a run's repeat column (all 0, say) tells nothing
+        frames = [frame.drop("repeat", strict=False) for frame in samples]
     del samples
     diff = config_diff(runs[0].config, runs[1].config)
     warnings = config_warnings(diff) + _evaluator_warnings(evaluators) + label_warnings

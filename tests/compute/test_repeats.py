@@ -244,3 +244,13 @@ def test_a_run_without_repeat_compares_as_before(tmp_path: Path) -> None:
     assert comparison.flaky.is_empty()
     assert "baseline_recall_low" not in comparison.cases.columns
     assert comparison.cases.get_column("baseline_full_coverage").dtype == pl.Boolean
+
+
+def test_a_run_with_a_repeat_column_but_one_sample_a_case_compares_as_a_plain_run() -> None:
+    records = pl.read_ndjson(FIXTURE / "baseline.jsonl")
+    single = _run(records.filter(pl.col("repeat") == 1), "one")  # repeat 1 of every case, nothing else
+    plain = _run(records.filter(pl.col("repeat") == 1).drop("repeat"), "plain")
+    with_column, without = compare(single, single), compare(plain, plain)
+    assert with_column.noise_floor is None
+    assert with_column.cases.columns == without.cases.columns
+    assert with_column.cases.equals(without.cases)
