@@ -61,13 +61,13 @@ def comparison_text(comparison: Comparison) -> str:
     parts.append(f"{comparison.cases.height} cases: {comparison.counts_text()}")
     noise = noise_rows(comparison)
     if noise:
-        parts.append(text_table(NOISE_HEADERS, noise, title=NOISE_TITLE))
+        parts.append(f"{NOISE_TITLE}\n" + text_table(NOISE_HEADERS, noise))
     for scope, title in SCOPE_TITLES.items():
         rows = comparison.aggregates.filter(pl.col("scope") == scope, pl.col("n") > 0).iter_rows(named=True)
         parts.append(text_table(AGGREGATE_HEADERS, (aggregate_cells(row) for row in rows), title=title))
     variance = variance_rows(comparison)
     if variance:
-        parts.append(text_table(VARIANCE_HEADERS, variance, title=VARIANCE_TITLE))
+        parts.append(f"{VARIANCE_TITLE}\n" + text_table(VARIANCE_HEADERS, variance))
     empty = comparison.signals_without_values
     if empty:
         hint = " (answer_completeness needs --passages)" if "answer_completeness" in empty else ""
@@ -75,7 +75,7 @@ def comparison_text(comparison: Comparison) -> str:
     parts.append(_listed_cases(comparison.cases))
     flaky, total = flaky_rows(comparison, _MAX_LISTED)
     if flaky:
-        table = text_table(FLAKY_HEADERS, flaky, title=FLAKY_TITLE)
+        table = f"{FLAKY_TITLE}\n" + text_table(FLAKY_HEADERS, flaky)
         parts.append(table + (f"… and {total - len(flaky):,} more\n" if total > len(flaky) else ""))
     return "\n".join(part.rstrip("\n") + "\n" for part in parts)
 
