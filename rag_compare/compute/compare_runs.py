@@ -87,11 +87,13 @@ def compare(
     runs, samples, label_warnings, evaluators = _both_sides(
         (baseline, candidate), (baseline_scores, candidate_scores), judge, labels=labels, passages=knowledge_base, k=k
     )
-    reduced = any(has_repeats(frame) for frame in samples)
-    noise, flaky = None, _flaky(samples, tolerance)
+    repeated = [has_repeats(frame) for frame in samples]
+    reduced = any(repeated)
+    noise, flaky = None, pl.DataFrame(schema=FLAKY_SCHEMA)
     if reduced:
         noise = _noise_floor(samples, tolerance)
         frames = [reduced_side(frame, signals_in(frame.columns)) for frame in samples]
+        flaky = _flaky(frames, repeated, tolerance)
     else:  # one sample a case on both sides: a run's repeat column (all 0, say) tells nothing
         frames = [frame.drop("repeat", strict=False) for frame in samples]
     del samples
@@ -215,12 +217,12 @@ def _noise_floor(samples: list[pl.DataFrame], tolerance: float) -> NoiseFloor | 
     return NoiseFloor(sides=sides, expected=expected)
 
 
-def _flaky(samples: list[pl.DataFrame], tolerance: float) -> pl.DataFrame:
-    """Both sides' flaky cases (see ``repeats.flaky_cases``), most disagreeing first."""
+def _flaky(frames: list[pl.DataFrame], repeated: list[bool], tolerance: float) -> pl.DataFrame:
+    """The flaky cases of the sides with repeats (see ``repeats.flaky_cases``), most disagreeing first."""
     found = [
         flaky_cases(frame, side, signals_in(frame.columns), tolerance)
-        for side, frame in zip(SIDES, samples, strict=True)
-        if has_repeats(frame)
+        for side, frame, has in zip(SIDES, frames, repeated, strict=True)
+        if has
     ]
     flaky = pl.concat(found) if found else pl.DataFrame(schema=FLAKY_SCHEMA)
     return flaky.sort(["disagreements", "spread", "case_id", "side"], descending=[True, True, False, False])

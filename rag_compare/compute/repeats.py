@@ -3,7 +3,8 @@ case, the cases whose own repeats disagree, and the noise floor of two samples o
 
 A side's case frame with repeats has, per signal, its **mean** over the samples that have a value (a
 flag's mean is the share of samples where it held), ``_low``/``_high`` (the smallest and largest
-sample value), ``_variance`` (the sample variance, ddof 1; null under two values) and ``_all_cases``
+sample value), ``_variance`` (the sample variance, ddof 1; null under two values), ``_count`` (the
+samples with a value) and ``_all_cases``
 (the mean with each failed sample, and for a judge's verdict each judge-failed sample, at the signal's
 worst value). ``repeats``, ``failed_repeats`` and ``judge_failed_repeats`` count the samples. The case
 is ``ok`` when one sample is; its error is its first failed sample's; its answer, ids and context those
@@ -38,7 +39,7 @@ __all__ = [
 
 MAX_NOISE_REPEATS = 10
 """The noise floor compares every pair among a side's first this many repeat numbers (45 pairs)."""
-REDUCED_SUFFIXES = ("_low", "_high", "_variance", "_all_cases")
+REDUCED_SUFFIXES = ("_low", "_high", "_variance", "_count", "_all_cases")
 """The columns a signal gains on a side with repeats, beside its mean."""
 FLAKY_SCHEMA: dict[str, pl.DataType] = {
     "case_id": pl.String(),
@@ -114,39 +115,41 @@ def _signal_summary(signal: Signal, ok: pl.Expr, judge_ok: pl.Expr) -> list[pl.E
         value.min().alias(f"{signal.name}_low"),
         value.max().alias(f"{signal.name}_high"),
         value.var(ddof=1).alias(f"{signal.name}_variance"),
+        value.count().alias(f"{signal.name}_count"),
         all_cases.mean().alias(f"{signal.name}_all_cases"),
     ]
 
 
-def flaky_cases(samples: pl.DataFrame, side: str, signals: Sequence[Signal], tolerance: float) -> pl.DataFrame:
-    """The cases of a side whose own samples disagree (``FLAKY_SCHEMA``): per case, each status signal
-    whose samples differ by more than ``tolerance`` (``abstained in 1 of 3 samples``, ``recall from 0.5
-    to 1``) and a failure in some samples only; ``disagreements`` counts them, ``spread`` adds up each
-    signal's range and the failed share."""
-    ok = record_ok()
+def flaky_cases(cases: pl.DataFrame, side: str, signals: Sequence[Signal], tolerance: float) -> pl.DataFrame:
+    """The cases of a side whose own samples disagree (``FLAKY_SCHEMA``), from its reduced frame (see
+    ``reduced_side``): per case, each status signal whose samples differ by more than ``tolerance``
+    (``abstained in 1 of 3 samples``, ``recall from 0.5 to 1``) and a failure in some samples only;
+    ``disagreements`` counts them, ``spread`` adds up each signal's range and the failed share."""
     details, spreads = [], []
     for signal in (signal for signal in signals if signal.decides_status):
-        value = pl.col(signal.name).cast(pl.Float64)
-        spread = (value.max() - value.min()).fill_null(0.0)
-        held = value.sum().cast(pl.Int64).cast(pl.String)
+        low, high, count = (pl.col(f"{signal.name}{suffix}") for suffix in ("_low", "_high", "_count"))
+        spread = (high - low).fill_null(0.0)
+        held = (pl.col(signal.name) * count).round(0).cast(pl.Int64)
         text = (
-            pl.format(f"{signal.name} in {{}} of {{}} samples", held, value.count())
+            pl.format(f"{signal.name} in {{}} of {{}} samples", held, count)
             if signal.flag
-            else pl.format(f"{signal.name} from {{}} to {{}}", *(_shown(bound) for bound in (value.min(), value.max())))
+            else pl.format(f"{signal.name} from {{}} to {{}}", _shown(low), _shown(high))
         )
         details.append(pl.when(spread > tolerance).then(text))
         spreads.append(spread)
-    failed, total = (~ok).sum(), pl.len()
+    failed, total = pl.col("failed_repeats"), pl.col("repeats")
     some_failed = (failed > 0) & (failed < total)
     details.append(pl.when(some_failed).then(pl.format("failed in {} of {} samples", failed, total)))
     spreads.append(pl.when(some_failed).then(failed / total).otherwise(0.0))
-    per_case = samples.group_by("case_id").agg(
-        pl.len().cast(pl.UInt32).alias("repeats"),
+    disagreeing = pl.any_horizontal(spread > tolerance for spread in spreads)
+    flaky = cases.filter(disagreeing).select(
+        "case_id",
+        pl.lit(side).alias("side"),
+        "repeats",
         pl.concat_list(details).list.drop_nulls().alias("details"),
         pl.sum_horizontal(spreads).alias("spread"),
     )
-    disagreements = pl.col("details").list.len().cast(pl.UInt32).alias("disagreements")
-    flaky = per_case.with_columns(pl.lit(side).alias("side"), disagreements).filter(pl.col("disagreements") > 0)
+    flaky = flaky.with_columns(pl.col("details").list.len().alias("disagreements"))
     return flaky.select(pl.col(name).cast(dtype) for name, dtype in FLAKY_SCHEMA.items())
 
 
