@@ -132,7 +132,8 @@ def _both_sides(
     passages: pl.DataFrame | None,
     k: int | None,
 ) -> tuple[list[ComparedRun], list[pl.DataFrame], list[str], dict[str, dict[str, Any] | None]]:
-    """Each side's run, case frame and label warnings (baseline first), and the evaluator of its scores."""
+    """Each side's run, record frame (one row per sample) and label warnings (baseline first), and the
+    evaluator of its scores."""
     runs, frames, label_warnings, evaluators = [], [], [], {}
     for side, source, scores_source in zip(SIDES, sources, scores_sources, strict=True):
         scores = None if scores_source is None else _loaded_scores(scores_source)
@@ -167,7 +168,8 @@ def _side_frame(
     passages: pl.DataFrame | None,
     k: int | None,
 ) -> tuple[ComparedRun, pl.DataFrame, list[str]]:
-    """One run's case frame (its records' columns that a comparison shows, its labels and signals).
+    """One run's record frame: per record (sample), its key, the columns a comparison shows, its labels
+    and signals.
 
     A run read from a path is let go on return: the two runs are never both held, texts and all.
     """

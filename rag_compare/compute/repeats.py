@@ -64,13 +64,17 @@ def has_repeats(records: pl.DataFrame) -> bool:
 
 def repeat_counts(records: pl.DataFrame) -> dict[str, int]:
     """``cases``, ``samples``, the ``min``/``max`` samples of a case, and ``failed`` samples."""
+    failed = int(records.select((~record_ok()).sum()).item())
+    if REPEAT not in records.columns:  # one sample a case: nothing to group
+        each = int(not records.is_empty())
+        return {"cases": records.height, "samples": records.height, "min": each, "max": each, "failed": failed}
     sizes = records.group_by("case_id").len()
     counts = sizes.select(
         pl.len().alias("cases"),
         pl.lit(records.height).alias("samples"),
         pl.col("len").min().fill_null(0).alias("min"),
         pl.col("len").max().fill_null(0).alias("max"),
-        pl.lit(records.select((~record_ok()).sum()).item()).alias("failed"),
+        pl.lit(failed).alias("failed"),
     )
     return {name: int(value) for name, value in counts.row(0, named=True).items()}
 
