@@ -151,11 +151,14 @@ def merge_repeats_command(runs: tuple[Path, ...], output: Path, name: str | None
 @click.argument("file", type=PATH)
 @FORMAT
 def show_command(file: Path, output_format: str) -> None:
-    """Show a frozen run (config, fingerprint, number of cases, counts by status) or a scores file
-    (the run it scored, its evaluator, judge statuses, tokens and each signal's mean)."""
-    from rag_compare.io.runs import is_scores_file, load_run
+    """Show a frozen run (config, fingerprint, number of cases, counts by status), a scores file (the
+    run it scored, its evaluator, judge statuses, tokens and each signal's mean) or a pairs file (the
+    runs it judged, its judge, verdicts and the judge's position bias)."""
+    from rag_compare.io.pairs import load_pairs
+    from rag_compare.io.runs import PAIRS_FORMAT, SCORES_FORMAT, frozen_format, load_run
     from rag_compare.io.scores import load_scores
 
     wants_json(output_format)
-    shown = load_scores(file) if is_scores_file(file) else load_run(file)
+    loaders = {SCORES_FORMAT: load_scores, PAIRS_FORMAT: load_pairs}
+    shown = loaders.get(frozen_format(file) or "", load_run)(file)
     click.echo(shown.render(output_format), nl=False)

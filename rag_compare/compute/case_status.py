@@ -5,7 +5,8 @@ side, then how its status signals moved beyond the tolerance. A signal is *bette
 when the two sides' samples are apart: every candidate sample beyond every baseline sample (with one
 sample a side, simply the two values). Some better and some worse is ``mixed``. A case where no signal
 is apart but a signal's mean moved, or the share of its failed samples did, is ``unstable``: its own
-repeats can explain the change. Otherwise it is ``unchanged``.
+repeats can explain the change. With a pairwise judge's verdicts, a case where nothing else moved is
+``improved`` or ``regressed`` when the judge preferred a side in both orders. Otherwise it is ``unchanged``.
 
 The frame holds ``<side>_<signal>`` per side; with repeats (``reduced``, see ``repeats``) also each
 signal's ``_low``/``_high`` and the ``repeats``, ``failed_repeats`` and ``judge_failed_repeats`` counts.
@@ -70,8 +71,12 @@ def _failure_share_moved(tolerance: float) -> pl.Expr:
     return ((candidate - baseline).abs() > tolerance).fill_null(False)
 
 
-def case_status(signals: Sequence[Signal], tolerance: float, *, reduced: bool = False) -> pl.Expr:
-    """Each case's status (an ``Enum`` of ``CASE_STATUSES``): the first of the module's rules that holds."""
+def case_status(
+    signals: Sequence[Signal], tolerance: float, *, reduced: bool = False, preferred: bool = False
+) -> pl.Expr:
+    """Each case's status (an ``Enum`` of ``CASE_STATUSES``): the first of the module's rules that holds;
+    with ``preferred`` (a ``preferred`` column, see ``preference``), a case where no signal moved is
+    improved or regressed by a pairwise judge's decided preference."""
     sided = {
         "missing": {side: pl.col(f"{side}_status").is_null() for side in SIDES},
         "failed": {side: ~record_ok(f"{side}_status") for side in SIDES},
@@ -92,15 +97,17 @@ def case_status(signals: Sequence[Signal], tolerance: float, *, reduced: bool = 
         )
     ]
     rules += [(better & worse, "mixed"), (better, "improved"), (worse, "regressed"), (shifted, "unstable")]
+    if preferred:
+        rules += [(pl.col("preferred") == "candidate", "improved"), (pl.col("preferred") == "baseline", "regressed")]
     status = pl.coalesce(*(pl.when(where).then(pl.lit(name)) for where, name in rules), pl.lit("unchanged"))
     return status.cast(pl.Enum(CASE_STATUSES)).alias("status")
 
 
 def with_reasons(
-    cases: pl.DataFrame, signals: Sequence[Signal], tolerance: float, *, reduced: bool = False
+    cases: pl.DataFrame, signals: Sequence[Signal], tolerance: float, *, reduced: bool = False, preferred: bool = False
 ) -> pl.DataFrame:
     """``cases`` with ``reasons``: a side missing or failed (in some of its repeats), its judging failed,
-    then each status signal that moved.
+    then each status signal that moved; with ``preferred``, last, a pairwise judge's decided preference.
 
     Reasons are made only where they apply (a side without an ok record, a signal that moved), as one
     long frame of (row, order, reason), then gathered per case.
@@ -118,6 +125,10 @@ def with_reasons(
         )
         reason = pl.format(f"{signal.name} {{}} -> {{}} ({{}})", *_shown(signal, reduced), direction)
         parts.append(_reason_rows(cases, order, shifted, reason))
+    if preferred:
+        chosen = pl.col("preferred")
+        reason = pl.format("the pairwise judge preferred the {} in both orders", chosen)
+        parts.append(_reason_rows(cases, 2 * len(SIDES) + len(status_signals), chosen.is_in(SIDES), reason))
     by_row = pl.concat(parts).sort("row", "order").group_by("row", maintain_order=True).agg("reason")
     reasons = spread_by_row(cases.height, by_row, "reason")
     return cases.with_columns(reasons.fill_null(pl.lit([], dtype=pl.List(pl.String))).alias("reasons"))

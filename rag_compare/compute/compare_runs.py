@@ -3,7 +3,8 @@ status per case with the reasons behind it.
 
 Each side's signals are computed per record first; a side with repeats is then reduced to one row per
 case (``repeats``). Cases are joined with a full outer join on ``case_id`` (with a corpus, its cases
-that neither run has join too), and ``case_status`` gives each its status and reasons.
+that neither run has join too), with a pairwise judge's verdict on each when given (``preference``),
+and ``case_status`` gives each its status and reasons.
 """
 
 from __future__ import annotations
@@ -20,6 +21,7 @@ from rag_compare.compute.case_status import SIDES, case_status, with_reasons
 from rag_compare.compute.comparison import ComparedRun, Comparison
 from rag_compare.compute.configdiff import config_diff, config_warnings
 from rag_compare.compute.lexical_judge import LexicalJudge
+from rag_compare.compute.preference import preference_columns, preference_of
 from rag_compare.compute.repeats import (
     FLAKY_SCHEMA,
     REDUCED_SUFFIXES,
@@ -36,6 +38,7 @@ from rag_compare.core.listing import counted, truncated
 from rag_compare.core.protocols import K_EXPECTED, Judge, is_k
 from rag_compare.core.signals import signals_in
 from rag_compare.io.corpus import Corpus, load_corpus
+from rag_compare.io.pairs import Pairs, load_pairs
 from rag_compare.io.passages import load_passages
 from rag_compare.io.runs import Run, load_run
 from rag_compare.io.scores import Scores, evaluator_label, evaluator_summary, load_scores
@@ -58,6 +61,7 @@ def compare(
     judge: Judge | None = None,
     baseline_scores: Scores | str | Path | None = None,
     candidate_scores: Scores | str | Path | None = None,
+    pairs: Pairs | str | Path | None = None,
 ) -> Comparison:
     """Compare ``candidate`` with ``baseline`` (runs or run file paths), case by case.
 
@@ -67,9 +71,12 @@ def compare(
     the context. ``k`` cuts both ranked lists (default: each run's ``top_k``, else the list's length).
     A signal counts as changed when it moves by more than ``tolerance``. ``judge`` defaults to the
     offline ``LexicalJudge``. ``baseline_scores``/``candidate_scores`` (scores files of those runs,
-    see ``score_run`` and ``import_scores``) replace its verdicts with theirs. Raises ``CompareError``
-    when a run lists a case twice or ``k`` is unusable or ``tolerance`` is not a finite number of 0 or
-    more, ``ScoresError`` for scores of another run or a verdict that is not a finite number.
+    see ``score_run`` and ``import_scores``) replace its verdicts with theirs. ``pairs`` (a pairs file
+    of these two runs, see ``judge_pairs``) adds each case's ``preferred`` side and the preference
+    aggregate; a case where nothing else moved is improved or regressed by a decided preference.
+    Raises ``CompareError`` when a run lists a case twice or ``k`` is unusable or ``tolerance`` is not a
+    finite number of 0 or more, ``ScoresError`` for scores of another run or a verdict that is not a
+    finite number, ``PairsError`` for pairs of other runs.
 
     When a run holds several samples of a case (its ``repeat`` column), each side's signals are the
     case's means over its samples and a status needs the sides' samples apart (see ``case_status``);
@@ -102,10 +109,12 @@ def compare(
     warnings += _side_warnings(frames, labels, knowledge_base)
     sides = [_prefixed(side, frame) for side, frame in zip(SIDES, frames, strict=True)]
     joined = _with_both_sides(_join(sides, labels), reduced)
+    judged_pairs = None if pairs is None else _checked_pairs(pairs, runs)
+    if judged_pairs is not None:
+        joined = joined.join(preference_columns(judged_pairs), on="case_id", how="left", maintain_order="left")
     signals = signals_in(joined.columns, prefix="baseline_")
-    cases = with_reasons(
-        joined.with_columns(case_status(signals, tolerance, reduced=reduced)), signals, tolerance, reduced=reduced
-    )
+    rules = {"reduced": reduced, "preferred": judged_pairs is not None}
+    cases = with_reasons(joined.with_columns(case_status(signals, tolerance, **rules)), signals, tolerance, **rules)
     return Comparison(
         baseline=runs[0],
         candidate=runs[1],
@@ -120,7 +129,15 @@ def compare(
         tolerance=tolerance,
         noise_floor=noise,
         flaky=flaky,
+        preference=None if judged_pairs is None else preference_of(judged_pairs),
     )
+
+
+def _checked_pairs(source: Pairs | str | Path, runs: list[ComparedRun]) -> Pairs:
+    """The pairs ``source`` names, refused unless they judged these two runs in this order."""
+    pairs = source if isinstance(source, Pairs) else load_pairs(source)
+    pairs.check_paired(runs[0].fingerprint, runs[1].fingerprint)
+    return pairs
 
 
 def _both_sides(

@@ -16,6 +16,7 @@ import polars as pl
 
 from rag_compare.compute.case_status import CASE_STATUSES, SIDES
 from rag_compare.compute.configdiff import ConfigChange
+from rag_compare.compute.preference import PREFERENCE_COLUMNS, Preference
 from rag_compare.compute.repeats import NoiseFloor, repeat_counts
 from rag_compare.core.listing import counts_line
 from rag_compare.core.result import DEFAULT_MAX_CASES, REPORT_FORMATS, Report, to_json
@@ -105,7 +106,9 @@ class Comparison(Report):
     side (``baseline_``/``candidate_`` prefixes) its record's status, error, ids and answer and every
     signal (with repeats: each signal's mean and spread, and the sample counts; see ``repeats``).
     ``aggregates`` and ``breakdowns`` summarise the signals; ``flaky`` lists the cases whose own
-    repeats disagree, most first (empty without repeats); all four are Polars frames.
+    repeats disagree, most first (empty without repeats); all four are Polars frames. With a pairs
+    file, ``cases`` also has ``preferred`` (the pairwise judge's verdict) and ``preference_reason``,
+    and ``preference`` sums the verdicts up.
     """
 
     baseline: ComparedRun
@@ -122,6 +125,8 @@ class Comparison(Report):
     noise_floor: NoiseFloor | None
     """The A/A counts of a side's repeats compared with each other; ``None`` without repeats."""
     flaky: pl.DataFrame
+    preference: Preference | None = None
+    """A pairwise judge's verdicts summed up (see ``preference``); ``None`` without a pairs file."""
 
     def __repr__(self) -> str:
         runs = " → ".join(f"{run.name} ({run.fingerprint[:12]})" for run in (self.baseline, self.candidate))
@@ -236,6 +241,7 @@ class Comparison(Report):
             "breakdowns": self.breakdowns.to_dicts(),
             "noise_floor": None if self.noise_floor is None else self.noise_floor.to_dict(),
             "flaky": self.flaky.to_dicts(),
+            "preference": None if self.preference is None else self.preference.to_dict(),
         }
 
     def _case_objects(self) -> pl.DataFrame:
@@ -253,6 +259,7 @@ class Comparison(Report):
             .alias(side)
             for side in SIDES
         ]
+        preferred = [name for name in PREFERENCE_COLUMNS if name in columns]
         return self.cases.select(
-            "case_id", pl.col("status").cast(pl.String), "reasons", "category", "answerability", *sides
+            "case_id", pl.col("status").cast(pl.String), "reasons", "category", "answerability", *preferred, *sides
         )

@@ -3,7 +3,8 @@
 A bootstrap resample of n deltas matters only through how often each distinct value is drawn, and those counts are
 Multinomial(n, counts / n): drawing the counts gives exactly the ordinary percentile bootstrap of the mean, at
 O(resamples x distinct values) instead of O(resamples x n). Likewise the sign-flip permutation test (scipy's definition)
-draws Binomial(count, 1/2) positive signs per distinct |delta|. McNemar is the exact binomial test; holm adjusts p.
+draws Binomial(count, 1/2) positive signs per distinct |delta|. McNemar and the sign test are the exact binomial
+test; ``binomial_ci`` is its exact (Clopper-Pearson) interval of a proportion; holm adjusts p.
 """
 
 from __future__ import annotations
@@ -15,7 +16,7 @@ from typing import Any
 import numpy as np
 from numpy.typing import NDArray
 
-__all__ = ["SEED", "bootstrap_ci", "holm", "mcnemar_exact_p", "permutation_p_value"]
+__all__ = ["SEED", "binomial_ci", "bootstrap_ci", "holm", "mcnemar_exact_p", "permutation_p_value", "sign_test_p"]
 
 SEED = 20_260_101
 """Default seed of the resampling functions."""
@@ -161,7 +162,62 @@ def mcnemar_exact_p(baseline: NDArray[np.bool_], candidate: NDArray[np.bool_]) -
     if base.size == 0:
         return None
     b, c = int(np.count_nonzero(base & ~cand)), int(np.count_nonzero(~base & cand))
+    return _sign_test(b, c)
+
+
+def sign_test_p(wins: int, losses: int) -> float | None:
+    """Two-sided exact sign test of ``wins`` against ``losses`` (ties left out): 2 P(X <= min) capped at 1,
+    X ~ Binomial(wins + losses, 1/2); None when both are 0."""
+    if wins < 0 or losses < 0:
+        raise ValueError(f"wins and losses must be counts of 0 or more, got {wins} and {losses}")
+    return None if wins + losses == 0 else _sign_test(wins, losses)
+
+
+def _sign_test(b: int, c: int) -> float:
     return min(1.0, 2 * _binomial_half_cdf(min(b, c), b + c))
+
+
+def binomial_ci(successes: int, trials: int, *, confidence: float = 0.95) -> tuple[float, float] | None:
+    """Exact (Clopper-Pearson) interval of a proportion: the p at which P(X >= successes) and P(X <= successes)
+    are each (1 - confidence) / 2, X ~ Binomial(trials, p), found by bisection; None without trials."""
+    if not 0 <= successes <= trials:
+        raise ValueError(f"successes must lie between 0 and trials, got {successes} of {trials}")
+    if not 0 < confidence < 1:
+        raise ValueError(f"confidence must be between 0 and 1, got {confidence}")
+    if trials == 0:
+        return None
+    tail = (1 - confidence) / 2
+    log_choose = _log_choose(trials)
+    low = 0.0 if successes == 0 else _bisect(lambda p: _binomial_tail(log_choose, successes, p, upper=True) - tail)
+    high = 1.0 if successes == trials else _bisect(lambda p: tail - _binomial_tail(log_choose, successes, p))
+    return low, high
+
+
+def _log_choose(n: int) -> Floats:
+    """log C(n, i) for i = 0..n."""
+    log_factorial = np.array([math.lgamma(i + 1) for i in range(n + 1)], dtype=np.float64)
+    choose: Floats = log_factorial[n] - log_factorial - log_factorial[::-1]
+    return choose
+
+
+def _binomial_tail(log_choose: Floats, k: int, p: float, *, upper: bool = False) -> float:
+    """P(X <= k), or P(X >= k) when ``upper``, for X ~ Binomial(len(log_choose) - 1, p) with 0 < p < 1."""
+    n = log_choose.size - 1
+    i = np.arange(k, n + 1) if upper else np.arange(0, k + 1)
+    log_pmf = log_choose[i] + i * math.log(p) + (n - i) * math.log1p(-p)
+    top = float(log_pmf.max())
+    return math.exp(top) * float(np.exp(log_pmf - top).sum())
+
+
+def _bisect(increasing: Callable[[float], float]) -> float:
+    """The root in (0, 1) of a function that rises through zero there."""
+    low, high = 0.0, 1.0
+    while high - low > 1e-15:
+        middle = (low + high) / 2
+        if middle in (low, high):
+            break
+        low, high = (middle, high) if increasing(middle) < 0 else (low, middle)
+    return (low + high) / 2
 
 
 def _binomial_half_cdf(k: int, n: int) -> float:

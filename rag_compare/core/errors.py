@@ -168,6 +168,10 @@ class ScoresError(RagCompareError):
     """Scores cannot be made, read or used: scores of another run, an unknown signal, a bad imported file."""
 
 
+class PairsError(RagCompareError):
+    """Pairs cannot be made, read or used: pairs of other runs, runs with repeats, a changed pairs file."""
+
+
 class EndpointError(RagCompareError):
     """A model endpoint refuses the requests themselves (a bad key, an unknown model): no request can succeed."""
 

@@ -35,6 +35,7 @@ __all__ = [
     "Generation",
     "Generator",
     "Judge",
+    "PairJudge",
     "Passage",
     "Retriever",
     "callable_name",
@@ -146,4 +147,30 @@ class Judge(Protocol):
         """Verdicts for each row of ``cases`` (run records), in order: ``abstained``, ``grounded``,
         ``abstention_correct`` and any other signal it decides; ``judge_status``/``judge_error`` when
         judging a case can fail."""
+        ...
+
+
+class PairJudge(Protocol):
+    """What ``judge_pairs`` needs from a pairwise judge (``PairwiseJudge``): which of two answers is better."""
+
+    @property
+    def name(self) -> str: ...
+
+    @property
+    def fingerprint(self) -> str:
+        """A hash of everything that decides the verdicts: equal fingerprints, comparable verdicts."""
+        ...
+
+    @property
+    def config(self) -> Mapping[str, Any]:
+        """The settings behind the fingerprint, as plain JSON-ready data (no credentials)."""
+        ...
+
+    def judge_pairs(self, pairs: pl.DataFrame) -> pl.DataFrame:
+        """For each row of ``pairs`` (``case_id``, ``question``, ``answerability``, ``acceptance_note`` and
+        each side's ``<side>_answer`` and ``<side>_context``), in order, the choice (``first``, ``second``
+        or ``tie``) and reason of the judge when shown the baseline's answer first (``baseline_first``,
+        ``baseline_first_reason``) and the candidate's first (``candidate_first``,
+        ``candidate_first_reason``); ``prompt_tokens``, ``completion_tokens``, ``requests``;
+        ``judge_status`` (``ok`` or ``judge_failed``) and ``judge_error``."""
         ...

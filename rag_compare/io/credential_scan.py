@@ -1,19 +1,19 @@
-"""Finding credentials in the cells of a frame (records, scores, corpus labels) before a file is written."""
+"""Finding credentials in the cells of a frame (records, scores, pairs, corpus labels) before a file is written."""
 
 from __future__ import annotations
 
 import json
+import os
 from collections.abc import Mapping
 from typing import TYPE_CHECKING
 
-from rag_compare.core.credentials import CREDENTIAL_PATTERN, SHAPED_CREDENTIAL, credential_in, redact
+from rag_compare.core.credentials import CREDENTIAL_PATTERN, SHAPED_CREDENTIAL, credential_in, credential_values, redact
+from rag_compare.core.errors import RagCompareError, show_value
 
 if TYPE_CHECKING:
     import polars as pl
 
-__all__ = [
-    "credential_cells",
-]
+__all__ = ["credential_cells", "refuse_credentials"]
 
 
 def credential_cells(
@@ -43,6 +43,24 @@ def credential_cells(
     found = frame.select(rows.alias("row"), *(_finding(text, secrets).alias(column) for column, text in texts.items()))
     hits = found.unpivot(index="row", variable_name="column", value_name="what").drop_nulls("what")
     return cells + [(int(row), column, what) for row, column, what in hits.iter_rows()]
+
+
+def refuse_credentials(frame: pl.DataFrame, described: str, file: str, error: type[RagCompareError]) -> None:
+    """Raise ``error`` listing, case by case, the cells of ``frame`` (``described``, about to be written
+    to a ``file``) that hold a credential (see ``credentials``; also the values of credential-like
+    variables of ``os.environ``)."""
+    cells = credential_cells(frame, credential_values(os.environ))
+    if not cells:
+        return
+    ids = frame.get_column("case_id")
+    cases = ["" if row is None else f"case {show_value(ids[row - 1])}, " for row, _, _ in cells[:10]]
+    listed = "".join(
+        f"  - {case}column '{column}': {what}\n" for case, (_, column, what) in zip(cases, cells, strict=False)
+    )
+    raise error(
+        f"{described} hold credentials, which are never written to a {file}:\n{listed}"
+        "Remove them from what the evaluator returns (an explanation quoting a key, an error echoing it)."
+    )
 
 
 def _as_text(column: str, dtype: pl.DataType) -> pl.Expr | None:

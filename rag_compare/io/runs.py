@@ -24,13 +24,15 @@ from rag_compare.io.corpus import Corpus, load_corpus, refuse_unreviewed
 from rag_compare.io.records import join_labels
 from rag_compare.io.runfile import ensure_absent, freeze_frame, read_frozen
 
-__all__ = ["SCORES_FORMAT", "Run", "freeze_run", "is_scores_file", "load_run", "write_run"]
+__all__ = ["PAIRS_FORMAT", "SCORES_FORMAT", "Run", "freeze_run", "frozen_format", "load_run", "write_run"]
 
 CONFIG_KEY = "rag_compare.config"
 FORMAT_KEY = "rag_compare.format"
 FORMAT_VERSION = "1"
 SCORES_FORMAT = "scores-1"
 """The format of a scores file (see ``scores``), made like a run file."""
+PAIRS_FORMAT = "pairs-1"
+"""The format of a pairs file (see ``pairs``), made like a run file."""
 _CONTRACT_DTYPES = {spec.name: spec.dtype for spec in (*RECORD_COLUMNS, *CORPUS_COLUMNS)}
 
 
@@ -145,6 +147,11 @@ def load_run(path: str | Path) -> Run:
             f"{path}: is a scores file, not a run. Pass it with `baseline_scores` or `candidate_scores` "
             "beside its run; `load_scores` shows it."
         )
+    if metadata.get(FORMAT_KEY) == PAIRS_FORMAT:
+        raise RunFileError(
+            f"{path}: is a pairs file, not a run. Pass it with `pairs` beside the two runs it judged; "
+            "`load_pairs` shows it."
+        )
     if metadata.get(FORMAT_KEY) != FORMAT_VERSION or CONFIG_KEY not in metadata:
         raise RunFileError(
             f"{path}: is run format {metadata.get(FORMAT_KEY)!r}; this rag-compare reads format {FORMAT_VERSION}. "
@@ -161,16 +168,18 @@ def load_run(path: str | Path) -> Run:
     return Run(records=frame, config=MappingProxyType(config), fingerprint=fingerprint, path=path)
 
 
-def is_scores_file(path: str | Path) -> bool:
-    """Whether ``path`` is a readable Arrow file that says it holds scores (read from its schema only)."""
+def frozen_format(path: str | Path) -> str | None:
+    """The format a readable Arrow file says it holds (``FORMAT_VERSION`` for a run, ``SCORES_FORMAT``,
+    ``PAIRS_FORMAT``), read from its schema only; ``None`` for any other file."""
     import pyarrow as pa
 
     try:
         with pa.OSFile(str(path)) as source:
             metadata = pa.ipc.open_file(source).schema.metadata or {}
     except (pa.ArrowException, OSError):
-        return False
-    return metadata.get(FORMAT_KEY.encode()) == SCORES_FORMAT.encode()
+        return None
+    found = metadata.get(FORMAT_KEY.encode())
+    return None if found is None else found.decode(errors="replace")
 
 
 def _json_ready(value: Any) -> Any:

@@ -18,7 +18,6 @@ fingerprint, path), so scores are never used with another run's records.
 from __future__ import annotations
 
 import json
-import os
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -30,14 +29,13 @@ import polars as pl
 from rag_compare._version import __version__
 from rag_compare.core.clock import creation_time
 from rag_compare.core.contract import REPEAT, record_ok, sample_key
-from rag_compare.core.credentials import credential_values
-from rag_compare.core.errors import ScoresError, show_value
+from rag_compare.core.errors import ScoresError
 from rag_compare.core.protocols import Judge
 from rag_compare.core.result import Report
 from rag_compare.core.rows import count_by
 from rag_compare.core.signals import JUDGE_FAILED, SCORED_SIGNALS, SIGNALS_BY_NAME
 from rag_compare.io.config import check_config
-from rag_compare.io.credential_scan import credential_cells
+from rag_compare.io.credential_scan import refuse_credentials
 from rag_compare.io.runfile import ensure_absent, freeze_frame, read_frozen
 from rag_compare.io.runs import FORMAT_KEY, SCORES_FORMAT, Run
 
@@ -160,7 +158,7 @@ def make_scores(
     ``os.environ``), nor the config a number that is not finite."""
     _check_frame(frame, run)
     check_config(evaluator)
-    _refuse_credentials(frame, run)
+    refuse_credentials(frame, f"scores of run '{run.name}'", "scores file", ScoresError)
     scored = {"name": run.name, "fingerprint": run.fingerprint, "path": None if run.path is None else str(run.path)}
     created_at = creation_time()
     described = {
@@ -226,20 +224,6 @@ def _record_name(keys: tuple[str, ...]) -> pl.Expr:
     if REPEAT not in keys:
         return pl.col("case_id")
     return pl.format("{} (repeat {})", pl.col("case_id"), pl.col(REPEAT))
-
-
-def _refuse_credentials(frame: pl.DataFrame, run: Run) -> None:
-    cells = credential_cells(frame, credential_values(os.environ))
-    if cells:
-        ids = frame.get_column("case_id")
-        cases = ["" if row is None else f"case {show_value(ids[row - 1])}, " for row, _, _ in cells[:10]]
-        listed = "".join(
-            f"  - {case}column '{column}': {what}\n" for case, (_, column, what) in zip(cases, cells, strict=False)
-        )
-        raise ScoresError(
-            f"scores of run '{run.name}' hold credentials, which are never written to a scores file:\n{listed}"
-            "Remove them from what the evaluator returns (an explanation quoting a key, an error echoing it)."
-        )
 
 
 def _check_columns(frame: pl.DataFrame, source: str) -> None:
