@@ -23,6 +23,7 @@ from typing import Any
 import polars as pl
 
 from rag_compare.compute.stats import binomial_ci, sign_test_p
+from rag_compare.core.signals import JUDGE_FAILED
 from rag_compare.io.pairs import CHOICES, ORDERS, OUTCOMES, Pairs, chosen_side
 
 __all__ = ["PREFERENCE_COLUMNS", "PositionBias", "Preference", "position_bias", "preference_columns", "preference_of"]
@@ -138,7 +139,8 @@ def position_bias(frame: pl.DataFrame) -> PositionBias:
 
 def preference_columns(pairs: Pairs) -> pl.DataFrame:
     """``case_id``, ``preferred`` (the verdict, null where there is none) and ``preference_reason``: the
-    judge's reason for a decided verdict; for an inconsistent one, what each order chose and why."""
+    judge's reason for a decided verdict; for an inconsistent one, what each order chose and why; where
+    judging failed, the error."""
     frame = pairs.frame
     said = [
         pl.format(
@@ -149,7 +151,9 @@ def preference_columns(pairs: Pairs) -> pl.DataFrame:
         for order in ORDERS
     ]
     reason = (
-        pl.when(pl.col("verdict") == "inconsistent")
+        pl.when(pl.col("judge_status") == JUDGE_FAILED)
+        .then(pl.format("the pairwise judge failed: {}", pl.col("judge_error").fill_null("no error recorded")))
+        .when(pl.col("verdict") == "inconsistent")
         .then(pl.concat_str(said, separator="; "))
         .when(pl.col("identical"))
         .then(pl.lit("the two answers are identical"))
