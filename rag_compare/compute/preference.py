@@ -138,7 +138,8 @@ def position_bias(frame: pl.DataFrame) -> PositionBias:
 
 
 def preference_columns(pairs: Pairs) -> pl.DataFrame:
-    """``case_id``, ``preferred`` (the verdict, null where there is none) and ``preference_reason``: the
+    """``case_id``, ``preferred`` (the case's outcome, one of ``OUTCOMES``: its verdict, else
+    ``judge_failed`` or ``not_judged``) and ``preference_reason``: the
     judge's reason for a decided verdict; for an inconsistent one, what each order chose and why; where
     judging failed, the error."""
     frame = pairs.frame
@@ -160,4 +161,5 @@ def preference_columns(pairs: Pairs) -> pl.DataFrame:
         .when(pl.col("verdict").is_not_null())
         .then(pl.col("baseline_first_reason"))
     )
-    return frame.select("case_id", pl.col("verdict").alias("preferred"), reason.alias("preference_reason"))
+    outcome = pl.coalesce("verdict", "judge_status")
+    return frame.select("case_id", outcome.alias("preferred"), reason.alias("preference_reason"))
