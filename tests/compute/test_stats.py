@@ -400,3 +400,58 @@ def test_holm_is_monotone_bounded_and_order_preserving(p_values: list[float | No
         for q, b in pairs:
             if p < q:
                 assert a <= b
+
+
+# --- sign_test_p and binomial_ci ---------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("wins", "losses"),
+    [(won, lost) for won in _COUNTS for lost in _COUNTS if won + lost] + [(30, 12), (12_345, 12_000)],
+)
+def test_sign_test_p_matches_scipy_binomtest(wins: int, losses: int) -> None:
+    p = stats.sign_test_p(wins, losses)
+    assert p == pytest.approx(scipy_stats.binomtest(wins, wins + losses, 0.5).pvalue, rel=1e-10, abs=0)
+
+
+def test_sign_test_p_without_decided_pairs_or_with_a_negative_count() -> None:
+    assert stats.sign_test_p(0, 0) is None
+    # One win against one loss is the most even outcome there is: p = 1. Hand-computed: 2 P(X <= 1) capped at 1.
+    assert stats.sign_test_p(1, 1) == 1.0
+    # Five wins, no loss: 2 * (1/2)**5 = 1/16.
+    assert stats.sign_test_p(5, 0) == pytest.approx(1 / 16, rel=1e-12)
+    with pytest.raises(ValueError, match="counts of 0 or more"):
+        stats.sign_test_p(-1, 3)
+
+
+@pytest.mark.parametrize(
+    ("successes", "trials"),
+    [(0, 1), (1, 1), (0, 5), (5, 5), (1, 2), (3, 10), (7, 9), (450, 1000), (30, 42), (1, 10_000), (9_999, 10_000)],
+)
+@pytest.mark.parametrize("confidence", [0.95, 0.9, 0.99])
+def test_binomial_ci_matches_scipy_exact_interval(successes: int, trials: int, confidence: float) -> None:
+    expected = scipy_stats.binomtest(successes, trials).proportion_ci(confidence, method="exact")
+    interval = stats.binomial_ci(successes, trials, confidence=confidence)
+    assert interval is not None
+    assert interval[0] == pytest.approx(expected.low, abs=1e-10)
+    assert interval[1] == pytest.approx(expected.high, abs=1e-10)
+
+
+def test_binomial_ci_edges() -> None:
+    assert stats.binomial_ci(0, 0) is None
+    # 0 of n: [0, 1 - (alpha/2)**(1/n)]; n of n: [(alpha/2)**(1/n), 1]. Hand-computed for n = 4.
+    assert stats.binomial_ci(0, 4) == (0.0, pytest.approx(1 - 0.025**0.25, abs=1e-12))
+    assert stats.binomial_ci(4, 4) == (pytest.approx(0.025**0.25, abs=1e-12), 1.0)
+    with pytest.raises(ValueError, match="between 0 and trials"):
+        stats.binomial_ci(5, 4)
+    with pytest.raises(ValueError, match="confidence"):
+        stats.binomial_ci(1, 4, confidence=1.0)
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.integers(0, 400).flatmap(lambda n: st.tuples(st.integers(0, n), st.just(n))).filter(lambda t: t[1] > 0))
+def test_binomial_ci_holds_the_observed_rate(case: tuple[int, int]) -> None:
+    successes, trials = case
+    interval = stats.binomial_ci(successes, trials)
+    assert interval is not None
+    assert 0.0 <= interval[0] <= successes / trials <= interval[1] <= 1.0
