@@ -26,12 +26,11 @@ from rag_compare.core.contract import record_ok
 from rag_compare.core.digest import json_digest
 from rag_compare.core.errors import ConfigError, ContractError, JudgeError, Problem
 from rag_compare.core.signals import JUDGE_FAILED, SCORED_SIGNALS
-from rag_compare.llm.cache import opened_cache, request_key
 from rag_compare.llm.dispatch import Outcome, send_to_endpoint
 from rag_compare.llm.endpoint import endpoint_name
 from rag_compare.llm.judge_checks import CHECKS, DEFAULT_CHECKS, PROMPT_VERSION, Check, prompt_digest, render_messages
 from rag_compare.llm.limits import Limits, limits_from
-from rag_compare.llm.plan import JudgePlan, estimated_tokens, tokens_of
+from rag_compare.llm.plan import JudgePlan, estimated_tokens, in_cache, tokens_of
 from rag_compare.llm.transport import chat_body
 
 __all__ = ["OpenAIJudge"]
@@ -123,10 +122,8 @@ class OpenAIJudge:
     def plan(self, cases: pl.DataFrame) -> JudgePlan:
         """The requests judging ``cases`` would make, how many are cached, and a token estimate."""
         requests = self._requests(_inputs(cases))
-        keys = [request_key(self.endpoint, request.body) for request in requests]
-        with opened_cache(self.cache, create=False) as cache:
-            stored = set() if cache is None else set(cache.get_many(keys))
-        to_send = [request for request, key in zip(requests, keys, strict=True) if key not in stored]
+        cached = in_cache([request.body for request in requests], endpoint=self.endpoint, cache=self.cache)
+        to_send = [request for request, found in zip(requests, cached, strict=True) if not found]
         prompt = sum(estimated_tokens(json.dumps(request.body)) for request in to_send)
         completion = sum(
             _COMPLETION_ESTIMATE + (tokens_of(request.answer_chars) if request.check.name == "groundedness" else 0)
