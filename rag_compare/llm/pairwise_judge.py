@@ -194,10 +194,11 @@ def _environment() -> Any:
 
 def _inputs(pairs: pl.DataFrame) -> pl.DataFrame:
     """The columns the prompt reads, as text, a missing value as blank text."""
+    schema = pairs.schema
     problems = [
-        Problem("a column of text", column=name)
+        Problem("a column of text", column=name, value="no such column" if name not in schema else str(schema[name]))
         for name in _INPUTS
-        if pairs.schema.get(name) not in (pl.String, pl.Null, pl.Categorical, pl.Enum)
+        if schema.get(name) not in (pl.String, pl.Null, pl.Categorical, pl.Enum)
     ]
     if problems:
         raise ContractError("pairs", "input of the pairwise judge", problems)
