@@ -21,7 +21,6 @@ from __future__ import annotations
 
 import functools
 import json
-from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -160,31 +159,28 @@ class PairwiseJudge:
         return _choices(outcomes)
 
     def _bodies(self, inputs: pl.DataFrame) -> list[dict[str, Any]]:
-        """Two request bodies a row, the baseline-first order then the candidate-first one."""
+        """Two request bodies a row: the baseline-first order, then the candidate-first one."""
+        environment = _environment()
+        system = {"role": "system", "content": environment.get_template("system.j2").render().strip()}
+        compare = environment.get_template("compare.j2")
         bodies = []
         for pair in inputs.iter_rows(named=True):
-            bodies.append(self._body(pair, first="baseline", second="candidate"))
-            bodies.append(self._body(pair, first="candidate", second="baseline"))
+            for first, second in (("baseline", "candidate"), ("candidate", "baseline")):
+                prompt = compare.render(
+                    question=pair["question"],
+                    answerability=pair["answerability"],
+                    acceptance_note=pair["acceptance_note"],
+                    first_answer=pair[f"{first}_answer"],
+                    first_context=pair[f"{first}_context"],
+                    second_answer=pair[f"{second}_answer"],
+                    second_context=pair[f"{second}_context"],
+                )
+                messages = [system, {"role": "user", "content": prompt.strip()}]
+                body = chat_body(
+                    self.model, messages, response_format=_RESPONSE_FORMAT, temperature=self.temperature, seed=self.seed
+                )
+                bodies.append(body)
         return bodies
-
-    def _body(self, pair: Mapping[str, Any], *, first: str, second: str) -> dict[str, Any]:
-        environment = _environment()
-        prompt = environment.get_template("compare.j2").render(
-            question=pair["question"],
-            answerability=pair["answerability"],
-            acceptance_note=pair["acceptance_note"],
-            first_answer=pair[f"{first}_answer"],
-            first_context=pair[f"{first}_context"],
-            second_answer=pair[f"{second}_answer"],
-            second_context=pair[f"{second}_context"],
-        )
-        messages = [
-            {"role": "system", "content": environment.get_template("system.j2").render().strip()},
-            {"role": "user", "content": prompt.strip()},
-        ]
-        return chat_body(
-            self.model, messages, response_format=_RESPONSE_FORMAT, temperature=self.temperature, seed=self.seed
-        )
 
 
 @functools.cache

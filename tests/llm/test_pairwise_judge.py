@@ -3,8 +3,11 @@ asked, faults cost retries never pairs, and a rerun is free."""
 
 from __future__ import annotations
 
+import contextlib
+import dataclasses
 import json
 import shutil
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -13,7 +16,7 @@ import pytest
 
 from rag_compare.core.digest import json_digest
 from rag_compare.core.errors import ConfigError, ContractError, JudgeError
-from rag_compare.llm import pairwise_judge
+from rag_compare.llm import dispatch, pairwise_judge
 from rag_compare.llm.limits import Limits
 from rag_compare.llm.pairwise_judge import PairwiseJudge
 from tests.helpers.chat_server import ChatServer, Reply
@@ -245,6 +248,20 @@ def test_concurrency_bound_holds(tmp_path: Path) -> None:
         judge_for(server, tmp_path, concurrency=2).judge_pairs(PAIRS)
         assert server.count() == 8
         assert server.max_in_flight == 2
+
+
+def test_progress_names_the_pairs_and_both_orders(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    labels: list[tuple[str | None, int]] = []
+
+    @contextlib.contextmanager
+    def recording(label: str | None, total: int) -> Iterator[Callable[[], None]]:
+        labels.append((label, total))
+        yield lambda: None
+
+    monkeypatch.setattr(dispatch, "progress_bar", recording)
+    with ChatServer(lambda request, attempt: choice("tie")) as server:
+        dataclasses.replace(judge_for(server, tmp_path), progress=True).judge_pairs(PAIRS)
+    assert labels == [("judging 4 pairs in both orders", 8)]
 
 
 def test_fingerprint_names_what_decides_the_choices(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
