@@ -59,7 +59,8 @@ if TYPE_CHECKING:
     from rag_compare.llm.chat_generator import OpenAIGenerator
     from rag_compare.llm.drafts import draft_cases
     from rag_compare.llm.limits import Limits
-    from rag_compare.llm.llm_judge import JudgePlan, OpenAIJudge
+    from rag_compare.llm.llm_judge import OpenAIJudge
+    from rag_compare.llm.plan import JudgePlan
     from rag_compare.pipeline.bm25 import BM25Retriever
     from rag_compare.pipeline.context_builder import BudgetContextBuilder
     from rag_compare.pipeline.extractive import ExtractiveGenerator
@@ -148,7 +149,7 @@ _LAZY = {
     "Generator": "rag_compare.core.protocols",
     "ImportedRun": "rag_compare.io.run_import",
     "Judge": "rag_compare.core.protocols",
-    "JudgePlan": "rag_compare.llm.llm_judge",
+    "JudgePlan": "rag_compare.llm.plan",
     "LexicalJudge": "rag_compare.compute.lexical_judge",
     "Limits": "rag_compare.llm.limits",
     "OpenAIGenerator": "rag_compare.llm.chat_generator",

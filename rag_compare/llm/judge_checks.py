@@ -135,7 +135,8 @@ def render_messages(check: Check, inputs: Mapping[str, Any]) -> list[dict[str, s
 
 
 @functools.cache
-def prompt_digest() -> str:
-    """SHA-256 over every prompt template of ``PROMPT_VERSION``, by name and bytes."""
-    files = sorted(_PROMPTS.glob("*.j2"))
+def prompt_digest(folder: Path = _PROMPTS) -> str:
+    """SHA-256 over every prompt template in ``folder`` (default: the checks' of ``PROMPT_VERSION``), by
+    name and bytes."""
+    files = sorted(folder.glob("*.j2"))
     return bytes_digest(*(path.name.encode() + b"\0" + path.read_bytes() + b"\0" for path in files))

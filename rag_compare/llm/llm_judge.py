@@ -13,7 +13,6 @@ Prompts are rendered case by case: each is a request of its own anyway.
 from __future__ import annotations
 
 import json
-import math
 from collections.abc import Mapping, Sequence
 from dataclasses import InitVar, dataclass, field
 from pathlib import Path
@@ -26,48 +25,20 @@ from rag_compare.compute.lexical_judge import LexicalJudge
 from rag_compare.core.contract import record_ok
 from rag_compare.core.digest import json_digest
 from rag_compare.core.errors import ConfigError, ContractError, JudgeError, Problem
-from rag_compare.core.result import Report
 from rag_compare.core.signals import JUDGE_FAILED, SCORED_SIGNALS
-from rag_compare.llm.cache import opened_cache, request_key
 from rag_compare.llm.dispatch import Outcome, send_to_endpoint
 from rag_compare.llm.endpoint import endpoint_name
 from rag_compare.llm.judge_checks import CHECKS, DEFAULT_CHECKS, PROMPT_VERSION, Check, prompt_digest, render_messages
 from rag_compare.llm.limits import Limits, limits_from
+from rag_compare.llm.plan import JudgePlan, estimated_tokens, in_cache, tokens_of
 from rag_compare.llm.transport import chat_body
 
-__all__ = ["JudgePlan", "OpenAIJudge"]
+__all__ = ["OpenAIJudge"]
 
 METHOD_VERSION = "llm-1"
 _INPUTS = ("status", "question", "answer", "context", "acceptance_note", "answerability")
-_CHARS_PER_TOKEN = 4
 _COMPLETION_ESTIMATE = 80
 """Tokens a verdict's reply is guessed to take; groundedness adds the length of the answer (its claims)."""
-
-
-@dataclass(frozen=True)
-class JudgePlan(Report):
-    """What judging would cost before anything is spent: requests, those the cache already holds, and
-    a rough token estimate (four characters a token)."""
-
-    cases: int
-    requests: int
-    cached: int
-    prompt_tokens: int
-    completion_tokens: int
-
-    @property
-    def to_send(self) -> int:
-        return self.requests - self.cached
-
-    def to_dict(self) -> dict[str, Any]:
-        return {
-            "cases": self.cases,
-            "requests": self.requests,
-            "cached": self.cached,
-            "to_send": self.to_send,
-            "estimated_prompt_tokens": self.prompt_tokens,
-            "estimated_completion_tokens": self.completion_tokens,
-        }
 
 
 @dataclass(frozen=True)
@@ -151,13 +122,11 @@ class OpenAIJudge:
     def plan(self, cases: pl.DataFrame) -> JudgePlan:
         """The requests judging ``cases`` would make, how many are cached, and a token estimate."""
         requests = self._requests(_inputs(cases))
-        keys = [request_key(self.endpoint, request.body) for request in requests]
-        with opened_cache(self.cache, create=False) as cache:
-            stored = set() if cache is None else set(cache.get_many(keys))
-        to_send = [request for request, key in zip(requests, keys, strict=True) if key not in stored]
-        prompt = sum(_estimate(json.dumps(request.body)) for request in to_send)
+        cached = in_cache([request.body for request in requests], endpoint=self.endpoint, cache=self.cache)
+        to_send = [request for request, found in zip(requests, cached, strict=True) if not found]
+        prompt = sum(estimated_tokens(json.dumps(request.body)) for request in to_send)
         completion = sum(
-            _COMPLETION_ESTIMATE + (_tokens(request.answer_chars) if request.check.name == "groundedness" else 0)
+            _COMPLETION_ESTIMATE + (tokens_of(request.answer_chars) if request.check.name == "groundedness" else 0)
             for request in to_send
         )
         return JudgePlan(cases.height, len(requests), len(requests) - len(to_send), prompt, completion)
@@ -270,11 +239,3 @@ def _inputs(cases: pl.DataFrame) -> pl.DataFrame:
         raise ContractError("cases", "input of the LLM judge", problems)
     typed = cases.select(pl.col(name).cast(pl.String) for name in _INPUTS)
     return pl.concat([typed, LexicalJudge().abstentions(typed)], how="horizontal")
-
-
-def _estimate(text: str) -> int:
-    return _tokens(len(text))
-
-
-def _tokens(characters: int) -> int:
-    return math.ceil(characters / _CHARS_PER_TOKEN)

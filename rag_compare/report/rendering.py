@@ -20,7 +20,7 @@ from rag_compare.io.drafts_file import Drafts
 from rag_compare.io.run_import import ImportedRun
 from rag_compare.io.runs import Run
 from rag_compare.io.scores import Scores
-from rag_compare.llm.llm_judge import JudgePlan
+from rag_compare.llm.plan import JudgePlan
 from rag_compare.report import summaries
 from rag_compare.report.comparison_text import comparison_text
 from rag_compare.report.documents import summary_html, write_report

@@ -26,7 +26,7 @@ if TYPE_CHECKING:
     from rag_compare.io.run_import import ImportedRun
     from rag_compare.io.runs import Run
     from rag_compare.io.scores import Scores
-    from rag_compare.llm.llm_judge import JudgePlan
+    from rag_compare.llm.plan import JudgePlan
 
 __all__ = [
     "audit_text",

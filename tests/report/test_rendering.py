@@ -21,7 +21,7 @@ from rag_compare.io.corpus import load_corpus
 from rag_compare.io.drafts_file import DraftFailure
 from rag_compare.io.runs import load_run
 from rag_compare.io.scores import score_run
-from rag_compare.llm.llm_judge import JudgePlan
+from rag_compare.llm.plan import JudgePlan
 from rag_compare.report import rendering, summaries
 from rag_compare.report.comparison_text import comparison_text
 from rag_compare.report.documents import summary_html

@@ -14,7 +14,7 @@ from rag_compare.io.corpus import load_corpus
 from rag_compare.io.drafts_file import DraftFailure
 from rag_compare.io.runs import Run, load_run
 from rag_compare.io.scores import score_run
-from rag_compare.llm.llm_judge import JudgePlan
+from rag_compare.llm.plan import JudgePlan
 from rag_compare.report.summaries import (
     audit_text,
     corpus_text,
