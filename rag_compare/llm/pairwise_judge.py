@@ -32,6 +32,7 @@ from rag_compare.core.digest import json_digest
 from rag_compare.core.errors import ConfigError, ContractError, JudgeError, Problem
 from rag_compare.core.signals import JUDGE_FAILED
 from rag_compare.core.templates import template_environment
+from rag_compare.io.pairs import CHOICES, JUDGE_INPUTS, ORDERS
 from rag_compare.llm.dispatch import Outcome, send_to_endpoint
 from rag_compare.llm.endpoint import endpoint_name
 from rag_compare.llm.judge_checks import prompt_digest
@@ -39,25 +40,11 @@ from rag_compare.llm.limits import Limits
 from rag_compare.llm.plan import JudgePlan, estimated_tokens, in_cache
 from rag_compare.llm.transport import chat_body
 
-__all__ = ["CHOICES", "ORDERS", "PROMPT_VERSION", "PairwiseJudge"]
+__all__ = ["PROMPT_VERSION", "PairwiseJudge"]
 
 METHOD_VERSION = "pairwise-1"
 PROMPT_VERSION = "v1"
-ORDERS = ("baseline_first", "candidate_first")
-"""The two orders every pair is asked in, named by the side whose answer is shown first."""
-CHOICES = ("first", "second", "tie")
-"""What a reply's ``better`` may be."""
 _PROMPTS = Path(__file__).parent / "prompts" / "pairwise"
-_INPUTS = (
-    "case_id",
-    "question",
-    "answerability",
-    "acceptance_note",
-    "baseline_answer",
-    "baseline_context",
-    "candidate_answer",
-    "candidate_context",
-)
 _COMPLETION_ESTIMATE = 60
 """Tokens a reply is guessed to take: a choice and a short reason."""
 _SCHEMA = {
@@ -193,12 +180,12 @@ def _inputs(pairs: pl.DataFrame) -> pl.DataFrame:
     schema = pairs.schema
     problems = [
         Problem("a column of text", column=name, value="no such column" if name not in schema else str(schema[name]))
-        for name in _INPUTS
+        for name in JUDGE_INPUTS
         if schema.get(name) not in (pl.String, pl.Null, pl.Categorical, pl.Enum)
     ]
     if problems:
         raise ContractError("pairs", "input of the pairwise judge", problems)
-    return pairs.select(pl.col(name).cast(pl.String).fill_null("") for name in _INPUTS)
+    return pairs.select(pl.col(name).cast(pl.String).fill_null("") for name in JUDGE_INPUTS)
 
 
 def _choices(outcomes: list[Outcome]) -> pl.DataFrame:
