@@ -19,6 +19,7 @@ from rag_compare.core.errors import (
     EndpointError,
     InputFileError,
     JudgeError,
+    PairsError,
     Problem,
     RagCompareError,
     RunExistsError,
@@ -43,6 +44,7 @@ if TYPE_CHECKING:
         Generation,
         Generator,
         Judge,
+        PairJudge,
         Passage,
         Retriever,
     )
@@ -50,6 +52,7 @@ if TYPE_CHECKING:
     from rag_compare.io.corpus import Corpus, load_corpus
     from rag_compare.io.drafts_file import Drafts, admit_cases
     from rag_compare.io.external_scores import import_scores
+    from rag_compare.io.pairs import Pairs, judge_pairs, load_pairs
     from rag_compare.io.passages import load_passages
     from rag_compare.io.run_import import ImportedRun, import_run, read_records
     from rag_compare.io.runs import Run, freeze_run, load_run
@@ -60,6 +63,7 @@ if TYPE_CHECKING:
     from rag_compare.llm.drafts import draft_cases
     from rag_compare.llm.limits import Limits
     from rag_compare.llm.llm_judge import OpenAIJudge
+    from rag_compare.llm.pairwise_judge import PairwiseJudge
     from rag_compare.llm.plan import JudgePlan
     from rag_compare.pipeline.bm25 import BM25Retriever
     from rag_compare.pipeline.context_builder import BudgetContextBuilder
@@ -96,6 +100,10 @@ __all__ = [
     "Limits",
     "OpenAIGenerator",
     "OpenAIJudge",
+    "PairJudge",
+    "Pairs",
+    "PairsError",
+    "PairwiseJudge",
     "Passage",
     "PassagesSchema",
     "Problem",
@@ -120,7 +128,9 @@ __all__ = [
     "freeze_run",
     "import_run",
     "import_scores",
+    "judge_pairs",
     "load_corpus",
+    "load_pairs",
     "load_passages",
     "load_run",
     "load_scores",
@@ -154,6 +164,9 @@ _LAZY = {
     "Limits": "rag_compare.llm.limits",
     "OpenAIGenerator": "rag_compare.llm.chat_generator",
     "OpenAIJudge": "rag_compare.llm.llm_judge",
+    "PairJudge": "rag_compare.core.protocols",
+    "Pairs": "rag_compare.io.pairs",
+    "PairwiseJudge": "rag_compare.llm.pairwise_judge",
     "Passage": "rag_compare.core.protocols",
     "PassagesSchema": "rag_compare.io.schemas",
     "RecordsSchema": "rag_compare.io.schemas",
@@ -170,6 +183,8 @@ _LAZY = {
     "freeze_run": "rag_compare.io.runs",
     "import_run": "rag_compare.io.run_import",
     "import_scores": "rag_compare.io.external_scores",
+    "judge_pairs": "rag_compare.io.pairs",
+    "load_pairs": "rag_compare.io.pairs",
     "load_corpus": "rag_compare.io.corpus",
     "load_passages": "rag_compare.io.passages",
     "load_run": "rag_compare.io.runs",

@@ -82,6 +82,12 @@ def _statuses(ctx: click.Context, param: click.Parameter, value: str | None) -> 
 @click.option(
     "--candidate-scores", type=PATH, help="A scores file of CANDIDATE: its verdicts replace the offline judge's."
 )
+@click.option(
+    "--pairs",
+    type=PATH,
+    help="A pairs file of BASELINE and CANDIDATE (rag-compare judge-pairs): each case's preferred side, and the "
+    "win rate.",
+)
 def compare_command(
     baseline: Path,
     candidate: Path,
@@ -96,13 +102,15 @@ def compare_command(
     fail_on: tuple[str, ...],
     baseline_scores: Path | None,
     candidate_scores: Path | None,
+    pairs: Path | None,
 ) -> None:
     """Compare the frozen run CANDIDATE with BASELINE, case by case (also: rag-compare BASELINE CANDIDATE).
 
     Each case gets one status (missing, failed, judge_failed, improved, regressed, mixed or unchanged)
     with the signals that moved; aggregates come with 95% bootstrap intervals and Holm-adjusted
     p-values. A report for reviewers: --format html --output report.html (or --format markdown).
-    LLM verdicts: score each run (rag-compare score) and pass --baseline-scores/--candidate-scores.
+    LLM verdicts: score each run (rag-compare score) and pass --baseline-scores/--candidate-scores;
+    a pairwise judge's (rag-compare judge-pairs): --pairs.
     """
     from rag_compare.cli.flags import as_flags
     from rag_compare.compute.compare_runs import compare
@@ -116,6 +124,7 @@ def compare_command(
         tolerance=tolerance,
         baseline_scores=baseline_scores,
         candidate_scores=candidate_scores,
+        pairs=pairs,
     )
     group = cast(click.Group, click.get_current_context().find_root().command)
     comparison = replace(

@@ -27,6 +27,8 @@ _COMMANDS = {
     "admit_cases": "admit",
     "freeze_run": "freeze",
     "import_scores": "import-scores",
+    "judge_pairs": "judge-pairs",
+    "load_pairs": "show",
     "load_scores": "show",
     "score_run": "score",
 }

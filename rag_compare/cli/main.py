@@ -28,6 +28,7 @@ from rag_compare.cli.compare import compare_command
 from rag_compare.cli.corpus import audit_command, validate_command
 from rag_compare.cli.drafts import admit_command, draft_cases_command
 from rag_compare.cli.exits import EXIT_BAD_INPUT, EXIT_BROKEN_PIPE, EXIT_TERMINATED, interrupted
+from rag_compare.cli.pairs import judge_pairs_command
 from rag_compare.cli.runs import freeze_command, import_run_command, merge_repeats_command, show_command
 from rag_compare.cli.scores import fallback, import_scores_command, score
 from rag_compare.core.credentials import redact
@@ -179,6 +180,7 @@ for command in (
     admit_command,
     score,
     import_scores_command,
+    judge_pairs_command,
     fallback,
 ):
     main.add_command(command)

@@ -132,7 +132,7 @@ class Pairs(Report):
         raise PairsError(
             f"{source}: judged runs '{self.baseline['name']}' ({made[0][:12]}) and '{self.candidate['name']}' "
             f"({made[1][:12]}), not ({baseline[:12]}) and ({candidate[:12]}). Pass the pairs made from these "
-            "runs, or judge them: `judge_pairs(BASELINE, CANDIDATE, judge)`"
+            "runs, or judge them in pairs: `judge_pairs`."
         )
 
     def to_dict(self) -> dict[str, Any]:

@@ -140,3 +140,23 @@ class ScriptedPairJudge:
                 "judge_error": pl.String,
             },
         )
+
+
+def shown_answers(request: Mapping[str, Any]) -> tuple[str, str]:
+    """The first and second answer of a pairwise judge's chat request (between its answer tags)."""
+    user = str(request["messages"][-1]["content"])
+    return tuple(  # type: ignore[return-value]
+        user.split(f"<{position}_answer>\n", 1)[1].split(f"\n</{position}_answer>", 1)[0]
+        for position in ("first", "second")
+    )
+
+
+def case_letter(request: Mapping[str, Any]) -> str:
+    """The letter of the fixture's case a request asks about, from its question ``How long is leave (a)?``."""
+    user = str(request["messages"][-1]["content"])
+    return user.split("How long is leave (", 1)[1][0]
+
+
+def candidate_answer(letter: str) -> str | None:
+    """The candidate's answer to the fixture's case with that letter."""
+    return next((answer for case_id, answer in _CANDIDATE_ANSWERS.items() if case_id.startswith(letter)), None)
