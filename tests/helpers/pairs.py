@@ -142,13 +142,17 @@ class ScriptedPairJudge:
         )
 
 
-def shown_answers(request: Mapping[str, Any]) -> tuple[str, str]:
-    """The first and second answer of a pairwise judge's chat request (between its answer tags)."""
+def tagged(request: Mapping[str, Any], tag: str) -> str | None:
+    """The text between ``<tag>`` and ``</tag>`` (each on its own line) in a request's user message, or None."""
     user = str(request["messages"][-1]["content"])
-    return tuple(  # type: ignore[return-value]
-        user.split(f"<{position}_answer>\n", 1)[1].split(f"\n</{position}_answer>", 1)[0]
-        for position in ("first", "second")
-    )
+    if f"<{tag}>\n" not in user:
+        return None
+    return user.split(f"<{tag}>\n", 1)[1].split(f"\n</{tag}>", 1)[0]
+
+
+def shown_answers(request: Mapping[str, Any]) -> tuple[str | None, str | None]:
+    """The first and second answer of a pairwise judge's chat request."""
+    return tagged(request, "first_answer"), tagged(request, "second_answer")
 
 
 def case_letter(request: Mapping[str, Any]) -> str:

@@ -20,6 +20,7 @@ from rag_compare.llm import dispatch, pairwise_judge
 from rag_compare.llm.limits import Limits
 from rag_compare.llm.pairwise_judge import PairwiseJudge
 from tests.helpers.chat_server import ChatServer, Reply
+from tests.helpers.pairs import tagged
 
 MARK = "[candidate]"
 # Four pairs: p0 and p1 answerable with a note, p2 unanswerable without a note or a baseline context,
@@ -55,14 +56,6 @@ def judge_for(server: ChatServer, tmp_path: Path, **limits: Any) -> PairwiseJudg
     return PairwiseJudge(
         "judge-model", base_url=server.base_url, cache=tmp_path / "cache.sqlite3", limits=Limits(**settings)
     )
-
-
-def tagged(request: dict[str, Any], tag: str) -> str | None:
-    """The text between ``<tag>`` and ``</tag>`` (each on its own line) in the user message, or None."""
-    user = request["messages"][-1]["content"]
-    if f"<{tag}>\n" not in user:
-        return None
-    return str(user.split(f"<{tag}>\n", 1)[1].split(f"\n</{tag}>", 1)[0])
 
 
 def order_of(request: dict[str, Any]) -> str:
