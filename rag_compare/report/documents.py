@@ -106,44 +106,41 @@ def _context(comparison: Comparison, *, all_cases: bool, max_cases: int | None) 
     counts = comparison.counts
     answer_signals = ANSWER_SIGNALS + tuple(signal.name for signal in comparison.signals if signal in SCORE_SIGNALS)
     listed = REPORTED_STATUSES + (("unchanged",) if all_cases else ())
-    return (
-        {
-            "version": __version__,
-            "title": f"{comparison.baseline.name} → {comparison.candidate.name}",
-            "runs": _runs(comparison),
-            "evaluator": dict(comparison.evaluator),
-            "scores": comparison.scores_text(),
-            "tolerance": f"{comparison.tolerance:g}",
-            "config_diff": [
-                (change["key"], config_text(change["baseline"]), config_text(change["candidate"]))
-                for change in comparison.config_diff
-            ],
-            "warnings": list(comparison.warnings),
-            "total": comparison.cases.height,
-            "counts": [(status, count, tone_of(status)) for status, count in counts.items()],
-            "status_chart": status_chart(counts),
-            "aggregate_headers": AGGREGATE_HEADERS,
-            "scopes": _scopes(comparison.aggregates.filter(pl.col("n") > 0)),
-            "empty_signals": comparison.signals_without_values,
-            "breakdowns": [_breakdown(comparison.breakdowns, by) for by in BREAKDOWN_COLUMNS],
-            "groups": [
-                {
-                    "status": status,
-                    "tone": tone_of(status),
-                    "count": counts[status],
-                    "open": tone_of(status) in _OPEN_TONES,
-                    "cases": _case_views(comparison.cases, status, max_cases, answer_signals),
-                    "more": 0 if max_cases is None else max(0, counts[status] - max_cases),
-                }
-                for status in listed
-                if counts[status]
-            ],
-            "unlisted": 0 if all_cases else counts["unchanged"],
-            "answer_signals": answer_signals,
-        }
-        | _repeats_context(comparison, max_cases)
-        | {"preference": _preference_context(comparison, max_cases)}
-    )
+    return {
+        "version": __version__,
+        "title": f"{comparison.baseline.name} → {comparison.candidate.name}",
+        "runs": _runs(comparison),
+        "evaluator": dict(comparison.evaluator),
+        "scores": comparison.scores_text(),
+        "tolerance": f"{comparison.tolerance:g}",
+        "config_diff": [
+            (change["key"], config_text(change["baseline"]), config_text(change["candidate"]))
+            for change in comparison.config_diff
+        ],
+        "warnings": list(comparison.warnings),
+        "total": comparison.cases.height,
+        "counts": [(status, count, tone_of(status)) for status, count in counts.items()],
+        "status_chart": status_chart(counts),
+        "aggregate_headers": AGGREGATE_HEADERS,
+        "scopes": _scopes(comparison.aggregates.filter(pl.col("n") > 0)),
+        "empty_signals": comparison.signals_without_values,
+        "breakdowns": [_breakdown(comparison.breakdowns, by) for by in BREAKDOWN_COLUMNS],
+        "groups": [
+            {
+                "status": status,
+                "tone": tone_of(status),
+                "count": counts[status],
+                "open": tone_of(status) in _OPEN_TONES,
+                "cases": _case_views(comparison.cases, status, max_cases, answer_signals),
+                "more": 0 if max_cases is None else max(0, counts[status] - max_cases),
+            }
+            for status in listed
+            if counts[status]
+        ],
+        "unlisted": 0 if all_cases else counts["unchanged"],
+        "answer_signals": answer_signals,
+        "preference": _preference_context(comparison, max_cases),
+    } | _repeats_context(comparison, max_cases)
 
 
 def _repeats_context(comparison: Comparison, max_cases: int | None) -> dict[str, Any]:

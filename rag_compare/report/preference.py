@@ -37,7 +37,7 @@ __all__ = [
 
 PREFERENCE_HEADERS = ("measure", "value")
 LIST_HEADERS = ("case", "pairwise judge")
-INCONSISTENT_TITLE = "Inconsistent pairs: the judge's choice followed the order (counted for neither side)"
+INCONSISTENT_TITLE = "Inconsistent pairs: the two orders disagree (counted for neither side)"
 UNJUDGED_TITLE = "Pairs the judge could not judge"
 _OUTCOME_LABELS = {
     "candidate": "candidate preferred (wins)",
