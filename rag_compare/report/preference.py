@@ -14,6 +14,7 @@ import polars as pl
 from rag_compare.compute.comparison import SIDES
 from rag_compare.compute.preference import position_bias
 from rag_compare.core.signals import JUDGE_FAILED
+from rag_compare.io.pairs import OUTCOMES
 from rag_compare.report.text import p_value_text, text_table
 
 if TYPE_CHECKING:
@@ -39,14 +40,21 @@ PREFERENCE_HEADERS = ("measure", "value")
 LIST_HEADERS = ("case", "pairwise judge")
 INCONSISTENT_TITLE = "Inconsistent pairs: the two orders disagree (counted for neither side)"
 UNJUDGED_TITLE = "Pairs the judge could not judge"
-_OUTCOME_LABELS = {
-    "candidate": "candidate preferred (wins)",
-    "baseline": "baseline preferred (losses)",
-    "tie": "ties",
-    "inconsistent": "inconsistent",
-    JUDGE_FAILED: "judge_failed",
-    "not_judged": "not judged",
-}
+_OUTCOME_LABELS = dict(
+    zip(
+        OUTCOMES,
+        (
+            "candidate preferred (wins)",
+            "baseline preferred (losses)",
+            "ties",
+            "inconsistent",
+            JUDGE_FAILED,
+            "not judged",
+        ),
+        strict=True,
+    )
+)
+"""Each outcome of ``io.pairs.OUTCOMES`` as the reports name it."""
 _MIN_REPLIES = 10
 """Fewer replies than this never warn: a handful of choices says little about a judge."""
 _MIN_CONSISTENCY = 0.8
@@ -69,7 +77,7 @@ def preference_rows(comparison: Comparison) -> list[tuple[str, str]]:
     if preference is None:
         return []
     judge = preference.evaluator
-    source = f"{judge['path'] or '(not written)'} ({str(judge['pairs_fingerprint'])[:12]})"
+    source = f"{judge['path'] or 'not written'} ({str(judge['pairs_fingerprint'])[:12]})"
     return [
         ("pairs", source),
         *_count_rows(preference.counts),
