@@ -1,7 +1,8 @@
 """A comparison's text summary for a terminal: the runs, config differences, warnings, status counts,
 the aggregates of both scopes, then the cases that changed, failed or are missing (the first 100); with
 repeats, also the samples per side, the counts beside the noise floor, the within-case variance and the
-flaky cases (see ``repeats``)."""
+flaky cases (see ``repeats``); with pairs, the pairwise preference after the aggregates, the judge's
+reason under each listed case, and the inconsistent and unjudged pairs (see ``preference``)."""
 
 from __future__ import annotations
 
@@ -11,6 +12,7 @@ import polars as pl
 
 from rag_compare.compute.comparison import CASE_STATUSES, REPORTED_STATUSES, SCOPE_TITLES, SIDES
 from rag_compare.core.listing import truncated
+from rag_compare.report import preference
 from rag_compare.report.repeats import (
     FLAKY_HEADERS,
     FLAKY_TITLE,
@@ -26,11 +28,14 @@ from rag_compare.report.repeats import (
 from rag_compare.report.text import AGGREGATE_HEADERS, aggregate_cells, config_text, k_text, text_table
 
 if TYPE_CHECKING:
+    from collections.abc import Sequence
+
     from rag_compare.compute.comparison import Comparison
 
 __all__ = ["comparison_text"]
 
 _MAX_LISTED = 100
+_REASON_CHARS = 200
 _STATUS_WIDTH = max(len(status) for status in CASE_STATUSES)
 
 
@@ -72,19 +77,43 @@ def comparison_text(comparison: Comparison) -> str:
     if empty:
         hint = " (answer_completeness needs --passages)" if "answer_completeness" in empty else ""
         parts.append(f"no values for: {', '.join(empty)}{hint}")
+    parts += _preference_parts(comparison)
     parts.append(_listed_cases(comparison.cases))
-    flaky, total = flaky_rows(comparison, _MAX_LISTED)
-    if flaky:
-        table = f"{FLAKY_TITLE}\n" + text_table(FLAKY_HEADERS, flaky)
-        parts.append(table + (f"… and {total - len(flaky):,} more\n" if total > len(flaky) else ""))
-    return "\n".join(part.rstrip("\n") + "\n" for part in parts)
+    parts.append(_cut_table(FLAKY_TITLE, FLAKY_HEADERS, *flaky_rows(comparison, _MAX_LISTED)))
+    for title, listing in (
+        (preference.INCONSISTENT_TITLE, preference.inconsistent_rows),
+        (preference.UNJUDGED_TITLE, preference.unjudged_rows),
+    ):
+        pairs, total = listing(comparison, _MAX_LISTED)
+        cut = [(case_id, config_text(reason, _REASON_CHARS)) for case_id, reason in pairs]
+        parts.append(_cut_table(title, preference.LIST_HEADERS, cut, total))
+    return "\n".join(part.rstrip("\n") + "\n" for part in parts if part)
+
+
+def _preference_parts(comparison: Comparison) -> list[str]:
+    """The pairwise preference section and its bias warning; nothing without pairs."""
+    title = preference.preference_title(comparison)
+    if title is None:
+        return []
+    table = f"{title}\n" + text_table(preference.PREFERENCE_HEADERS, preference.preference_rows(comparison))
+    warning = preference.preference_warning(comparison)
+    return [table + (f"warning: {warning}\n" if warning else "")]
+
+
+def _cut_table(title: str, headers: Sequence[str], rows: Sequence[Sequence[str]], total: int) -> str:
+    """A titled table of the first rows of a list and how many more there are; empty without rows."""
+    if not rows:
+        return ""
+    table = f"{title}\n" + text_table(headers, rows)
+    return table + (f"… and {total - len(rows):,} more\n" if total > len(rows) else "")
 
 
 def _listed_cases(cases: pl.DataFrame) -> str:
     """The reported cases, in ``REPORTED_STATUSES`` order then by id, each with its reasons."""
     order = {status: rank for rank, status in enumerate(REPORTED_STATUSES)}
+    judged = pl.col("preference_reason") if "preference_reason" in cases.columns else pl.lit(None, pl.String)
     listed = (
-        cases.select("case_id", pl.col("status").cast(pl.String), "reasons")
+        cases.select("case_id", pl.col("status").cast(pl.String), "reasons", judged.alias("judge"))
         .filter(pl.col("status").is_in(REPORTED_STATUSES))
         .sort(pl.col("status").replace_strict(order, return_dtype=pl.Int32), "case_id")
     )
@@ -92,8 +121,14 @@ def _listed_cases(cases: pl.DataFrame) -> str:
         return "No case changed, failed or is missing."
     indent = " " * (_STATUS_WIDTH + 2)
     blocks = [
-        "\n".join([f"{status:<{_STATUS_WIDTH}} {case_id}", *(indent + reason for reason in reasons)])
-        for case_id, status, reasons in listed.head(_MAX_LISTED).iter_rows()
+        "\n".join(
+            [
+                f"{status:<{_STATUS_WIDTH}} {case_id}",
+                *(indent + reason for reason in reasons),
+                *([f"{indent}judge: {config_text(judge, _REASON_CHARS)}"] if judge else []),
+            ]
+        )
+        for case_id, status, reasons, judge in listed.head(_MAX_LISTED).iter_rows()
     ]
     every = " (--format json lists every case)"
     shown = truncated(blocks, _MAX_LISTED, separator="\n", prefix="\n", suffix=every, total=listed.height)

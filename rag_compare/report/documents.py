@@ -2,9 +2,11 @@
 
 A report holds, in order: the two runs and the config diff with its warnings; status counts (with
 repeats, beside the noise floor); the aggregates of both scopes (with repeats, the within-case
-variance); breakdowns by category and answerability; then the cases, regressed, failed and missing
-first, then mixed, improved and unstable, up to ``max_cases`` per status (unchanged ones are counted,
-or listed too with ``all_cases``); with repeats, the flaky cases last. Cases are read from the frame one at a time and
+variance); with pairs, the pairwise preference; breakdowns by category and answerability; then the
+cases, regressed, failed and missing first, then mixed, improved and unstable, up to ``max_cases`` per
+status (unchanged ones are counted, or listed too with ``all_cases``), each with the pairwise judge's
+reason when it has one; with repeats, the flaky cases; with pairs, the inconsistent pairs and those the
+judge could not judge, up to ``max_cases`` each. Cases are read from the frame one at a time and
 written as they are rendered, so a large report never sits in memory as one document.
 
 Every value from data is escaped: by Jinja2's autoescape in HTML (the page also forbids scripts and
@@ -25,11 +27,12 @@ import polars as pl
 from rag_compare._version import __version__
 from rag_compare.compute.aggregates import BREAKDOWN_COLUMNS, SCOPES
 from rag_compare.compute.comparison import REPORTED_STATUSES, SCOPE_TITLES, SIDES
+from rag_compare.compute.preference import PREFERENCE_COLUMNS
 from rag_compare.core.result import DEFAULT_MAX_CASES, REPORT_FORMATS
 from rag_compare.core.rows import row_index
 from rag_compare.core.signals import ALL_SIGNALS, JUDGE_FAILED, SCORE_SIGNALS
 from rag_compare.core.templates import template_environment
-from rag_compare.report import repeats
+from rag_compare.report import preference, repeats
 from rag_compare.report.charts import category_grid, delta_chart, delta_tone, status_chart, tone_of
 from rag_compare.report.text import AGGREGATE_HEADERS, aggregate_cells, config_text, k_text
 
@@ -136,6 +139,7 @@ def _context(comparison: Comparison, *, all_cases: bool, max_cases: int | None) 
         ],
         "unlisted": 0 if all_cases else counts["unchanged"],
         "answer_signals": answer_signals,
+        "preference": _preference_context(comparison, max_cases),
     } | _repeats_context(comparison, max_cases)
 
 
@@ -160,6 +164,35 @@ def _repeats_context(comparison: Comparison, max_cases: int | None) -> dict[str,
             "rows": flaky,
             "more": total - len(flaky),
         },
+    }
+
+
+def _preference_context(comparison: Comparison, max_cases: int | None) -> dict[str, Any] | None:
+    """The pairwise preference section and its lists (see ``preference``); ``None`` without pairs."""
+    title = preference.preference_title(comparison)
+    if title is None:
+        return None
+    lists = []
+    for name, listing_title, listing in (
+        ("inconsistent", preference.INCONSISTENT_TITLE, preference.inconsistent_rows),
+        ("judge-failed", preference.UNJUDGED_TITLE, preference.unjudged_rows),
+    ):
+        rows, total = listing(comparison, max_cases)
+        lists.append(
+            {
+                "id": name,
+                "title": listing_title,
+                "headers": preference.LIST_HEADERS,
+                "rows": rows,
+                "more": total - len(rows),
+            }
+        )
+    return {
+        "title": title,
+        "headers": preference.PREFERENCE_HEADERS,
+        "rows": preference.preference_rows(comparison),
+        "warning": preference.preference_warning(comparison),
+        "lists": lists,
     }
 
 
@@ -246,6 +279,7 @@ def _case_views(
         "source_version",
         "required_passage_ids",
         "acceptance_note",
+        *(name for name in PREFERENCE_COLUMNS if name in cases.columns),
         *(f"{side}_{name}" for side in SIDES for name in side_columns),
     )[rows]
     for row in selected.iter_rows(named=True):
@@ -258,6 +292,8 @@ def _case_views(
             "source_version": row["source_version"],
             "required": required,
             "acceptance_note": row["acceptance_note"],
+            "preferred": row.get("preferred"),
+            "preference_reason": row.get("preference_reason"),
             "sides": [_side_view(row, side, required, answer_signals) for side in SIDES],
         }
 

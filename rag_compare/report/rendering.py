@@ -17,6 +17,7 @@ from rag_compare.compute.fallback import FallbackSimulation
 from rag_compare.core.result import Report, terminal_safe
 from rag_compare.io.corpus import Corpus
 from rag_compare.io.drafts_file import Drafts
+from rag_compare.io.pairs import Pairs
 from rag_compare.io.run_import import ImportedRun
 from rag_compare.io.runs import Run
 from rag_compare.io.scores import Scores
@@ -24,6 +25,7 @@ from rag_compare.llm.plan import JudgePlan
 from rag_compare.report import summaries
 from rag_compare.report.comparison_text import comparison_text
 from rag_compare.report.documents import summary_html, write_report
+from rag_compare.report.preference import pairs_text
 
 __all__ = ["notebook", "text", "write"]
 
@@ -55,6 +57,7 @@ text.register(FallbackSimulation, summaries.simulation_text)
 text.register(Drafts, summaries.drafts_text)
 text.register(ImportedRun, summaries.imported_text)
 text.register(JudgePlan, summaries.plan_text)
+text.register(Pairs, pairs_text)
 text.register(Comparison, comparison_text)
 
 

@@ -17,6 +17,7 @@ __all__ = [
     "aggregate_cells",
     "config_text",
     "k_text",
+    "p_value_text",
     "text_table",
 ]
 
@@ -53,7 +54,8 @@ def _number(value: float | None, digits: int = 3) -> str:
     return "" if value is None else f"{value:.{digits}f}"
 
 
-def _p_value(value: float | None) -> str:
+def p_value_text(value: float | None) -> str:
+    """A p-value as shown: 3 decimals, ``<0.001`` below that, empty when there is none."""
     if value is None:
         return ""
     return "<0.001" if value < 0.001 else f"{value:.3f}"
@@ -69,7 +71,7 @@ def aggregate_cells(row: Mapping[str, Any]) -> tuple[str, ...]:
         _number(row["candidate"]),
         delta,
         ci,
-        _p_value(row["p_value"]),
-        _p_value(row["p_adjusted"]),
+        p_value_text(row["p_value"]),
+        p_value_text(row["p_adjusted"]),
         f"{row['n']:,}",
     )

@@ -19,17 +19,20 @@ from rag_compare.compute.lexical_judge import LexicalJudge
 from rag_compare.core.result import Report, terminal_safe
 from rag_compare.io.corpus import load_corpus
 from rag_compare.io.drafts_file import DraftFailure
-from rag_compare.io.runs import load_run
+from rag_compare.io.pairs import judge_pairs
+from rag_compare.io.runs import freeze_run, load_run
 from rag_compare.io.scores import score_run
 from rag_compare.llm.plan import JudgePlan
 from rag_compare.report import rendering, summaries
 from rag_compare.report.comparison_text import comparison_text
 from rag_compare.report.documents import summary_html
+from rag_compare.report.preference import pairs_text
 from tests.helpers.data import EXAMPLE_CORPUS, EXAMPLE_OLD_CORPUS, HANDMADE_RUNS, PAYLOAD
 from tests.helpers.drafting import drafts_of
+from tests.helpers.pairs import BASELINE, CANDIDATE, CORPUS, ScriptedPairJudge
 
 Rendered = dict[str, tuple[Report, Callable[[Any], str]]]
-TYPES = ["Corpus", "Run", "Scores", "CorpusAudit", "FallbackSimulation", "Drafts", "JudgePlan", "Comparison"]
+TYPES = ["Corpus", "Run", "Scores", "CorpusAudit", "FallbackSimulation", "Drafts", "JudgePlan", "Pairs", "Comparison"]
 
 
 @pytest.fixture(scope="module")
@@ -39,6 +42,7 @@ def results() -> Rendered:
     run = load_run(HANDMADE_RUNS / "baseline.arrow")
     scores = score_run(run, LexicalJudge())
     trust = scores.frame.select("case_id", "judge_status", pl.col("grounded").cast(pl.Float64).alias("trust"))
+    judged = [freeze_run(records, CORPUS, {"name": name}) for name, records in (("b", BASELINE), ("c", CANDIDATE))]
     drafts = drafts_of(corpus.frame.head(2), failures=(DraftFailure("p-1", f"HTTP 500 {PAYLOAD}\x1b[31m"),))
     pairs: list[tuple[Report, Callable[[Any], str]]] = [
         (corpus, summaries.corpus_text),
@@ -48,6 +52,7 @@ def results() -> Rendered:
         (simulate_fallback(run, trust, "trust", [0.5]), summaries.simulation_text),
         (drafts, summaries.drafts_text),
         (JudgePlan(cases=1, requests=3, cached=1, prompt_tokens=900, completion_tokens=80), summaries.plan_text),
+        (judge_pairs(*judged, ScriptedPairJudge()), pairs_text),
         (compare(run, HANDMADE_RUNS / "candidate.arrow"), comparison_text),
     ]
     return {type(result).__name__: (result, renderer) for result, renderer in pairs}
