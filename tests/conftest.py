@@ -135,3 +135,14 @@ def files(
         "passages": passages,
         "new": tmp_path / "new.arrow",
     }
+
+
+@pytest.fixture
+def reply_cache(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """No test reads or writes the user's reply cache, or reaches a real endpoint: the cache is a file
+    under ``tmp_path`` and no endpoint, key or debug setting comes from the environment."""
+    path = tmp_path / "replies.sqlite3"
+    monkeypatch.setenv("RAG_COMPARE_CACHE", str(path))
+    for name in ("OPENAI_BASE_URL", "OPENAI_API_KEY", "RAG_COMPARE_DEBUG"):
+        monkeypatch.delenv(name, raising=False)
+    return path

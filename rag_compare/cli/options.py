@@ -148,6 +148,16 @@ def _gathered(
     return apply
 
 
+JUDGE_SAMPLING = _stacked(
+    click.option(
+        "--temperature", type=finite_float(0), default=0.0, show_default=True, help="Sampling temperature of the judge."
+    ),
+    click.option("--seed", type=int, help="Sampling seed, for endpoints that honour one."),
+)
+"""``--temperature`` and ``--seed`` of a command that asks a judge."""
+DRY_RUN = click.option("--dry-run", is_flag=True, help="Print the requests and a token estimate; send nothing.")
+
+
 def endpoint_settings(base_url: str | None, limits: Limits, cache: Path | bool) -> dict[str, Any]:
     """The library keywords of a command that calls an endpoint: where it is, the ``limits``, the reply
     ``cache``, and a progress bar."""

@@ -11,11 +11,12 @@ from rag_compare.cli.exits import interrupted, say
 from rag_compare.cli.options import (
     BASE_URL,
     CACHE,
+    DRY_RUN,
     FORMAT,
+    JUDGE_SAMPLING,
     PATH,
     Command,
     endpoint_settings,
-    finite_float,
     limit_options,
     model_option,
 )
@@ -34,12 +35,9 @@ __all__ = ["judge_pairs_command"]
 @model_option("The model the endpoint serves (required).")
 @BASE_URL
 @limit_options(concurrency=8, timeout=60.0, max_retries=4, unit="request")
-@click.option(
-    "--temperature", type=finite_float(0), default=0.0, show_default=True, help="Sampling temperature of the judge."
-)
-@click.option("--seed", type=int, help="Sampling seed, for endpoints that honour one.")
+@JUDGE_SAMPLING
 @CACHE
-@click.option("--dry-run", is_flag=True, help="Print the requests and a token estimate; send nothing.")
+@DRY_RUN
 @click.option("--output", type=PATH, help="The pairs file to write (never overwritten); required unless --dry-run.")
 @FORMAT
 def judge_pairs_command(

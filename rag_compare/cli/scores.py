@@ -13,7 +13,9 @@ from rag_compare.cli.options import (
     ASSIGNMENTS,
     BASE_URL,
     CACHE,
+    DRY_RUN,
     FORMAT,
+    JUDGE_SAMPLING,
     PATH,
     Command,
     choice_option,
@@ -64,12 +66,9 @@ def _checks(ctx: click.Context, param: click.Parameter, value: str) -> tuple[str
     help=f"Comma-separated checks, or all: {', '.join(CHECKS)}.",
 )
 @limit_options(concurrency=8, timeout=60.0, max_retries=4, unit="request")
-@click.option(
-    "--temperature", type=finite_float(0), default=0.0, show_default=True, help="Sampling temperature of the judge."
-)
-@click.option("--seed", type=int, help="Sampling seed, for endpoints that honour one.")
+@JUDGE_SAMPLING
 @CACHE
-@click.option("--dry-run", is_flag=True, help="Print the requests and a token estimate; send nothing.")
+@DRY_RUN
 @click.option("--output", type=PATH, help="The scores file to write (never overwritten); required unless --dry-run.")
 @FORMAT
 def score(

@@ -32,6 +32,7 @@ __all__ = [
     "CaseFailure",
     "Context",
     "ContextBuilder",
+    "Evaluator",
     "Generation",
     "Generator",
     "Judge",
@@ -127,8 +128,8 @@ def callable_name(function: object) -> str:
     return f"{getattr(named, '__module__', '?')}.{getattr(named, '__qualname__', '?')}"
 
 
-class Judge(Protocol):
-    """What a comparison and ``score_run`` need from an evaluator (``LexicalJudge``, ``OpenAIJudge``)."""
+class Evaluator(Protocol):
+    """What every evaluator is: a name, and the settings and fingerprint behind its verdicts."""
 
     @property
     def name(self) -> str: ...
@@ -142,6 +143,10 @@ class Judge(Protocol):
     def config(self) -> Mapping[str, Any]:
         """The settings behind the fingerprint, as plain JSON-ready data (no credentials)."""
         ...
+
+
+class Judge(Evaluator, Protocol):
+    """What a comparison and ``score_run`` need from an evaluator (``LexicalJudge``, ``OpenAIJudge``)."""
 
     def judge(self, cases: pl.DataFrame) -> pl.DataFrame:
         """Verdicts for each row of ``cases`` (run records), in order: ``abstained``, ``grounded``,
@@ -150,21 +155,8 @@ class Judge(Protocol):
         ...
 
 
-class PairJudge(Protocol):
+class PairJudge(Evaluator, Protocol):
     """What ``judge_pairs`` needs from a pairwise judge (``PairwiseJudge``): which of two answers is better."""
-
-    @property
-    def name(self) -> str: ...
-
-    @property
-    def fingerprint(self) -> str:
-        """A hash of everything that decides the verdicts: equal fingerprints, comparable verdicts."""
-        ...
-
-    @property
-    def config(self) -> Mapping[str, Any]:
-        """The settings behind the fingerprint, as plain JSON-ready data (no credentials)."""
-        ...
 
     def judge_pairs(self, pairs: pl.DataFrame) -> pl.DataFrame:
         """For each row of ``pairs`` (``case_id``, ``question``, ``answerability``, ``acceptance_note`` and

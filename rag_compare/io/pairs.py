@@ -315,7 +315,7 @@ def _verdict() -> pl.Expr:
     """The side both orders chose, ``tie``, or ``inconsistent`` (see the module); null unless judged ok."""
     agreed = chosen_side("baseline_first") == chosen_side("candidate_first")
     return (
-        pl.when(pl.col("judge_status") != "ok")
+        pl.when(~record_ok("judge_status"))
         .then(pl.lit(None, pl.String))
         .when(pl.col("identical"))
         .then(pl.lit("tie"))
@@ -358,7 +358,7 @@ def _check_frame(frame: pl.DataFrame, source: str) -> None:
     bad = frame.filter(
         ~pl.col("judge_status").is_in(_JUDGE_STATUSES)
         | (pl.col("verdict").is_not_null() & ~pl.col("verdict").is_in(VERDICTS))
-        | (pl.col("verdict").is_null() == (pl.col("judge_status") == "ok"))
+        | (pl.col("verdict").is_null() == record_ok("judge_status"))
         | pl.col("case_id").is_duplicated()
     )
     if bad.height:

@@ -18,14 +18,7 @@ from tests.helpers.drafting import PASSAGES, distinct, passage_of
 FAST = ("--timeout", "5", "--max-retries", "0")
 
 
-@pytest.fixture(autouse=True)
-def reply_cache(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
-    """No test reads or writes the user's reply cache, or reaches a real endpoint."""
-    path = tmp_path / "replies.sqlite3"
-    monkeypatch.setenv("RAG_COMPARE_CACHE", str(path))
-    for name in ("OPENAI_BASE_URL", "OPENAI_API_KEY", "RAG_COMPARE_DEBUG"):
-        monkeypatch.delenv(name, raising=False)
-    return path
+pytestmark = pytest.mark.usefixtures("reply_cache")
 
 
 @pytest.fixture

@@ -24,6 +24,8 @@ FLOAT_OPTIONS = [
     ("compare", "--tolerance", (RUN, RUN)),
     ("score", "--timeout", (RUN, "--model", "m", "--output", "out.arrow")),
     ("score", "--temperature", (RUN, "--model", "m", "--output", "out.arrow")),
+    ("judge-pairs", "--timeout", (RUN, RUN, "--model", "m", "--output", "out.arrow")),
+    ("judge-pairs", "--temperature", (RUN, RUN, "--model", "m", "--output", "out.arrow")),
     ("capture", "--timeout", ("corpus.csv", "--passages", "p.csv", "--top-k", "1", "--output", "out.arrow")),
     ("draft-cases", "--timeout", ("--passages", "p.csv", "--model", "m", "--n", "1", "--output", "out.csv")),
     ("fallback", "--threshold", (RUN, "--scores", "scores.arrow", "--signal", "grounded")),

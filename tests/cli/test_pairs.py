@@ -25,13 +25,7 @@ ASKED = 6
 FAST = ("--timeout", "1", "--max-retries", "1")
 
 
-@pytest.fixture(autouse=True)
-def reply_cache(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
-    """No test reads or writes the user's reply cache, or reaches a real endpoint."""
-    path = tmp_path / "replies.sqlite3"
-    monkeypatch.setenv("RAG_COMPARE_CACHE", str(path))
-    monkeypatch.delenv("OPENAI_BASE_URL", raising=False)
-    return path
+pytestmark = pytest.mark.usefixtures("reply_cache")
 
 
 @pytest.fixture

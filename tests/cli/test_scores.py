@@ -49,13 +49,7 @@ UNSCORED = "stock-options@2026-01"  # not in the file: judge_failed, never repla
 AT_HALF = {"replaced": 2, "bad_caught": 1, "good_hidden": 1, "bad_shown": 1, "unscored": 1, "not_answered": 2}
 
 
-@pytest.fixture(autouse=True)
-def reply_cache(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
-    """No test reads or writes the user's reply cache, or reaches a real endpoint."""
-    path = tmp_path / "replies.sqlite3"
-    monkeypatch.setenv("RAG_COMPARE_CACHE", str(path))
-    monkeypatch.delenv("OPENAI_BASE_URL", raising=False)
-    return path
+pytestmark = pytest.mark.usefixtures("reply_cache")
 
 
 @pytest.fixture

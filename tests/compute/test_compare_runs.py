@@ -111,6 +111,7 @@ def test_json_has_exactly_the_documented_keys_and_round_trips(runs: tuple[Run, R
         "breakdowns",
         "noise_floor",
         "flaky",
+        "preference",
         "cases",
     ]
     assert payload == comparison.to_dict()

@@ -22,14 +22,7 @@ from tests.helpers.drafting import PASSAGES, distinct, passage_of
 FAST = Limits(timeout=5.0, max_retries=0, backoff=0.0)
 
 
-@pytest.fixture(autouse=True)
-def reply_cache(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
-    """No test reads or writes the user's reply cache, or reaches a real endpoint."""
-    path = tmp_path / "replies.sqlite3"
-    monkeypatch.setenv("RAG_COMPARE_CACHE", str(path))
-    monkeypatch.delenv("OPENAI_BASE_URL", raising=False)
-    monkeypatch.delenv("OPENAI_API_KEY", raising=False)
-    return path
+pytestmark = pytest.mark.usefixtures("reply_cache")
 
 
 def draft(server: ChatServer, max_retries: int = 0, **options: Any) -> Drafts:
