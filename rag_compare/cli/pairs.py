@@ -62,7 +62,6 @@ def judge_pairs_command(
     sends only what the cache lacks. Use the verdicts: rag-compare BASELINE CANDIDATE --pairs PAIRS.arrow
     """
     from rag_compare.io.pairs import judge_pairs, pairs_to_judge
-    from rag_compare.io.runfile import ensure_absent
     from rag_compare.io.runs import load_run
     from rag_compare.llm.pairwise_judge import PairwiseJudge
 
@@ -71,8 +70,6 @@ def judge_pairs_command(
         raise click.UsageError("give --output PATH for the pairs file (or --dry-run to see the cost first).")
     if not model:
         raise click.UsageError("judge-pairs needs --model (the model name the endpoint serves).")
-    if output is not None and not dry_run:
-        ensure_absent(output, "pairs file")
     judge = PairwiseJudge(model, temperature=temperature, seed=seed, **endpoint_settings(base_url, limits, cache))
     runs = load_run(baseline), load_run(candidate)
     if dry_run:

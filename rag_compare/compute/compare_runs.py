@@ -91,9 +91,12 @@ def compare(
     if corpus is not None:
         labels = (corpus if isinstance(corpus, Corpus) else load_corpus(corpus)).frame
     knowledge_base = None if passages is None else load_passages(passages)
+    judged_pairs = pairs if pairs is None or isinstance(pairs, Pairs) else load_pairs(pairs)
     runs, samples, label_warnings, evaluators = _both_sides(
         (baseline, candidate), (baseline_scores, candidate_scores), judge, labels=labels, passages=knowledge_base, k=k
     )
+    if judged_pairs is not None:
+        judged_pairs.check_paired(runs[0].fingerprint, runs[1].fingerprint)
     repeated = [has_repeats(frame) for frame in samples]
     reduced = any(repeated)
     noise, flaky = None, pl.DataFrame(schema=FLAKY_SCHEMA)
@@ -109,7 +112,6 @@ def compare(
     warnings += _side_warnings(frames, labels, knowledge_base)
     sides = [_prefixed(side, frame) for side, frame in zip(SIDES, frames, strict=True)]
     joined = _with_both_sides(_join(sides, labels), reduced)
-    judged_pairs = None if pairs is None else _checked_pairs(pairs, runs)
     if judged_pairs is not None:
         joined = joined.join(preference_columns(judged_pairs), on="case_id", how="left", maintain_order="left")
     signals = signals_in(joined.columns, prefix="baseline_")
@@ -131,13 +133,6 @@ def compare(
         flaky=flaky,
         preference=None if judged_pairs is None else preference_of(judged_pairs),
     )
-
-
-def _checked_pairs(source: Pairs | str | Path, runs: list[ComparedRun]) -> Pairs:
-    """The pairs ``source`` names, refused unless they judged these two runs in this order."""
-    pairs = source if isinstance(source, Pairs) else load_pairs(source)
-    pairs.check_paired(runs[0].fingerprint, runs[1].fingerprint)
-    return pairs
 
 
 def _both_sides(

@@ -155,8 +155,7 @@ class Pairs(Report):
 def pairs_to_judge(baseline: Run, candidate: Run) -> pl.DataFrame:
     """The pairs a judge is asked about (``JUDGE_INPUTS``): cases answered on both sides (record status
     ``ok``) whose answers differ, by case id. Labels are the candidate's."""
-    both = _both_sides(baseline, candidate)
-    return both.filter(_answered_both() & ~_identical()).select(JUDGE_INPUTS)
+    return _asked(_both_sides(baseline, candidate))
 
 
 def judge_pairs(
@@ -175,7 +174,7 @@ def judge_pairs(
     evaluator = {"name": judge.name, "fingerprint": judge.fingerprint, "config": dict(judge.config)}
     check_config(evaluator)  # before any request: the settings must be storable
     both = _both_sides(*runs)
-    asked = both.filter(_answered_both() & ~_identical()).select(JUDGE_INPUTS)
+    asked = _asked(both)
     replies = judge.judge_pairs(asked) if asked.height else pl.DataFrame(schema=_REPLY_SCHEMA)
     _check_replies(replies, asked.height, judge.name)
     judged = pl.concat([asked.select("case_id"), replies.select(list(_REPLY_SCHEMA))], how="horizontal")
@@ -286,6 +285,11 @@ def _both_sides(baseline: Run, candidate: Run) -> pl.DataFrame:
     return joined.with_columns(
         pl.coalesce(f"candidate_label_{name}", f"baseline_label_{name}").alias(name) for name in labels
     )
+
+
+def _asked(both: pl.DataFrame) -> pl.DataFrame:
+    """The rows of ``_both_sides`` a judge is asked about, in ``JUDGE_INPUTS``."""
+    return both.filter(_answered_both() & ~_identical()).select(JUDGE_INPUTS)
 
 
 def _answered_both() -> pl.Expr:

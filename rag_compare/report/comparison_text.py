@@ -80,10 +80,7 @@ def comparison_text(comparison: Comparison) -> str:
     parts += _preference_parts(comparison)
     parts.append(_listed_cases(comparison.cases))
     parts.append(_cut_table(FLAKY_TITLE, FLAKY_HEADERS, *flaky_rows(comparison, _MAX_LISTED)))
-    for title, listing in (
-        (preference.INCONSISTENT_TITLE, preference.inconsistent_rows),
-        (preference.UNJUDGED_TITLE, preference.unjudged_rows),
-    ):
+    for _, title, listing in preference.PREFERENCE_LISTS:
         pairs, total = listing(comparison, _MAX_LISTED)
         cut = [(case_id, config_text(reason, _REASON_CHARS)) for case_id, reason in pairs]
         parts.append(_cut_table(title, preference.LIST_HEADERS, cut, total))

@@ -173,10 +173,7 @@ def _preference_context(comparison: Comparison, max_cases: int | None) -> dict[s
     if title is None:
         return None
     lists = []
-    for name, listing_title, listing in (
-        ("inconsistent", preference.INCONSISTENT_TITLE, preference.inconsistent_rows),
-        ("judge-failed", preference.UNJUDGED_TITLE, preference.unjudged_rows),
-    ):
+    for name, listing_title, listing in preference.PREFERENCE_LISTS:
         rows, total = listing(comparison, max_cases)
         lists.append(
             {

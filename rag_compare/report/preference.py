@@ -26,6 +26,7 @@ __all__ = [
     "INCONSISTENT_TITLE",
     "LIST_HEADERS",
     "PREFERENCE_HEADERS",
+    "PREFERENCE_LISTS",
     "UNJUDGED_TITLE",
     "bias_warning",
     "inconsistent_rows",
@@ -149,6 +150,13 @@ def inconsistent_rows(comparison: Comparison, limit: int | None) -> tuple[list[t
 def unjudged_rows(comparison: Comparison, limit: int | None) -> tuple[list[tuple[str, str]], int]:
     """The first ``limit`` cases whose judging failed (``None``: all) with the error, and how many there are."""
     return _outcome_rows(comparison, JUDGE_FAILED, limit)
+
+
+PREFERENCE_LISTS = (
+    ("inconsistent", INCONSISTENT_TITLE, inconsistent_rows),
+    ("judge-failed", UNJUDGED_TITLE, unjudged_rows),
+)
+"""The lists a report closes with: an id (HTML), a title and the function giving its rows and total."""
 
 
 def _outcome_rows(comparison: Comparison, outcome: str, limit: int | None) -> tuple[list[tuple[str, str]], int]:
