@@ -37,6 +37,7 @@ __all__ = ["comparison_text"]
 _MAX_LISTED = 100
 _REASON_CHARS = 200
 _STATUS_WIDTH = max(len(status) for status in CASE_STATUSES)
+_SAME_SCOPES = "All cases: the same as paired (no case is missing or failed on a side)"
 
 
 def comparison_text(comparison: Comparison) -> str:
@@ -67,9 +68,7 @@ def comparison_text(comparison: Comparison) -> str:
     noise = noise_rows(comparison)
     if noise:
         parts.append(f"{NOISE_TITLE}\n" + text_table(NOISE_HEADERS, noise))
-    for scope, title in SCOPE_TITLES.items():
-        rows = comparison.aggregates.filter(pl.col("scope") == scope, pl.col("n") > 0).iter_rows(named=True)
-        parts.append(text_table(AGGREGATE_HEADERS, (aggregate_cells(row) for row in rows), title=title))
+    parts += _aggregate_tables(comparison.aggregates)
     variance = variance_rows(comparison)
     if variance:
         parts.append(f"{VARIANCE_TITLE}\n" + text_table(VARIANCE_HEADERS, variance))
@@ -85,6 +84,21 @@ def comparison_text(comparison: Comparison) -> str:
         cut = [(case_id, config_text(reason, _REASON_CHARS)) for case_id, reason in pairs]
         parts.append(_cut_table(title, preference.LIST_HEADERS, cut, total))
     return "\n".join(part.rstrip("\n") + "\n" for part in parts if part)
+
+
+def _aggregate_tables(aggregates: pl.DataFrame) -> list[str]:
+    """The aggregates of each scope; the all-cases table only where it shows other values than the paired
+    one (they are the same when no case is missing or failed on a side), a line saying so otherwise."""
+    cells = {
+        scope: [
+            aggregate_cells(row)
+            for row in aggregates.filter(pl.col("scope") == scope, pl.col("n") > 0).iter_rows(named=True)
+        ]
+        for scope in SCOPE_TITLES
+    }
+    if cells["all_cases"] == cells["paired"]:
+        return [text_table(AGGREGATE_HEADERS, cells["paired"], title=SCOPE_TITLES["paired"]), _SAME_SCOPES]
+    return [text_table(AGGREGATE_HEADERS, rows, title=SCOPE_TITLES[scope]) for scope, rows in cells.items()]
 
 
 def _preference_parts(comparison: Comparison) -> list[str]:

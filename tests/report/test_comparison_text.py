@@ -63,3 +63,31 @@ def test_text_summary_of_the_handmade_runs_matches_the_golden_file(
     result = cli(*HANDMADE_COMPARISON, env={"COLUMNS": "50"})  # the tables' width is fixed, not the terminal's
     assert (result.exit_code, result.stderr) == (0, "")
     golden("handmade.txt", result.stdout)
+
+
+def test_the_all_cases_table_is_left_out_only_when_it_shows_the_paired_values() -> None:
+    # No case failed: every signal's all-cases row has the paired cases and values (n 105 in both).
+    same = _comparison(failed=0)
+    assert "All cases: the same as paired (no case is missing or failed on a side)\n" in same
+    assert "All cases: a missing" not in same
+    assert same.count("signal ") == 1
+    # 3 failed candidates count at abstained's worst value (1): 3/105 = 0.029 over n 105; paired n 102.
+    differs = _comparison(failed=3)
+    assert "the same as paired" not in differs
+    paired, all_cases = differs.split("Paired: the cases with a value on both sides\n")[1].split(
+        "All cases: a missing or failed case counts at the signal's worst value\n"
+    )
+    assert paired.splitlines()[1].split()[:4] + paired.splitlines()[1].split()[-1:] == [
+        "abstained",
+        "0.000",
+        "0.000",
+        "+0.000",
+        "102",
+    ]
+    assert all_cases.splitlines()[1].split()[:4] + all_cases.splitlines()[1].split()[-1:] == [
+        "abstained",
+        "0.000",
+        "0.029",
+        "+0.029",
+        "105",
+    ]
