@@ -96,8 +96,6 @@ def parse_condition(text: str) -> Condition:
     from rag_compare.compute.case_status import CASE_STATUSES
     from rag_compare.core.signals import SIGNALS_BY_NAME
 
-    if not isinstance(text, str):
-        raise GateError(f"a gate condition is text such as 'regressed>2%', not {type(text).__name__}.\n{GATE_GRAMMAR}")
     form = _FORM.match(text)
     if form is None:
         raise _refuse(text, "not a condition this grammar reads")

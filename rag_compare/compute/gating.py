@@ -16,6 +16,7 @@ from __future__ import annotations
 import operator
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import polars as pl
@@ -32,11 +33,12 @@ from rag_compare.core.contract import record_ok
 from rag_compare.core.errors import GateError
 from rag_compare.core.result import Report
 from rag_compare.core.signals import SIGNALS_BY_NAME, judge_failed
+from rag_compare.io.gate_file import read_gate_file
 
 if TYPE_CHECKING:
     from rag_compare.compute.comparison import Comparison
 
-__all__ = ["DEFAULT_ALPHA", "ConditionResult", "Gate", "GateResult"]
+__all__ = ["DEFAULT_ALPHA", "ConditionResult", "Gate", "GateResult", "load_gate"]
 
 _MEASURED = ("baseline", "candidate", "delta")
 """The numbers of an aggregate row a ``:delta``/``:candidate``/``:baseline`` condition shows."""
@@ -120,6 +122,16 @@ class Gate:
         """Every condition decided on ``comparison``, in order."""
         decided = tuple(_decide(condition, comparison, self.alpha) for condition in self.conditions)
         return GateResult(decided, self.alpha)
+
+
+def load_gate(path: str | Path) -> Gate:
+    """The gate of a TOML file's ``[gate]`` table: ``fail_on``, a list of conditions, and ``alpha``
+    (optional, 0.05 by default); see ``io.gate_file``."""
+    conditions, alpha = read_gate_file(path)
+    try:
+        return Gate.parse(conditions, DEFAULT_ALPHA if alpha is None else alpha)
+    except GateError as error:
+        raise GateError(f"{path}: [gate]: {error}") from None
 
 
 def _condition_text(value: object) -> str:
