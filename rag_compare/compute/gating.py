@@ -116,7 +116,7 @@ class Gate:
         if isinstance(conditions, str):
             raise GateError(f"`conditions` is a list of conditions, e.g. [{conditions!r}], not one string.")
         texts = [text for value in conditions for text in split_conditions(_condition_text(value))]
-        return cls(tuple(parse_condition(text) for text in texts), float(alpha))
+        return cls(tuple(parse_condition(text) for text in texts), alpha)
 
     def evaluate(self, comparison: Comparison) -> GateResult:
         """Every condition decided on ``comparison``, in order."""
@@ -160,17 +160,18 @@ def _figure(value: float, beside: float | None = None) -> str:
 
 
 def _share_result(condition: StatusLimit | ErrorRateLimit, count: int, total: int, what: str) -> ConditionResult:
-    """A count of ``total`` cases against a share (or, for a status, a count) limit."""
+    """A count of ``total`` cases against a share (or, for a status, a count) limit; a share of no
+    cases is not evaluated."""
     shared = isinstance(condition, ErrorRateLimit) or condition.share
-    limit = f"{condition.op} {_figure(condition.limit)}{'%' if shared else ''}"
+    limit = f"the limit is {condition.op} {_figure(condition.limit)}{'%' if shared else ''}"
     if total == 0:
-        return ConditionResult(condition.text, False, False, f"no cases were compared; the limit is {limit}")
+        numbers = f"no cases were compared: 0 {what}; {limit}"
+        held = not shared and _COMPARE[condition.op](0, condition.limit)
+        return ConditionResult(condition.text, held, not shared, numbers)
     share = 100 * count / total
     held = _COMPARE[condition.op](share if shared else count, condition.limit)
     shown = _figure(share, condition.limit if shared else None)
-    return ConditionResult(
-        condition.text, held, True, f"{count} of {total} cases ({shown}%) {what}; the limit is {limit}"
-    )
+    return ConditionResult(condition.text, held, True, f"{count} of {total} cases ({shown}%) {what}; {limit}")
 
 
 def _status_result(condition: StatusLimit, comparison: Comparison) -> ConditionResult:
