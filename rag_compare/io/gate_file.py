@@ -41,6 +41,8 @@ def read_gate_file(path: str | Path) -> tuple[list[str], float | None]:
     if not isinstance(fail_on, list) or not all(isinstance(item, str) for item in fail_on):
         raise GateError(f'{path}: [gate] fail_on must be a list of conditions, e.g. fail_on = ["regressed>2%"].')
     alpha = gate.get("alpha")
-    if alpha is not None and (isinstance(alpha, bool) or not isinstance(alpha, int | float)):
-        raise GateError(f"{path}: [gate] alpha must be a number between 0 and 1, e.g. alpha = 0.05; got {alpha!r}.")
+    if alpha is not None and (isinstance(alpha, bool) or not isinstance(alpha, int | float) or not 0 < alpha < 1):
+        raise GateError(
+            f"{path}: [gate] alpha must be a number between 0 and 1 (both excluded), e.g. alpha = 0.05; got {alpha!r}."
+        )
     return fail_on, None if alpha is None else float(alpha)

@@ -324,10 +324,16 @@ def test_load_gate_reads_the_gate_table(tmp_path: Path) -> None:
         ("[gate]\nfail_on = [1]\n", "[gate] fail_on must be a list of conditions"),
         (
             '[gate]\nfail_on = []\nalpha = "0.05"\n',
-            "[gate] alpha must be a number between 0 and 1, e.g. alpha = 0.05; got '0.05'",
+            "[gate] alpha must be a number between 0 and 1 (both excluded), e.g. alpha = 0.05; got '0.05'",
         ),
-        ("[gate]\nfail_on = []\nalpha = 1.5\n", "[gate]: `alpha` must be a number between 0 and 1 (both excluded)"),
-        ("[gate]\nfail_on = []\nalpha = nan\n", "[gate]: `alpha` must be a number between 0 and 1"),
+        (
+            "[gate]\nfail_on = []\nalpha = 1.5\n",
+            "[gate] alpha must be a number between 0 and 1 (both excluded), e.g. alpha = 0.05; got 1.5",
+        ),
+        (
+            "[gate]\nfail_on = []\nalpha = nan\n",
+            "[gate] alpha must be a number between 0 and 1 (both excluded), e.g. alpha = 0.05; got nan",
+        ),
         ('[gate]\nfail_on = ["regresed"]\n', "[gate]: gate condition 'regresed': unknown status regresed"),
     ],
 )
