@@ -62,7 +62,7 @@ class ConditionResult:
     evaluated: bool
     """False when there was nothing to decide it on (then ``held`` is false)."""
     numbers: str
-    """What it was decided on, in words: ``3 of 35 cases (8.6%) regressed; the limit is 2%``."""
+    """What it was decided on, in words: ``3 of 35 cases (8.57%) regressed; the limit is > 2%``."""
 
     def to_dict(self) -> dict[str, Any]:
         return {"condition": self.condition, "held": self.held, "evaluated": self.evaluated, "numbers": self.numbers}
