@@ -17,6 +17,7 @@ from rag_compare.core.errors import (
     ConfigError,
     ContractError,
     EndpointError,
+    GateError,
     InputFileError,
     JudgeError,
     PairsError,
@@ -34,6 +35,7 @@ if TYPE_CHECKING:
     from rag_compare.compute.compare_runs import compare
     from rag_compare.compute.comparison import Comparison
     from rag_compare.compute.fallback import FallbackSimulation, simulate_fallback
+    from rag_compare.compute.gating import Gate, GateResult, load_gate
     from rag_compare.compute.lexical_judge import LexicalJudge
     from rag_compare.compute.merging import merge_repeats
     from rag_compare.core.protocols import (
@@ -89,6 +91,9 @@ __all__ = [
     "EndpointError",
     "ExtractiveGenerator",
     "FallbackSimulation",
+    "Gate",
+    "GateError",
+    "GateResult",
     "Generation",
     "Generator",
     "ImportedRun",
@@ -130,6 +135,7 @@ __all__ = [
     "import_scores",
     "judge_pairs",
     "load_corpus",
+    "load_gate",
     "load_pairs",
     "load_passages",
     "load_run",
@@ -155,6 +161,8 @@ _LAZY = {
     "Drafts": "rag_compare.io.drafts_file",
     "ExtractiveGenerator": "rag_compare.pipeline.extractive",
     "FallbackSimulation": "rag_compare.compute.fallback",
+    "Gate": "rag_compare.compute.gating",
+    "GateResult": "rag_compare.compute.gating",
     "Generation": "rag_compare.core.protocols",
     "Generator": "rag_compare.core.protocols",
     "ImportedRun": "rag_compare.io.run_import",
@@ -185,6 +193,7 @@ _LAZY = {
     "import_scores": "rag_compare.io.external_scores",
     "judge_pairs": "rag_compare.io.pairs",
     "load_pairs": "rag_compare.io.pairs",
+    "load_gate": "rag_compare.compute.gating",
     "load_corpus": "rag_compare.io.corpus",
     "load_passages": "rag_compare.io.passages",
     "load_run": "rag_compare.io.runs",

@@ -3,33 +3,27 @@
 from __future__ import annotations
 
 import sys
+from collections.abc import Sequence
 from dataclasses import replace
 from pathlib import Path
-from typing import cast
+from typing import TYPE_CHECKING, cast
 
 import click
 
 from rag_compare.cli.exits import EXIT_FOUND, say
 from rag_compare.cli.options import PATH, Command, finite_float, format_option
 from rag_compare.cli.output import emit
+from rag_compare.compute.gate_grammar import GATE_GRAMMAR
 from rag_compare.core.result import DEFAULT_MAX_CASES, FORMATS, REPORT_FORMATS
+
+if TYPE_CHECKING:
+    from rag_compare.compute.comparison import Comparison
+    from rag_compare.compute.gating import Gate, GateResult
 
 __all__ = ["compare_command"]
 
 
-def _statuses(ctx: click.Context, param: click.Parameter, value: str | None) -> tuple[str, ...]:
-    from rag_compare.compute.comparison import CASE_STATUSES
-
-    if not value:
-        return ()
-    statuses = tuple(part.strip() for part in value.split(",") if part.strip())
-    unknown = [status for status in statuses if status not in CASE_STATUSES]
-    if unknown:
-        raise click.BadParameter(f"unknown status {', '.join(unknown)}; use any of: {', '.join(CASE_STATUSES)}.")
-    return statuses
-
-
-@click.command("compare", cls=Command)
+@click.command("compare", cls=Command, epilog="\b\n" + GATE_GRAMMAR)
 @click.argument("baseline", type=PATH)
 @click.argument("candidate", type=PATH)
 @click.option(
@@ -72,9 +66,21 @@ def _statuses(ctx: click.Context, param: click.Parameter, value: str | None) -> 
 @click.option("--output", type=PATH, help="Write the output to this file (replaced atomically) instead of stdout.")
 @click.option(
     "--fail-on",
-    callback=_statuses,
-    metavar="STATUS[,STATUS...]",
-    help="Exit with code 1 when any case has one of these statuses, e.g. regressed,failed_in_candidate.",
+    multiple=True,
+    metavar="CONDITION[,CONDITION...]",
+    help="Exit with code 1 when this gate condition holds (repeatable), e.g. regressed, regressed>2%, "
+    "recall:worse, error_rate>5%; the grammar is below.",
+)
+@click.option(
+    "--gate",
+    "gate_file",
+    type=PATH,
+    help="A TOML file whose [gate] table holds fail_on = [CONDITION, ...] and, optionally, alpha.",
+)
+@click.option(
+    "--alpha",
+    type=finite_float(0, 1, min_open=True, max_open=True),
+    help="The significance level of the :worse conditions [default: the --gate file's alpha, else 0.05].",
 )
 @click.option(
     "--baseline-scores", type=PATH, help="A scores file of BASELINE: its verdicts replace the offline judge's."
@@ -100,6 +106,8 @@ def compare_command(
     max_cases: int,
     output: Path | None,
     fail_on: tuple[str, ...],
+    gate_file: Path | None,
+    alpha: float | None,
     baseline_scores: Path | None,
     candidate_scores: Path | None,
     pairs: Path | None,
@@ -110,11 +118,13 @@ def compare_command(
     with the signals that moved; aggregates come with 95% bootstrap intervals and Holm-adjusted
     p-values. A report for reviewers: --format html --output report.html (or --format markdown).
     LLM verdicts: score each run (rag-compare score) and pass --baseline-scores/--candidate-scores;
-    a pairwise judge's (rag-compare judge-pairs): --pairs.
+    a pairwise judge's (rag-compare judge-pairs): --pairs. A release gate: --fail-on and --gate (exit 1
+    when a condition holds).
     """
     from rag_compare.cli.flags import as_flags
     from rag_compare.compute.compare_runs import compare
 
+    gate = _gate(fail_on, gate_file, alpha)
     comparison = compare(
         baseline,
         candidate,
@@ -130,9 +140,42 @@ def compare_command(
     comparison = replace(
         comparison, warnings=tuple(as_flags(warning, group, "compare") for warning in comparison.warnings)
     )
+    gate_result = _decided(gate, comparison)
     limit = max_cases or None
     emit(lambda stream: comparison.write(stream, output_format, all_cases=all_cases, max_cases=limit), output)
     if output is not None:
         say(f"wrote the {output_format} comparison to {output}: {comparison.counts_text(', ')}")
-    if any(comparison.counts[status] for status in fail_on):
-        sys.exit(EXIT_FOUND)
+    if gate_result is not None:
+        _say_gate(gate_result)
+        if not gate_result.passed:
+            sys.exit(EXIT_FOUND)
+
+
+def _gate(fail_on: Sequence[str], gate_file: Path | None, alpha: float | None) -> Gate | None:
+    """The gate of ``--gate``'s file and then of each ``--fail-on``, at ``--alpha`` (else the file's);
+    ``None`` when no condition was given."""
+    from rag_compare.compute.gating import Gate, load_gate
+
+    given = load_gate(gate_file) if gate_file is not None else Gate(())
+    conditions = given.conditions + Gate.parse(fail_on).conditions
+    if not conditions:
+        return None
+    return Gate(conditions, given.alpha if alpha is None else alpha)
+
+
+def _decided(gate: Gate | None, comparison: Comparison) -> GateResult | None:
+    """``gate``'s verdict on ``comparison``; ``None`` without a gate."""
+    return None if gate is None else gate.evaluate(comparison)
+
+
+def _say_gate(result: GateResult) -> None:
+    """On stderr: each condition that held, with its numbers, and each one that could not be evaluated;
+    then whether the gate passed."""
+    from rag_compare.report.summaries import gate_verdict
+
+    for condition in result.conditions:
+        if condition.held:
+            say(f"gate condition held: {condition.condition}: {condition.numbers}", err=True)
+        elif not condition.evaluated:
+            say(f"warning: gate condition not evaluated: {condition.condition}: {condition.numbers}", err=True)
+    say(gate_verdict(result), err=True)

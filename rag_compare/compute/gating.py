@@ -1,18 +1,54 @@
-"""A release gate's verdict on a comparison: each condition, whether it held, and the numbers it was decided on.
+"""A release gate: its conditions (``gate_grammar``), decided on a comparison, each with the numbers it was
+decided on.
 
 A condition *holds* when what it names happened (``regressed>2%`` holds when more than 2% of the cases
 regressed): the gate fails when any condition holds. A condition that has nothing to be decided on
-(a signal with no paired value) is not held and says so (``evaluated`` is false).
+(a signal with no paired value, a share of no cases) is not held and says so (``evaluated`` is false).
+
+``error_rate`` counts the cases whose candidate side has no record, a failed one, or a judging that
+failed: the same sides the statuses ``missing_in_*``, ``failed_in_*`` and ``judge_failed_in_*`` look at,
+whatever the baseline did. With repeats a case's candidate side counts so when none of its samples
+succeeded (or none that succeeded was judged); a case with only some failed samples does not.
 """
 
 from __future__ import annotations
 
+import operator
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from typing import Any
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
 
+import polars as pl
+
+from rag_compare.compute.gate_grammar import (
+    Condition,
+    ErrorRateLimit,
+    SignalLimit,
+    StatusLimit,
+    parse_condition,
+    split_conditions,
+)
+from rag_compare.core.contract import record_ok
+from rag_compare.core.errors import GateError
 from rag_compare.core.result import Report
+from rag_compare.core.signals import SIGNALS_BY_NAME, judge_failed
+from rag_compare.io.gate_file import read_gate_file
 
-__all__ = ["ConditionResult", "GateResult"]
+if TYPE_CHECKING:
+    from rag_compare.compute.comparison import Comparison
+
+__all__ = ["DEFAULT_ALPHA", "ConditionResult", "Gate", "GateResult", "load_gate"]
+
+_MEASURED = ("baseline", "candidate", "delta")
+"""The numbers of an aggregate row a ``:delta``/``:candidate``/``:baseline`` condition shows."""
+DEFAULT_ALPHA = 0.05
+_COMPARE: dict[str, Callable[[float, float], bool]] = {
+    ">": operator.gt,
+    ">=": operator.ge,
+    "<": operator.lt,
+    "<=": operator.le,
+}
 
 
 @dataclass(frozen=True)
@@ -26,7 +62,7 @@ class ConditionResult:
     evaluated: bool
     """False when there was nothing to decide it on (then ``held`` is false)."""
     numbers: str
-    """What it was decided on, in words: ``3 of 35 cases (8.6%) regressed; the limit is 2%``."""
+    """What it was decided on, in words: ``3 of 35 cases (8.57%) regressed; the limit is > 2%``."""
 
     def to_dict(self) -> dict[str, Any]:
         return {"condition": self.condition, "held": self.held, "evaluated": self.evaluated, "numbers": self.numbers}
@@ -56,3 +92,147 @@ class GateResult(Report):
             "alpha": self.alpha,
             "conditions": [condition.to_dict() for condition in self.conditions],
         }
+
+
+@dataclass(frozen=True)
+class Gate:
+    """The conditions of a release gate and the significance level of its ``:worse`` conditions.
+
+    ``Gate.parse(['regressed>2%', 'recall:worse'])`` reads conditions written as ``GATE_GRAMMAR``
+    describes; ``gate.evaluate(comparison)`` decides each one.
+    """
+
+    conditions: tuple[Condition, ...]
+    alpha: float = DEFAULT_ALPHA
+
+    def __post_init__(self) -> None:
+        alpha = self.alpha
+        if isinstance(alpha, bool) or not isinstance(alpha, int | float) or not 0 < alpha < 1:
+            raise GateError(f"`alpha` must be a number between 0 and 1 (both excluded), e.g. 0.05; got {alpha!r}.")
+
+    @classmethod
+    def parse(cls, conditions: Sequence[str], alpha: float = DEFAULT_ALPHA) -> Gate:
+        """A gate of ``conditions``, each a string of one or more conditions separated by commas."""
+        if isinstance(conditions, str):
+            raise GateError(f"`conditions` is a list of conditions, e.g. [{conditions!r}], not one string.")
+        texts = [text for value in conditions for text in split_conditions(_condition_text(value))]
+        return cls(tuple(parse_condition(text) for text in texts), alpha)
+
+    def evaluate(self, comparison: Comparison) -> GateResult:
+        """Every condition decided on ``comparison``, in order."""
+        decided = tuple(_decide(condition, comparison, self.alpha) for condition in self.conditions)
+        return GateResult(decided, self.alpha)
+
+
+def load_gate(path: str | Path) -> Gate:
+    """The gate of a TOML file's ``[gate]`` table: ``fail_on``, a list of conditions, and ``alpha``
+    (optional, 0.05 by default); see ``io.gate_file``."""
+    conditions, alpha = read_gate_file(path)
+    try:
+        return Gate.parse(conditions, DEFAULT_ALPHA if alpha is None else alpha)
+    except GateError as error:
+        raise GateError(f"{path}: [gate]: {error}") from None
+
+
+def _condition_text(value: object) -> str:
+    if not isinstance(value, str):
+        raise GateError(f"a gate condition is text such as 'regressed>2%', not {type(value).__name__}.")
+    return value
+
+
+def _decide(condition: Condition, comparison: Comparison, alpha: float) -> ConditionResult:
+    if isinstance(condition, StatusLimit):
+        return _status_result(condition, comparison)
+    if isinstance(condition, ErrorRateLimit):
+        return _error_rate_result(condition, comparison)
+    if condition.measure == "worse":
+        return _worse_result(condition, comparison, alpha)
+    return _measure_result(condition, comparison)
+
+
+def _figure(value: float, beside: float | None = None) -> str:
+    """``value`` to 3 significant digits, or more where it would read as ``beside`` though it differs."""
+    for digits in range(3, 16):
+        text = f"{value:.{digits}g}"
+        if beside is None or value == beside or text != f"{beside:.{digits}g}":
+            return text
+    return repr(value)
+
+
+def _share_result(condition: StatusLimit | ErrorRateLimit, count: int, total: int, what: str) -> ConditionResult:
+    """A count of ``total`` cases against a share (or, for a status, a count) limit; a share of no
+    cases is not evaluated."""
+    shared = isinstance(condition, ErrorRateLimit) or condition.share
+    limit = f"the limit is {condition.op} {_figure(condition.limit)}{'%' if shared else ''}"
+    if total == 0:
+        numbers = f"no cases were compared: 0 {what}; {limit}"
+        held = not shared and _COMPARE[condition.op](0, condition.limit)
+        return ConditionResult(condition.text, held, not shared, numbers)
+    share = 100 * count / total
+    held = _COMPARE[condition.op](share if shared else count, condition.limit)
+    shown = _figure(share, condition.limit if shared else None)
+    return ConditionResult(condition.text, held, True, f"{count} of {total} cases ({shown}%) {what}; {limit}")
+
+
+def _status_result(condition: StatusLimit, comparison: Comparison) -> ConditionResult:
+    count = comparison.counts[condition.status]
+    return _share_result(condition, count, comparison.cases.height, condition.status)
+
+
+def _error_rate_result(condition: ErrorRateLimit, comparison: Comparison) -> ConditionResult:
+    status = pl.col("candidate_status")
+    kinds = {
+        "failed": status.is_not_null() & ~record_ok("candidate_status"),
+        "judge_failed": record_ok("candidate_status") & judge_failed("candidate"),
+        "missing": status.is_null(),
+    }
+    counts = comparison.cases.select(*(where.sum().alias(kind) for kind, where in kinds.items())).row(0, named=True)
+    count = sum(counts.values())
+    listed = ", ".join(f"{kind} {counts[kind]}" for kind in kinds)
+    what = f"failed, were judge-failed or are missing in the candidate ({listed})"
+    return _share_result(condition, count, comparison.cases.height, what)
+
+
+def _aggregate_row(condition: SignalLimit, comparison: Comparison) -> dict[str, Any] | str:
+    """The condition's aggregate row, or why there is none to decide it on."""
+    scoped = f"{condition.scope} {condition.signal}"
+    rows = comparison.aggregates.filter(
+        (pl.col("signal") == condition.signal) & (pl.col("scope") == condition.scope)
+    ).to_dicts()
+    if not rows:
+        return f"no {scoped}: the comparison has no value of {condition.signal} (a scores signal needs scores with it)"
+    if not rows[0]["n"] or rows[0]["delta"] is None:
+        return f"no {scoped}: no case has a value of {condition.signal} on both sides"
+    return rows[0]
+
+
+def _worse_result(condition: SignalLimit, comparison: Comparison, alpha: float) -> ConditionResult:
+    row = _aggregate_row(condition, comparison)
+    if isinstance(row, str):
+        return ConditionResult(condition.text, False, False, row)
+    higher_is_better = SIGNALS_BY_NAME[condition.signal].higher_is_better
+    low, high, p = row["ci_low"], row["ci_high"], row["p_adjusted"]
+    side = "below" if higher_is_better else "above"
+    apart = (high < 0 if higher_is_better else low > 0) if low is not None and high is not None else False
+    significant = p is not None and p < alpha
+    interval = "none" if low is None or high is None else f"[{_figure(low)}, {_figure(high)}]"
+    tested = "no p" if p is None else f"p (Holm) {_figure(p, alpha)} {'<' if significant else '>='} alpha {alpha:g}"
+    numbers = (
+        f"{condition.scope} {condition.signal} delta {_figure(row['delta'])}, 95% CI {interval} "
+        f"({'' if apart else 'not '}entirely {side} 0), {tested}; n {row['n']}"
+    )
+    return ConditionResult(condition.text, apart and significant, True, numbers)
+
+
+def _measure_result(condition: SignalLimit, comparison: Comparison) -> ConditionResult:
+    row = _aggregate_row(condition, comparison)
+    if isinstance(row, str):
+        return ConditionResult(condition.text, False, False, row)
+    value = float(row[condition.measure])
+    held = _COMPARE[condition.op](value, condition.limit)
+    others = ", ".join(f"{name} {_figure(row[name])}" for name in _MEASURED if name != condition.measure)
+    numbers = (
+        f"{condition.scope} {condition.signal} {condition.measure} {_figure(value, condition.limit)} "
+        f"({others}, n {row['n']}); the limit is {condition.op} {_figure(condition.limit)}"
+    )
+    return ConditionResult(condition.text, held, True, numbers)

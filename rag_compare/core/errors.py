@@ -14,6 +14,7 @@ each into exit code 2 without a traceback, saying the flag or the command in the
     │   ├── RunExistsError          the output file already exists (it is never replaced)
     │   └── RunIntegrityError       the file was changed or cut short after it was frozen
     ├── CompareError            two runs cannot be compared as asked (a case id twice, a bad k)
+    ├── GateError               a release gate cannot be read (a malformed condition, a bad gate file)
     ├── ScoresError             scores cannot be made, read or used (another run's scores, an unknown signal)
     ├── EndpointError           a model endpoint refuses every request (a bad key, an unknown model)
     │   └── JudgeError              ... the judge's endpoint
@@ -35,6 +36,7 @@ __all__ = [
     "ConfigError",
     "ContractError",
     "EndpointError",
+    "GateError",
     "InputFileError",
     "JudgeError",
     "Problem",
@@ -162,6 +164,11 @@ class RunIntegrityError(RunFileError):
 
 class CompareError(RagCompareError):
     """Two runs cannot be compared as asked: a case id appears twice in a run, or k is not usable."""
+
+
+class GateError(RagCompareError):
+    """A release gate cannot be read: an unknown status or signal, a malformed condition, a bad `alpha`
+    or gate file."""
 
 
 class ScoresError(RagCompareError):

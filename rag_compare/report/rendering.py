@@ -14,6 +14,7 @@ from typing import Any, TextIO
 from rag_compare.compute.audit import CorpusAudit
 from rag_compare.compute.comparison import Comparison
 from rag_compare.compute.fallback import FallbackSimulation
+from rag_compare.compute.gating import GateResult
 from rag_compare.core.result import Report, terminal_safe
 from rag_compare.io.corpus import Corpus
 from rag_compare.io.drafts_file import Drafts
@@ -57,6 +58,7 @@ text.register(FallbackSimulation, summaries.simulation_text)
 text.register(Drafts, summaries.drafts_text)
 text.register(ImportedRun, summaries.imported_text)
 text.register(JudgePlan, summaries.plan_text)
+text.register(GateResult, summaries.gate_text)
 text.register(Pairs, pairs_text)
 text.register(Comparison, comparison_text)
 

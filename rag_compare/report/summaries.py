@@ -1,5 +1,5 @@
 """The text summaries of the small results: a corpus, a run, scores, a corpus audit, a fallback
-simulation, drafted cases and a judging plan (a comparison's is in ``comparison_text``).
+simulation, drafted cases, a judging plan and a release gate's verdict (a comparison's is in ``comparison_text``).
 
 Each returns the text before control characters are escaped; ``rendering`` escapes it for a terminal.
 """
@@ -21,6 +21,7 @@ from rag_compare.report.text import config_text, text_table
 if TYPE_CHECKING:
     from rag_compare.compute.audit import CorpusAudit
     from rag_compare.compute.fallback import FallbackSimulation
+    from rag_compare.compute.gating import ConditionResult, GateResult
     from rag_compare.io.corpus import Corpus
     from rag_compare.io.drafts_file import Drafts
     from rag_compare.io.run_import import ImportedRun
@@ -32,6 +33,8 @@ __all__ = [
     "audit_text",
     "corpus_text",
     "drafts_text",
+    "gate_text",
+    "gate_verdict",
     "imported_text",
     "plan_text",
     "run_text",
@@ -227,3 +230,25 @@ def plan_text(plan: JudgePlan) -> str:
     return text_table(("dry run: nothing was sent", ""), rows) + (
         "Token estimates count only the requests to send, at four characters a token.\n"
     )
+
+
+def gate_text(result: GateResult) -> str:
+    """Whether the gate passed, then each condition with its outcome and numbers, in the order given."""
+    rows = [(condition.condition, _outcome(condition), condition.numbers) for condition in result.conditions]
+    table = text_table(("condition", "outcome", "numbers"), rows) if rows else ""
+    return f"{gate_verdict(result)} (alpha {result.alpha:g})\n{table}"
+
+
+def gate_verdict(result: GateResult) -> str:
+    """``gate passed: 3 conditions, none held`` or ``gate failed: 2 of 3 conditions held``."""
+    count = len(result.conditions)
+    noun = "condition" if count == 1 else "conditions"
+    if result.passed:
+        return f"gate passed: {count} {noun}, none held"
+    return f"gate failed: {len(result.held)} of {count} {noun} held"
+
+
+def _outcome(condition: ConditionResult) -> str:
+    if not condition.evaluated:
+        return "not evaluated"
+    return "held" if condition.held else "not held"
