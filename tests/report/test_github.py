@@ -9,6 +9,7 @@ import re
 import tomllib
 from typing import Any
 
+import polars as pl
 import pytest
 import yaml
 
@@ -155,3 +156,20 @@ def test_the_example_gate_is_a_gate_table() -> None:
     gate = tomllib.loads((EXAMPLES / "gate.toml").read_text(encoding="utf-8"))["gate"]
     assert gate["alpha"] == 0.05
     assert {"regressed>2%", "recall:worse", "all_cases.context_coverage:worse", "error_rate>5%"} <= set(gate["fail_on"])
+
+
+def test_on_one_stream_no_line_of_the_markdown_report_is_a_command(examples: Comparison) -> None:
+    forged = "::error title=forged::the gate held"
+    cases = examples.cases.with_columns(
+        pl.when(pl.col("case_id") == "sabbatical@2026-01")
+        .then(pl.lit(f"{forged}\n{forged}"))
+        .otherwise("case_id")
+        .alias("case_id"),
+        pl.col("candidate_answer").str.replace(r"^", f"{forged}\n"),
+    )
+    hostile = dataclasses.replace(examples, cases=cases, warnings=(forged,))
+    lines = hostile.render("github", gate=GATE).splitlines()
+    commands = workflow_commands(hostile, GATE)
+    assert lines[: len(commands)] == commands
+    assert forged in "\n".join(lines[len(commands) :])  # the case is in the report, but not at a line's start
+    assert not [line for line in lines[len(commands) :] if line.lstrip().startswith("::")]
