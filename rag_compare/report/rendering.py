@@ -30,31 +30,31 @@ from rag_compare.report.github import write_github
 from rag_compare.report.junit import write_junit
 from rag_compare.report.preference import pairs_text
 
-__all__ = ["notebook", "text", "write", "write_comparison"]
+__all__ = ["notebook", "text", "write"]
 
 
 def write(result: Report, stream: TextIO, format: str, **options: Any) -> None:
     """Write ``result`` to ``stream`` as ``text`` (control characters escaped), ``notebook`` (HTML), or,
     for a comparison, as a ``markdown`` or ``html`` report or a CI format (``options``: ``all_cases``,
-    ``max_cases``, ``gate``; see ``write_comparison``)."""
+    ``max_cases``, ``gate``; see ``_write_comparison``)."""
     if format == "text":
         stream.write(terminal_safe(text(result)))
     elif format == "notebook":
         stream.write(notebook(result))
     elif isinstance(result, Comparison):
-        write_comparison(result, stream, format, **options)
+        _write_comparison(result, stream, format, **options)
     else:
         raise ValueError(f"a {type(result).__name__} renders as text or in a notebook, not as {format!r}")
 
 
-def write_comparison(
+def _write_comparison(
     comparison: Comparison,
     stream: TextIO,
     format: str,
     *,
     all_cases: bool,
     max_cases: int | None,
-    gate: GateResult | None = None,
+    gate: GateResult | None,
 ) -> None:
     """Write ``comparison`` as a ``markdown`` or ``html`` report, or for CI with the verdict of ``gate``:
     ``github`` (workflow commands, then the Markdown report) or ``junit`` (JUnit XML)."""
