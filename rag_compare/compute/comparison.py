@@ -10,7 +10,7 @@ from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
 from types import MappingProxyType
-from typing import Any, TextIO
+from typing import TYPE_CHECKING, Any, TextIO
 
 import polars as pl
 
@@ -19,12 +19,15 @@ from rag_compare.compute.configdiff import ConfigChange
 from rag_compare.compute.preference import PREFERENCE_COLUMNS, Preference
 from rag_compare.compute.repeats import NoiseFloor, repeat_counts
 from rag_compare.core.listing import counts_line
-from rag_compare.core.result import DEFAULT_MAX_CASES, REPORT_FORMATS, Report, to_json
+from rag_compare.core.result import CI_FORMATS, DEFAULT_MAX_CASES, REPORT_FORMATS, Report, to_json
 from rag_compare.core.result import FORMATS as SUMMARY_FORMATS  # the text and JSON every result renders
 from rag_compare.core.rows import count_by
 from rag_compare.core.signals import JUDGE_COLUMNS, Signal, signals_in
 from rag_compare.io.runs import Run
 from rag_compare.io.scores import evaluator_label
+
+if TYPE_CHECKING:
+    from rag_compare.compute.gating import GateResult
 
 __all__ = [
     "CASE_STATUSES",
@@ -37,7 +40,7 @@ __all__ = [
 ]
 
 SCHEMA_VERSION = 1
-FORMATS = SUMMARY_FORMATS + REPORT_FORMATS
+FORMATS = SUMMARY_FORMATS + REPORT_FORMATS + CI_FORMATS
 REPORTED_STATUSES = (
     "regressed",
     "failed_in_candidate",
@@ -167,16 +170,24 @@ class Comparison(Report):
         return self.render("json")
 
     def render(
-        self, format: str = "text", *, all_cases: bool = False, max_cases: int | None = DEFAULT_MAX_CASES
+        self,
+        format: str = "text",
+        *,
+        all_cases: bool = False,
+        max_cases: int | None = DEFAULT_MAX_CASES,
+        gate: GateResult | None = None,
     ) -> str:
-        """The comparison as ``text`` (a terminal summary), ``json``, ``markdown`` or ``html`` (a
-        self-contained page).
+        """The comparison as ``text`` (a terminal summary), ``json``, ``markdown``, ``html`` (a
+        self-contained page), or for a CI system as ``github`` (workflow commands, then the Markdown
+        report) or ``junit`` (JUnit XML).
 
         Reports list the cases that changed, failed or are missing, up to ``max_cases`` per status
-        (``None``: every one); ``all_cases`` lists the unchanged ones too.
+        (``None``: every one); ``all_cases`` lists the unchanged ones too. ``gate``, a release gate's
+        verdict on this comparison, is used by the CI formats only: ``github`` annotates each condition
+        that held, ``junit`` makes each condition a test case.
         """
         buffer = io.StringIO()
-        self.write(buffer, format, all_cases=all_cases, max_cases=max_cases)
+        self.write(buffer, format, all_cases=all_cases, max_cases=max_cases, gate=gate)
         return buffer.getvalue()
 
     def write(
@@ -186,8 +197,10 @@ class Comparison(Report):
         *,
         all_cases: bool = False,
         max_cases: int | None = DEFAULT_MAX_CASES,
+        gate: GateResult | None = None,
     ) -> None:
-        """Write ``render(format, ...)`` to ``stream``, piece by piece for the large formats."""
+        """Write ``render(format, ...)`` to ``stream``, piece by piece for the large formats (``gate``:
+        used by the CI formats only)."""
         if format not in FORMATS:
             raise ValueError(f"unknown format {format!r}; use one of {', '.join(FORMATS)}")
         if max_cases is not None and max_cases < 1:
@@ -197,7 +210,7 @@ class Comparison(Report):
         elif format == "text":
             self._write(stream, format)
         else:
-            self._write(stream, format, all_cases=all_cases, max_cases=max_cases)
+            self._write(stream, format, all_cases=all_cases, max_cases=max_cases, gate=gate)
 
     def write_json(self, stream: TextIO) -> None:
         """Write the JSON of ``to_dict`` to ``stream``, one case per line, serialised by Polars.

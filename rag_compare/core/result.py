@@ -11,6 +11,7 @@ from collections.abc import Mapping
 from typing import Any, TextIO
 
 __all__ = [
+    "CI_FORMATS",
     "DEFAULT_MAX_CASES",
     "FORMATS",
     "REPORT_FORMATS",
@@ -22,6 +23,9 @@ __all__ = [
 FORMATS = ("text", "json")
 REPORT_FORMATS = ("markdown", "html")
 """What a comparison renders beyond ``FORMATS``: reports for people to read."""
+CI_FORMATS = ("github", "junit")
+"""What a comparison renders for a CI system, with a release gate's verdict: GitHub Actions workflow
+commands (then the Markdown report) and JUnit XML."""
 DEFAULT_MAX_CASES = 1_000
 """Cases a Markdown or HTML report lists per status by default: a report stays readable at any scale."""
 _UNSAFE = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f\u061c\u200e\u200f\u2028-\u202e\u2066-\u2069]")

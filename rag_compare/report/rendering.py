@@ -1,5 +1,5 @@
 """Every result rendered for people, by its type: text for a terminal, HTML for a notebook, and a
-comparison's Markdown and HTML reports.
+comparison's Markdown and HTML reports and its CI formats (``github``, ``junit``).
 
 ``core.result.Report`` defers here (``write``), so a result holds data and its renderings live on this
 floor: a new result type registers its text summary with ``text``.
@@ -26,6 +26,8 @@ from rag_compare.llm.plan import JudgePlan
 from rag_compare.report import summaries
 from rag_compare.report.comparison_text import comparison_text
 from rag_compare.report.documents import summary_html, write_report
+from rag_compare.report.github import write_github
+from rag_compare.report.junit import write_junit
 from rag_compare.report.preference import pairs_text
 
 __all__ = ["notebook", "text", "write"]
@@ -33,15 +35,35 @@ __all__ = ["notebook", "text", "write"]
 
 def write(result: Report, stream: TextIO, format: str, **options: Any) -> None:
     """Write ``result`` to ``stream`` as ``text`` (control characters escaped), ``notebook`` (HTML), or,
-    for a comparison, as a ``markdown`` or ``html`` report (``options``: ``all_cases``, ``max_cases``)."""
+    for a comparison, as a ``markdown`` or ``html`` report or a CI format (``options``: ``all_cases``,
+    ``max_cases``, ``gate``; see ``_write_comparison``)."""
     if format == "text":
         stream.write(terminal_safe(text(result)))
     elif format == "notebook":
         stream.write(notebook(result))
     elif isinstance(result, Comparison):
-        write_report(result, stream, format, **options)
+        _write_comparison(result, stream, format, **options)
     else:
         raise ValueError(f"a {type(result).__name__} renders as text or in a notebook, not as {format!r}")
+
+
+def _write_comparison(
+    comparison: Comparison,
+    stream: TextIO,
+    format: str,
+    *,
+    all_cases: bool,
+    max_cases: int | None,
+    gate: GateResult | None,
+) -> None:
+    """Write ``comparison`` as a ``markdown`` or ``html`` report, or for CI with the verdict of ``gate``:
+    ``github`` (workflow commands, then the Markdown report) or ``junit`` (JUnit XML)."""
+    if format == "github":
+        write_github(comparison, stream, stream, all_cases=all_cases, max_cases=max_cases, gate=gate)
+    elif format == "junit":
+        write_junit(comparison, stream, max_cases=max_cases, gate=gate)
+    else:
+        write_report(comparison, stream, format, all_cases=all_cases, max_cases=max_cases)
 
 
 @functools.singledispatch

@@ -1,0 +1,85 @@
+"""A comparison for GitHub Actions: workflow commands that annotate the job, and the Markdown report as
+its summary.
+
+The commands, in order: ``::error title=rag-compare gate::CONDITION: NUMBERS`` for each gate condition
+that held, ``::warning title=rag-compare::...`` for each of the comparison's warnings and each condition
+that could not be evaluated, and one ``::notice title=rag-compare::...`` with the case counts (and the
+gate's verdict). Text from data is made terminal-safe, then escaped as GitHub's toolkit escapes it, so
+no value can end a command or start another.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, TextIO
+
+from rag_compare.core.listing import counted
+from rag_compare.core.result import DEFAULT_MAX_CASES, terminal_safe
+from rag_compare.report.documents import write_report
+
+if TYPE_CHECKING:
+    from rag_compare.compute.comparison import Comparison
+    from rag_compare.compute.gating import GateResult
+
+__all__ = ["GATE_TITLE", "TITLE", "escape_data", "escape_property", "workflow_commands", "write_github"]
+
+TITLE = "rag-compare"
+"""The title of the warnings and of the notice."""
+GATE_TITLE = "rag-compare gate"
+"""The title of the errors: one per gate condition that held."""
+
+
+def escape_data(text: str) -> str:
+    """``text`` as a command's message, escaped as GitHub's toolkit does (``%``, CR and LF)."""
+    return text.replace("%", "%25").replace("\r", "%0D").replace("\n", "%0A")
+
+
+def escape_property(text: str) -> str:
+    """``text`` as a command's property value: ``escape_data``, and ``:`` and ``,`` too."""
+    return escape_data(text).replace(":", "%3A").replace(",", "%2C")
+
+
+def workflow_commands(comparison: Comparison, gate: GateResult | None = None) -> list[str]:
+    """The workflow command lines (without line ends) for ``comparison`` and the verdict of ``gate``."""
+    lines = []
+    if gate is not None:
+        lines += [_command("error", GATE_TITLE, f"{result.condition}: {result.numbers}") for result in gate.held]
+    lines += [_command("warning", TITLE, warning) for warning in comparison.warnings]
+    if gate is not None:
+        lines += [
+            _command("warning", TITLE, f"gate condition {result.condition} was not evaluated: {result.numbers}")
+            for result in gate.conditions
+            if not result.evaluated and not result.held
+        ]
+    return [*lines, _command("notice", TITLE, _summary_line(comparison, gate))]
+
+
+def write_github(
+    comparison: Comparison,
+    commands: TextIO,
+    summary: TextIO,
+    *,
+    all_cases: bool = False,
+    max_cases: int | None = DEFAULT_MAX_CASES,
+    gate: GateResult | None = None,
+) -> None:
+    """Write the workflow commands to ``commands``, then the Markdown report (``all_cases``,
+    ``max_cases``: what it lists) to ``summary``; the two may be the same stream."""
+    commands.write("".join(f"{line}\n" for line in workflow_commands(comparison, gate)))
+    write_report(comparison, summary, "markdown", all_cases=all_cases, max_cases=max_cases)
+
+
+def _command(name: str, title: str, message: str) -> str:
+    return f"::{name} title={escape_property(title)}::{escape_data(terminal_safe(message))}"
+
+
+def _summary_line(comparison: Comparison, gate: GateResult | None) -> str:
+    """``baseline → candidate: 35 cases: regressed 4, improved 5; gate failed: 1 of 3 conditions held``."""
+    line = (
+        f"{comparison.baseline.name} → {comparison.candidate.name}: "
+        f"{counted(comparison.cases.height, 'case')}: {comparison.counts_text(', ')}"
+    )
+    if gate is None:
+        return line
+    total = counted(len(gate.conditions), "condition")
+    verdict = "passed" if gate.passed else "failed"
+    return f"{line}; gate {verdict}: {len(gate.held)} of {total} held"
