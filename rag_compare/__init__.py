@@ -35,7 +35,8 @@ if TYPE_CHECKING:
     from rag_compare.compute.compare_runs import compare
     from rag_compare.compute.comparison import Comparison
     from rag_compare.compute.fallback import FallbackSimulation, simulate_fallback
-    from rag_compare.compute.gating import Gate, GateResult, load_gate
+    from rag_compare.compute.gate_result import GateResult
+    from rag_compare.compute.gating import Gate, load_gate
     from rag_compare.compute.lexical_judge import LexicalJudge
     from rag_compare.compute.merging import merge_repeats
     from rag_compare.core.protocols import (
@@ -162,7 +163,7 @@ _LAZY = {
     "ExtractiveGenerator": "rag_compare.pipeline.extractive",
     "FallbackSimulation": "rag_compare.compute.fallback",
     "Gate": "rag_compare.compute.gating",
-    "GateResult": "rag_compare.compute.gating",
+    "GateResult": "rag_compare.compute.gate_result",
     "Generation": "rag_compare.core.protocols",
     "Generator": "rag_compare.core.protocols",
     "ImportedRun": "rag_compare.io.run_import",

@@ -2,11 +2,12 @@
 
 from __future__ import annotations
 
+import os
 import sys
 from collections.abc import Sequence
 from dataclasses import replace
 from pathlib import Path
-from typing import TYPE_CHECKING, cast
+from typing import TYPE_CHECKING, TextIO, cast
 
 import click
 
@@ -14,11 +15,12 @@ from rag_compare.cli.exits import EXIT_FOUND, say
 from rag_compare.cli.options import PATH, Command, finite_float, format_option
 from rag_compare.cli.output import emit
 from rag_compare.compute.gate_grammar import GATE_GRAMMAR
-from rag_compare.core.result import DEFAULT_MAX_CASES, FORMATS, REPORT_FORMATS
+from rag_compare.core.result import CI_FORMATS, DEFAULT_MAX_CASES, FORMATS, REPORT_FORMATS
 
 if TYPE_CHECKING:
     from rag_compare.compute.comparison import Comparison
-    from rag_compare.compute.gating import Gate, GateResult
+    from rag_compare.compute.gate_result import GateResult
+    from rag_compare.compute.gating import Gate
 
 __all__ = ["compare_command"]
 
@@ -49,9 +51,10 @@ __all__ = ["compare_command"]
     help="How far a signal must move to count as changed.",
 )
 @format_option(
-    FORMATS + REPORT_FORMATS,
-    "A summary for a terminal (text), data for programs (json), or a report to read: markdown, or html "
-    "(one self-contained page that opens offline).",
+    FORMATS + REPORT_FORMATS + CI_FORMATS,
+    "A summary for a terminal (text), data for programs (json), a report to read: markdown, or html "
+    "(one self-contained page that opens offline); for CI: github (workflow commands on stdout, the Markdown "
+    "report to --output, else $GITHUB_STEP_SUMMARY, else stdout) or junit (JUnit XML).",
 )
 @click.option(
     "--all-cases", is_flag=True, help="Reports (markdown, html) list the unchanged cases too, not only count them."
@@ -142,9 +145,18 @@ def compare_command(
     )
     gate_result = _decided(gate, comparison)
     limit = max_cases or None
-    emit(lambda stream: comparison.write(stream, output_format, all_cases=all_cases, max_cases=limit), output)
+    if output_format == "github":
+        _write_github(comparison, gate_result, output, all_cases=all_cases, max_cases=limit)
+    else:
+        emit(
+            lambda stream: comparison.write(
+                stream, output_format, all_cases=all_cases, max_cases=limit, gate=gate_result
+            ),
+            output,
+        )
     if output is not None:
-        say(f"wrote the {output_format} comparison to {output}: {comparison.counts_text(', ')}")
+        what = "Markdown summary" if output_format == "github" else f"{output_format} comparison"
+        say(f"wrote the {what} to {output}: {comparison.counts_text(', ')}", err=output_format == "github")
     if gate_result is not None:
         _say_gate(gate_result)
         if not gate_result.passed:
@@ -166,6 +178,24 @@ def _gate(fail_on: Sequence[str], gate_file: Path | None, alpha: float | None) -
 def _decided(gate: Gate | None, comparison: Comparison) -> GateResult | None:
     """``gate``'s verdict on ``comparison``; ``None`` without a gate."""
     return None if gate is None else gate.evaluate(comparison)
+
+
+def _write_github(
+    comparison: Comparison, gate: GateResult | None, output: Path | None, *, all_cases: bool, max_cases: int | None
+) -> None:
+    """The workflow commands on stdout; the Markdown report to ``output`` (atomically), else appended to
+    ``$GITHUB_STEP_SUMMARY`` (the job's summary page) when it is set, else on stdout after the commands."""
+    from rag_compare.report.github import write_github
+
+    def write(summary: TextIO) -> None:
+        write_github(comparison, sys.stdout, summary, all_cases=all_cases, max_cases=max_cases, gate=gate)
+
+    step_summary = os.environ.get("GITHUB_STEP_SUMMARY")
+    if output is None and step_summary:
+        with open(step_summary, "a", encoding="utf-8") as summary:
+            write(summary)
+    else:
+        emit(write, output)
 
 
 def _say_gate(result: GateResult) -> None:

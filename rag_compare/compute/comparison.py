@@ -27,7 +27,7 @@ from rag_compare.io.runs import Run
 from rag_compare.io.scores import evaluator_label
 
 if TYPE_CHECKING:
-    from rag_compare.compute.gating import GateResult
+    from rag_compare.compute.gate_result import GateResult
 
 __all__ = [
     "CASE_STATUSES",

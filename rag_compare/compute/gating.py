@@ -29,16 +29,16 @@ from rag_compare.compute.gate_grammar import (
     parse_condition,
     split_conditions,
 )
+from rag_compare.compute.gate_result import ConditionResult, GateResult
 from rag_compare.core.contract import record_ok
 from rag_compare.core.errors import GateError
-from rag_compare.core.result import Report
 from rag_compare.core.signals import SIGNALS_BY_NAME, judge_failed
 from rag_compare.io.gate_file import read_gate_file
 
 if TYPE_CHECKING:
     from rag_compare.compute.comparison import Comparison
 
-__all__ = ["DEFAULT_ALPHA", "ConditionResult", "Gate", "GateResult", "load_gate"]
+__all__ = ["DEFAULT_ALPHA", "Gate", "load_gate"]
 
 _MEASURED = ("baseline", "candidate", "delta")
 """The numbers of an aggregate row a ``:delta``/``:candidate``/``:baseline`` condition shows."""
@@ -49,49 +49,6 @@ _COMPARE: dict[str, Callable[[float, float], bool]] = {
     "<": operator.lt,
     "<=": operator.le,
 }
-
-
-@dataclass(frozen=True)
-class ConditionResult:
-    """One condition of a gate, decided."""
-
-    condition: str
-    """The condition as written, e.g. ``regressed>2%`` or ``all_cases.recall:worse``."""
-    held: bool
-    """Whether what it names happened: the gate fails on it."""
-    evaluated: bool
-    """False when there was nothing to decide it on (then ``held`` is false)."""
-    numbers: str
-    """What it was decided on, in words: ``3 of 35 cases (8.57%) regressed; the limit is > 2%``."""
-
-    def to_dict(self) -> dict[str, Any]:
-        return {"condition": self.condition, "held": self.held, "evaluated": self.evaluated, "numbers": self.numbers}
-
-
-@dataclass(frozen=True)
-class GateResult(Report):
-    """Every condition of a gate decided on one comparison, in the order they were given."""
-
-    conditions: tuple[ConditionResult, ...]
-    alpha: float
-    """The significance level of the ``:worse`` conditions."""
-
-    @property
-    def held(self) -> tuple[ConditionResult, ...]:
-        """The conditions that held."""
-        return tuple(condition for condition in self.conditions if condition.held)
-
-    @property
-    def passed(self) -> bool:
-        """Whether no condition held."""
-        return not self.held
-
-    def to_dict(self) -> dict[str, Any]:
-        return {
-            "passed": self.passed,
-            "alpha": self.alpha,
-            "conditions": [condition.to_dict() for condition in self.conditions],
-        }
 
 
 @dataclass(frozen=True)

@@ -18,7 +18,7 @@ from rag_compare.report.documents import write_report
 
 if TYPE_CHECKING:
     from rag_compare.compute.comparison import Comparison
-    from rag_compare.compute.gating import GateResult
+    from rag_compare.compute.gate_result import GateResult
 
 __all__ = ["GATE_TITLE", "TITLE", "escape_data", "escape_property", "workflow_commands", "write_github"]
 

@@ -28,7 +28,7 @@ from rag_compare.core.result import DEFAULT_MAX_CASES
 
 if TYPE_CHECKING:
     from rag_compare.compute.comparison import Comparison
-    from rag_compare.compute.gating import ConditionResult, GateResult
+    from rag_compare.compute.gate_result import ConditionResult, GateResult
 
 __all__ = ["CASES_SUITE", "FAILING_STATUSES", "GATE_SUITE", "write_junit", "xml_safe"]
 

@@ -14,7 +14,7 @@ from typing import Any, TextIO
 from rag_compare.compute.audit import CorpusAudit
 from rag_compare.compute.comparison import Comparison
 from rag_compare.compute.fallback import FallbackSimulation
-from rag_compare.compute.gating import GateResult
+from rag_compare.compute.gate_result import GateResult
 from rag_compare.core.result import Report, terminal_safe
 from rag_compare.io.corpus import Corpus
 from rag_compare.io.drafts_file import Drafts

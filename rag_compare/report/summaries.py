@@ -21,7 +21,7 @@ from rag_compare.report.text import config_text, text_table
 if TYPE_CHECKING:
     from rag_compare.compute.audit import CorpusAudit
     from rag_compare.compute.fallback import FallbackSimulation
-    from rag_compare.compute.gating import ConditionResult, GateResult
+    from rag_compare.compute.gate_result import ConditionResult, GateResult
     from rag_compare.io.corpus import Corpus
     from rag_compare.io.drafts_file import Drafts
     from rag_compare.io.run_import import ImportedRun

@@ -12,7 +12,7 @@ import pytest
 from rag_compare import Comparison, Gate, GateError, GateResult, compare, load_gate
 from rag_compare.compute.case_status import CASE_STATUSES
 from rag_compare.compute.gate_grammar import GATE_GRAMMAR, ErrorRateLimit, SignalLimit, StatusLimit
-from rag_compare.compute.gating import ConditionResult
+from rag_compare.compute.gate_result import ConditionResult
 from tests.helpers.data import HANDMADE_RUNS
 
 # Ten cases: (status, candidate record status, candidate judge status).

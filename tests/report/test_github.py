@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import dataclasses
 import io
-import re
 import tomllib
 from typing import Any
 
@@ -14,10 +13,11 @@ import pytest
 import yaml
 
 from rag_compare import Comparison, compare
-from rag_compare.compute.gating import ConditionResult, GateResult
+from rag_compare.compute.gate_result import ConditionResult, GateResult
 from rag_compare.core.result import terminal_safe
 from rag_compare.report.github import escape_data, escape_property, workflow_commands, write_github
 from tests.helpers.data import HANDMADE_RUNS, PAYLOAD, ROOT
+from tests.helpers.workflow_commands import parsed, unescape_property
 
 GATE = GateResult(
     (
@@ -30,7 +30,6 @@ GATE = GateResult(
 )
 # The hand-made runs (with passages): 34 cases
 COUNTS = "missing_in_candidate 1, failed_in_baseline 1, failed_in_candidate 2, improved 5, regressed 4, mixed 3, unchanged 18"
-COMMAND = re.compile(r"::(?P<name>[a-z]+)(?: (?P<properties>[^:]*))?::(?P<message>.*)")
 EXAMPLES = ROOT / "examples"
 
 
@@ -41,27 +40,6 @@ def examples() -> Comparison:
         HANDMADE_RUNS / "candidate.arrow",
         passages=ROOT / "corpora" / "handbook_passages.csv",
     )
-
-
-def unescape_data(text: str) -> str:
-    """As the runner reads a command's message (the reverse of the toolkit's escapeData)."""
-    return text.replace("%0D", "\r").replace("%0A", "\n").replace("%25", "%")
-
-
-def unescape_property(text: str) -> str:
-    return unescape_data(text.replace("%3A", ":").replace("%2C", ","))
-
-
-def parsed(lines: list[str]) -> list[tuple[str, dict[str, str], str]]:
-    """Each line as (command, properties, message), as the runner reads it; a line that is no command fails."""
-    commands = []
-    for line in lines:
-        match = COMMAND.fullmatch(line)
-        assert match, line
-        pairs = (item.split("=", 1) for item in (match["properties"] or "").split(",") if item)
-        properties = {key: unescape_property(value) for key, value in pairs}
-        commands.append((match["name"], properties, unescape_data(match["message"])))
-    return commands
 
 
 def test_the_toolkit_escapes() -> None:

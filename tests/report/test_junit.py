@@ -13,7 +13,7 @@ from junitparser import Failure, JUnitXml, Skipped, TestSuite
 
 from rag_compare import Comparison, compare
 from rag_compare.compute.comparison import FORMATS
-from rag_compare.compute.gating import ConditionResult, GateResult
+from rag_compare.compute.gate_result import ConditionResult, GateResult
 from rag_compare.report.junit import CASES_SUITE, GATE_SUITE, write_junit, xml_safe
 from tests.helpers.data import HANDMADE_RUNS, PAYLOAD, ROOT
 
