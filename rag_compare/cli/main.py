@@ -3,7 +3,7 @@ their families' modules (compare, corpus, runs, capture, drafts, scores).
 
 ``rag-compare BASELINE CANDIDATE`` is the main command (``compare``); the others are named. Every
 ``RagCompareError`` ends as a one-paragraph message on stderr and exit code 2 (a traceback only with
-``--debug``); exit code 1 is kept for checks that ran and found something (``audit``, ``--fail-on``).
+``--debug``); exit code 1 is kept for checks that ran and found something (``audit``, a comparison's gate: ``--fail-on``, ``--gate``).
 """
 
 from __future__ import annotations

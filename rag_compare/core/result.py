@@ -16,6 +16,7 @@ __all__ = [
     "FORMATS",
     "REPORT_FORMATS",
     "Report",
+    "shown_as_escapes",
     "terminal_safe",
     "to_json",
 ]
@@ -88,7 +89,12 @@ def _finite(value: Any) -> Any:
 def terminal_safe(text: str) -> str:
     """``text`` with every control character a terminal would obey shown as its escape instead:
     ``\\x1b`` for ESC, ``\\u202e`` for a right-to-left override (newlines and tabs are kept)."""
-    return _UNSAFE.sub(_escaped, text)
+    return shown_as_escapes(_UNSAFE, text)
+
+
+def shown_as_escapes(characters: re.Pattern[str], text: str) -> str:
+    """``text`` with each character ``characters`` matches written as its escape: ``\\x1b``, ``\\u202e``."""
+    return characters.sub(_escaped, text)
 
 
 def _escaped(match: re.Match[str]) -> str:

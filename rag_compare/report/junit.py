@@ -24,7 +24,7 @@ from typing import TYPE_CHECKING, Any, TextIO
 import polars as pl
 
 from rag_compare.core.listing import counted
-from rag_compare.core.result import DEFAULT_MAX_CASES
+from rag_compare.core.result import DEFAULT_MAX_CASES, shown_as_escapes
 
 if TYPE_CHECKING:
     from rag_compare.compute.comparison import Comparison
@@ -51,12 +51,7 @@ _COUNTS = ("tests", "failures", "errors", "skipped")
 
 def xml_safe(text: str) -> str:
     """``text`` with every character XML 1.0 forbids shown as its escape: ``\\x1b``, ``\\ufffe``, ``\\ud800``."""
-    return _XML_FORBIDDEN.sub(_escaped, text)
-
-
-def _escaped(match: re.Match[str]) -> str:
-    code = ord(match.group())
-    return f"\\x{code:02x}" if code < 0x100 else f"\\u{code:04x}"
+    return shown_as_escapes(_XML_FORBIDDEN, text)
 
 
 def write_junit(

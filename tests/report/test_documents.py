@@ -19,11 +19,6 @@ from tests.helpers.data import HANDMADE_RUNS, IMAGE, ROOT, SCRIPT
 PASSAGES = ROOT / "corpora" / "handbook_passages.csv"
 
 
-@pytest.fixture(scope="module")
-def examples() -> Comparison:
-    return compare(HANDMADE_RUNS / "baseline.arrow", HANDMADE_RUNS / "candidate.arrow", passages=PASSAGES)
-
-
 class _Markup(HTMLParser):
     """Collects the elements and attributes a browser would build from a page."""
 

@@ -9,14 +9,13 @@ import tomllib
 from typing import Any
 
 import polars as pl
-import pytest
 import yaml
 
-from rag_compare import Comparison, compare
+from rag_compare import Comparison
 from rag_compare.compute.gate_result import ConditionResult, GateResult
 from rag_compare.core.result import terminal_safe
 from rag_compare.report.github import escape_data, escape_property, workflow_commands, write_github
-from tests.helpers.data import HANDMADE_RUNS, PAYLOAD, ROOT
+from tests.helpers.data import PAYLOAD, ROOT
 from tests.helpers.workflow_commands import parsed, unescape_property
 
 GATE = GateResult(
@@ -31,15 +30,6 @@ GATE = GateResult(
 # The hand-made runs (with passages): 34 cases
 COUNTS = "missing_in_candidate 1, failed_in_baseline 1, failed_in_candidate 2, improved 5, regressed 4, mixed 3, unchanged 18"
 EXAMPLES = ROOT / "examples"
-
-
-@pytest.fixture(scope="module")
-def examples() -> Comparison:
-    return compare(
-        HANDMADE_RUNS / "baseline.arrow",
-        HANDMADE_RUNS / "candidate.arrow",
-        passages=ROOT / "corpora" / "handbook_passages.csv",
-    )
 
 
 def test_the_toolkit_escapes() -> None:

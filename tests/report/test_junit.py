@@ -8,14 +8,13 @@ import io
 import xml.etree.ElementTree as ET
 
 import polars as pl
-import pytest
 from junitparser import Failure, JUnitXml, Skipped, TestSuite
 
-from rag_compare import Comparison, compare
+from rag_compare import Comparison
 from rag_compare.compute.comparison import FORMATS
 from rag_compare.compute.gate_result import ConditionResult, GateResult
 from rag_compare.report.junit import CASES_SUITE, GATE_SUITE, write_junit, xml_safe
-from tests.helpers.data import HANDMADE_RUNS, PAYLOAD, ROOT
+from tests.helpers.data import PAYLOAD
 
 GATE = GateResult(
     (
@@ -36,15 +35,6 @@ FAILING = [
     ("failed_in_candidate", "phone-allowance@2026-01"),
     ("missing_in_candidate", "public-transport-pass@2026-01"),
 ]
-
-
-@pytest.fixture(scope="module")
-def examples() -> Comparison:
-    return compare(
-        HANDMADE_RUNS / "baseline.arrow",
-        HANDMADE_RUNS / "candidate.arrow",
-        passages=ROOT / "corpora" / "handbook_passages.csv",
-    )
 
 
 def suites(xml: JUnitXml) -> dict[str, TestSuite]:
