@@ -3,7 +3,8 @@ their families' modules (compare, corpus, runs, capture, drafts, scores).
 
 ``rag-compare BASELINE CANDIDATE`` is the main command (``compare``); the others are named. Every
 ``RagCompareError`` ends as a one-paragraph message on stderr and exit code 2 (a traceback only with
-``--debug``); exit code 1 is kept for checks that ran and found something (``audit``, a comparison's gate: ``--fail-on``, ``--gate``).
+``--debug``); exit code 1 is kept for checks that ran and found something (``audit``, a comparison's
+gate: ``--fail-on``, ``--gate``).
 """
 
 from __future__ import annotations
@@ -162,7 +163,7 @@ def main(ctx: click.Context, debug: bool) -> None:
     rag-compare BASELINE CANDIDATE [OPTIONS]   compare two frozen runs (see: rag-compare compare --help)
     rag-compare COMMAND ...                    the other commands below
 
-    Exit codes: 0 the command ran; 1 a check found something (audit violations, --fail-on); 2 bad input or usage.
+    Exit codes: 0 the command ran; 1 a check found something (audit violations, a gate condition held); 2 bad input or usage.
     """
     ctx.meta["rag_compare.debug"] = debug
 
