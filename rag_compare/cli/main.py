@@ -163,7 +163,7 @@ def main(ctx: click.Context, debug: bool) -> None:
     rag-compare BASELINE CANDIDATE [OPTIONS]   compare two frozen runs (see: rag-compare compare --help)
     rag-compare COMMAND ...                    the other commands below
 
-    Exit codes: 0 the command ran; 1 a check found something (audit violations, a gate condition held); 2 bad input or usage.
+    Exit codes: 0 the command ran; 1 a check found something (audit violations, a gate held); 2 bad input or usage.
     """
     ctx.meta["rag_compare.debug"] = debug
 
