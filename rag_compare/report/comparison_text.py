@@ -25,7 +25,14 @@ from rag_compare.report.repeats import (
     repeats_text,
     variance_rows,
 )
-from rag_compare.report.text import AGGREGATE_HEADERS, aggregate_cells, config_text, k_text, text_table
+from rag_compare.report.text import (
+    AGGREGATE_HEADERS,
+    aggregate_cells,
+    config_diff_rows,
+    config_text,
+    k_text,
+    text_table,
+)
 
 if TYPE_CHECKING:
     from collections.abc import Sequence
@@ -54,10 +61,7 @@ def comparison_text(comparison: Comparison) -> str:
         f"tolerance {comparison.tolerance:g}" + (f"; scores: {scores}" if scores else "")
     ]
     if comparison.config_diff:
-        changes = [
-            (change["key"], config_text(change["baseline"], 40), config_text(change["candidate"], 40))
-            for change in comparison.config_diff
-        ]
+        changes = config_diff_rows(comparison, 40)
         parts.append(text_table(("config key", "baseline", "candidate"), changes, title="Config differences"))
     if comparison.warnings:
         parts.append("".join(f"warning: {warning}\n" for warning in comparison.warnings))

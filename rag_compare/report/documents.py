@@ -34,7 +34,7 @@ from rag_compare.core.signals import ALL_SIGNALS, JUDGE_FAILED, SCORE_SIGNALS
 from rag_compare.core.templates import template_environment
 from rag_compare.report import preference, repeats
 from rag_compare.report.charts import category_grid, delta_chart, delta_tone, status_chart, tone_of
-from rag_compare.report.text import AGGREGATE_HEADERS, aggregate_cells, config_text, k_text
+from rag_compare.report.text import AGGREGATE_HEADERS, aggregate_cells, config_diff_rows, k_text
 
 if TYPE_CHECKING:
     import jinja2
@@ -113,10 +113,7 @@ def _context(comparison: Comparison, *, all_cases: bool, max_cases: int | None) 
         "evaluator": dict(comparison.evaluator),
         "scores": comparison.scores_text(),
         "tolerance": f"{comparison.tolerance:g}",
-        "config_diff": [
-            (change["key"], config_text(change["baseline"]), config_text(change["candidate"]))
-            for change in comparison.config_diff
-        ],
+        "config_diff": config_diff_rows(comparison),
         "warnings": list(comparison.warnings),
         "total": comparison.cases.height,
         "counts": [(status, count, tone_of(status)) for status, count in counts.items()],

@@ -8,13 +8,18 @@ from __future__ import annotations
 
 import io
 from collections.abc import Iterable, Mapping, Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from rag_compare.core.result import terminal_safe
+from rag_compare.io.config import flatten
+
+if TYPE_CHECKING:
+    from rag_compare.compute.comparison import Comparison
 
 __all__ = [
     "AGGREGATE_HEADERS",
     "aggregate_cells",
+    "config_diff_rows",
     "config_text",
     "k_text",
     "p_value_text",
@@ -42,6 +47,24 @@ def text_table(headers: Sequence[str], rows: Iterable[Sequence[object]], title: 
 def k_text(k: int | None) -> str:
     """A ranked-list cut-off as shown: the number, or ``list length`` when each list keeps its own."""
     return "list length" if k is None else str(k)
+
+
+def config_diff_rows(comparison: Comparison, limit: int | None = None) -> list[tuple[str, str, str]]:
+    """The config differences as shown: each side's value (``config_text``), ``null`` where the run's
+    config holds the key with no value (``None``), ``(absent)`` where it does not hold the key."""
+    configs = [flatten(run.config) for run in (comparison.baseline, comparison.candidate)]
+
+    def shown(key: str, value: object, config: Mapping[str, Any]) -> str:
+        return "null" if value is None and key in config else config_text(value, limit)
+
+    return [
+        (
+            change["key"],
+            shown(change["key"], change["baseline"], configs[0]),
+            shown(change["key"], change["candidate"], configs[1]),
+        )
+        for change in comparison.config_diff
+    ]
 
 
 def config_text(value: object, limit: int | None = None) -> str:

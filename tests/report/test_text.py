@@ -5,8 +5,13 @@ from __future__ import annotations
 from collections.abc import Callable
 from pathlib import Path
 
+import polars as pl
+
 from rag_compare.compute.audit import audit_corpora
-from rag_compare.report.text import text_table
+from rag_compare.compute.compare_runs import compare
+from rag_compare.io.corpus import load_corpus
+from rag_compare.io.runs import freeze_run
+from rag_compare.report.text import config_diff_rows, text_table
 
 Write = Callable[[str, str | bytes], Path]
 HEADER = "case_id,question,answerability,source_version,required_passage_ids\n"
@@ -29,3 +34,22 @@ def test_text_table() -> None:
     table = text_table(("key", "value"), [("a", 1), ("[red]b[/red]", None)])
     assert table.splitlines()[0].split() == ["key", "value"]
     assert "[red]b[/red]" in table
+
+
+def test_a_config_value_of_null_is_not_shown_as_an_absent_key() -> None:
+    corpus = load_corpus(
+        pl.DataFrame(
+            {
+                "case_id": ["a@v1"],
+                "question": ["Q?"],
+                "answerability": ["unanswerable"],
+                "source_version": ["v1"],
+                "required_passage_ids": [[]],
+            }
+        )
+    )
+    records = pl.DataFrame({"case_id": ["a@v1"], "answer": ["I don't know."]})
+    baseline = freeze_run(records, corpus, {"name": "a", "retriever": {"stopwords": "en"}, "extra": 1})
+    candidate = freeze_run(records, corpus, {"name": "b", "retriever": {"stopwords": None}})
+    rows = config_diff_rows(compare(baseline, candidate))
+    assert rows == [("extra", "1", "(absent)"), ("name", "a", "b"), ("retriever.stopwords", "en", "null")]
