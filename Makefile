@@ -12,7 +12,7 @@ PRODUCERS := .venv-producers
 PHOENIX := .venv-phoenix
 PRODUCED := tests/producers
 EXAMPLE_EPOCH := 1795000000
-LINTED := rag_compare tests benchmarks
+LINTED := rag_compare tests benchmarks examples
 HANDMADE := tests/fixtures/handmade
 
 .PHONY: demo report tour test lint producers examples handmade clean
