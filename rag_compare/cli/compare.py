@@ -143,7 +143,7 @@ def compare_command(
     comparison = replace(
         comparison, warnings=tuple(as_flags(warning, group, "compare") for warning in comparison.warnings)
     )
-    gate_result = _decided(gate, comparison)
+    gate_result = None if gate is None else gate.evaluate(comparison)
     limit = max_cases or None
     if output_format == "github":
         _write_github(comparison, gate_result, output, all_cases=all_cases, max_cases=limit)
@@ -173,11 +173,6 @@ def _gate(fail_on: Sequence[str], gate_file: Path | None, alpha: float | None) -
     if not conditions:
         return None
     return Gate(conditions, given.alpha if alpha is None else alpha)
-
-
-def _decided(gate: Gate | None, comparison: Comparison) -> GateResult | None:
-    """``gate``'s verdict on ``comparison``; ``None`` without a gate."""
-    return None if gate is None else gate.evaluate(comparison)
 
 
 def _write_github(

@@ -23,14 +23,13 @@ import polars as pl
 from rag_compare._version import __version__
 from rag_compare.compute.lexical_judge import LexicalJudge
 from rag_compare.core.contract import record_ok
-from rag_compare.core.digest import json_digest
-from rag_compare.core.errors import ConfigError, ContractError, JudgeError, Problem
+from rag_compare.core.errors import ConfigError, ContractError, Problem
 from rag_compare.core.signals import JUDGE_FAILED, SCORED_SIGNALS
-from rag_compare.llm.dispatch import Outcome, send_to_endpoint
-from rag_compare.llm.endpoint import endpoint_name
+from rag_compare.llm.dispatch import Outcome
+from rag_compare.llm.endpoint_judge import EndpointJudge
 from rag_compare.llm.judge_checks import CHECKS, DEFAULT_CHECKS, PROMPT_VERSION, Check, prompt_digest, render_messages
 from rag_compare.llm.limits import Limits, limits_from
-from rag_compare.llm.plan import JudgePlan, estimated_tokens, in_cache, tokens_of
+from rag_compare.llm.plan import JudgePlan, estimated_tokens, tokens_of
 from rag_compare.llm.transport import chat_body
 
 __all__ = ["OpenAIJudge"]
@@ -50,7 +49,7 @@ class _Request:
 
 
 @dataclass(frozen=True)
-class OpenAIJudge:
+class OpenAIJudge(EndpointJudge):
     """An LLM judge over an OpenAI-compatible chat-completions endpoint (see the module).
 
     ``base_url`` defaults to ``OPENAI_BASE_URL``, the key to ``OPENAI_API_KEY`` (a local endpoint given
@@ -95,11 +94,6 @@ class OpenAIJudge:
         return "openai"
 
     @property
-    def endpoint(self) -> str:
-        """Where requests go, without any credentials a URL might hold."""
-        return endpoint_name(self.client, self.base_url)
-
-    @property
     def config(self) -> dict[str, Any]:
         return {
             "name": self.name,
@@ -114,15 +108,10 @@ class OpenAIJudge:
             "rag_compare_version": __version__,
         }
 
-    @property
-    def fingerprint(self) -> str:
-        """SHA-256 of ``config``: model, endpoint, checks, sampling settings, prompts and library version."""
-        return json_digest(self.config)
-
     def plan(self, cases: pl.DataFrame) -> JudgePlan:
         """The requests judging ``cases`` would make, how many are cached, and a token estimate."""
         requests = self._requests(_inputs(cases))
-        cached = in_cache([request.body for request in requests], endpoint=self.endpoint, cache=self.cache)
+        cached = self._cached([request.body for request in requests])
         to_send = [request for request, found in zip(requests, cached, strict=True) if not found]
         prompt = sum(estimated_tokens(json.dumps(request.body)) for request in to_send)
         completion = sum(
@@ -138,16 +127,7 @@ class OpenAIJudge:
         now), ``judge_status`` and ``judge_error``."""
         inputs = _inputs(cases)
         requests = self._requests(inputs)
-        outcomes = send_to_endpoint(
-            [request.body for request in requests],
-            client=self.client,
-            base_url=self.base_url,
-            api_key=self.api_key,
-            limits=self._limits,
-            cache=self.cache,
-            progress=f"judging {inputs.height} cases" if self.progress else None,
-            refused=JudgeError,
-        )
+        outcomes = self._send([request.body for request in requests], f"judging {inputs.height} cases")
         return self._verdicts(inputs, requests, outcomes)
 
     def _requests(self, inputs: pl.DataFrame) -> list[_Request]:

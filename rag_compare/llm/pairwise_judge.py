@@ -28,16 +28,15 @@ from typing import Any
 import polars as pl
 
 from rag_compare._version import __version__
-from rag_compare.core.digest import json_digest
-from rag_compare.core.errors import ConfigError, ContractError, JudgeError, Problem
+from rag_compare.core.errors import ConfigError, ContractError, Problem
 from rag_compare.core.signals import JUDGE_FAILED
 from rag_compare.core.templates import template_environment
 from rag_compare.io.pairs import CHOICES, JUDGE_INPUTS, ORDERS
-from rag_compare.llm.dispatch import Outcome, send_to_endpoint
-from rag_compare.llm.endpoint import endpoint_name
+from rag_compare.llm.dispatch import Outcome
+from rag_compare.llm.endpoint_judge import EndpointJudge
 from rag_compare.llm.judge_checks import prompt_digest
 from rag_compare.llm.limits import Limits
-from rag_compare.llm.plan import JudgePlan, estimated_tokens, in_cache
+from rag_compare.llm.plan import JudgePlan, estimated_tokens
 from rag_compare.llm.transport import chat_body
 
 __all__ = ["PROMPT_VERSION", "PairwiseJudge"]
@@ -58,7 +57,7 @@ _REPLY = pl.Struct({"better": pl.String, "reason": pl.String})
 
 
 @dataclass(frozen=True)
-class PairwiseJudge:
+class PairwiseJudge(EndpointJudge):
     """A pairwise judge over an OpenAI-compatible chat-completions endpoint (see the module).
 
     ``base_url`` defaults to ``OPENAI_BASE_URL``, the key to ``OPENAI_API_KEY`` (a local endpoint given
@@ -90,11 +89,6 @@ class PairwiseJudge:
         return "openai-pairwise"
 
     @property
-    def endpoint(self) -> str:
-        """Where requests go, without any credentials a URL might hold."""
-        return endpoint_name(self.client, self.base_url)
-
-    @property
     def config(self) -> dict[str, Any]:
         return {
             "name": self.name,
@@ -108,15 +102,10 @@ class PairwiseJudge:
             "rag_compare_version": __version__,
         }
 
-    @property
-    def fingerprint(self) -> str:
-        """SHA-256 of ``config``: model, endpoint, sampling settings, prompts and library version."""
-        return json_digest(self.config)
-
     def plan(self, pairs: pl.DataFrame) -> JudgePlan:
         """The requests judging ``pairs`` would make (two a pair), how many are cached, and a token estimate."""
         bodies = self._bodies(_inputs(pairs))
-        cached = in_cache(bodies, endpoint=self.endpoint, cache=self.cache)
+        cached = self._cached(bodies)
         to_send = [body for body, found in zip(bodies, cached, strict=True) if not found]
         prompt = sum(estimated_tokens(json.dumps(body)) for body in to_send)
         completion = _COMPLETION_ESTIMATE * len(to_send)
@@ -133,17 +122,7 @@ class PairwiseJudge:
         ``baseline_context``, ``candidate_answer``, ``candidate_context`` (text; the note and contexts may
         be null). Every row is judged: leave out the cases not to send (failed, missing, identical)."""
         inputs = _inputs(pairs)
-        outcomes = send_to_endpoint(
-            self._bodies(inputs),
-            client=self.client,
-            base_url=self.base_url,
-            api_key=self.api_key,
-            limits=self._limits,
-            cache=self.cache,
-            progress=f"judging {inputs.height} pairs in both orders" if self.progress else None,
-            refused=JudgeError,
-        )
-        return _choices(outcomes)
+        return _choices(self._send(self._bodies(inputs), f"judging {inputs.height} pairs in both orders"))
 
     def _bodies(self, inputs: pl.DataFrame) -> list[dict[str, Any]]:
         """Two request bodies a row: the baseline-first order, then the candidate-first one."""
