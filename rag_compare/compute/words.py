@@ -1,54 +1,98 @@
 """What a word and a number are, for every lexical measure (the offline judge, answer completeness,
 the extractive generator's stopwords).
 
-Text is lowercased first. A word is a run of ASCII letters, digits and underscores (``WORD_PATTERN``);
-a content word is a word of two characters or more that starts with a letter and is not a stopword;
-``fold_plural`` makes ``rates`` and ``rate`` one word. A number is a run of digits that may hold
-``.`` or ``,`` between digits (``NUMBER_PATTERN``); a comma in a number groups thousands, so
-``3,000`` and ``3000`` are the same number (``ungrouped``, ``other_writing``).
+Text is read ``normalized``: every apostrophe and quote variant (’ ʼ ` ´ ‘ ‛) made ``'``, NFKC
+normalised, case folded (``Straße`` is ``strasse``), every space character (no-break, narrow, thin...) a
+plain space and invisible format characters (soft hyphens, zero-width spaces) dropped. A word is a run of
+Unicode letters, marks and digits (``WORD_PATTERN``); a content word is a word of two characters or more
+that starts with a letter and is not one of its language's stopwords; ``fold_plural`` makes ``rates`` and
+``rate`` one word with the language's plural suffixes. Numbers are read by ``compute.numbers``.
 """
 
 from __future__ import annotations
 
+from functools import cache
+
 import polars as pl
+
+from rag_compare.io.language_rules import builtin_languages
 
 __all__ = [
     "NUMBER_PATTERN",
+    "PYTHON_WORD_PATTERN",
     "STOPWORDS",
     "WORD_PATTERN",
     "fold_plural",
     "is_content_word",
+    "normalized",
     "other_writing",
     "ungrouped",
 ]
 
-WORD_PATTERN = r"[a-z0-9_]+"
-"""A word of lowercased text (Rust regex syntax)."""
-NUMBER_PATTERN = r"[0-9]+(?:[.,][0-9]+)*"
-"""A number as written: ``180``, ``3,000``, ``0.35``, ``12,345,678``."""
+WORD_PATTERN = r"[\p{L}\p{M}\p{N}]+"
+"""A word of normalized text (Rust regex syntax)."""
+PYTHON_WORD_PATTERN = r"[^\W_]+"
+"""A word for Python's ``re``: a run of Unicode letters and digits (``re`` knows no marks)."""
 
-_STOPWORD_TEXT = """
-about above after again against all also am an and any are aren as at be because been before being below between
-both but by can cannot could couldn did didn do does doesn doing don down during each either else etc few for from
-further had hadn has hasn have haven having he her here hers herself him himself his how however if in into is isn it
-its itself just ll me might more most must mustn my myself neither no nor not now of off on once only or other our
-ours ourselves out over own please re same shall shan she should shouldn so some such than that the their theirs them
-themselves then there these they this those through thus to too under until up ve very was wasn we were weren what
-when where which while who whom why will with won would wouldn yes yet you your yours yourself yourselves
-"""
-STOPWORDS: tuple[str, ...] = tuple(sorted(_STOPWORD_TEXT.split()))
-"""Words that carry no claim; words of one character are never content words either."""
+STOPWORDS: tuple[str, ...] = next(language.stopwords for language in builtin_languages() if language.code == "en")
+"""The English stopwords (``rag_compare/io/languages/en.toml``), for the parts that read English only."""
+
+_APOSTROPHES = ("\u2019", "\u02bc", "`", "\u00b4", "\u2018", "\u201b")
+_LAST_CASED = 0x20000
+"""Every character whose lower case and case fold differ lies below this code point."""
+
+
+def normalized(texts: pl.Series) -> pl.Series:
+    """``texts`` as every lexical measure reads them (see the module); nulls stay null.
+
+    Text of ASCII letters alone is only lower-cased (NFKC and case folding leave it so): the full
+    normalisation costs only the texts that need it.
+    """
+    lowered = texts.cast(pl.String).str.to_lowercase()
+    special = (lowered.str.len_bytes() != lowered.str.len_chars()) | lowered.str.contains("`", literal=True)
+    rows = special.arg_true()
+    if rows.len() == 0:
+        return lowered
+    return lowered.scatter(rows, _fully_normalized(texts.cast(pl.String).gather(rows)))
+
+
+def _fully_normalized(texts: pl.Series) -> pl.Series:
+    apostrophes = texts.str.replace_many(list(_APOSTROPHES), "'")
+    folded = apostrophes.str.normalize("NFKC").str.to_lowercase()
+    keys, values = _case_folds()
+    folded = folded.str.replace_many(keys, values)
+    return folded.str.replace_all(r"\p{Zs}", " ").str.replace_all(r"\p{Cf}", "")
+
+
+@cache
+def _case_folds() -> tuple[list[str], list[str]]:
+    """Each lower-case text whose case fold differs (``ß``, final ``ς``...), and its fold."""
+    folds = {}
+    for code in range(_LAST_CASED):
+        lower = chr(code).lower()
+        if lower.casefold() != lower:
+            folds[lower] = lower.casefold()
+    return list(folds), list(folds.values())
 
 
 def is_content_word(word: pl.Expr, stopwords: tuple[str, ...] = STOPWORDS) -> pl.Expr:
-    """Whether ``word`` (a word of lowercased text) carries a claim: two characters or more, a letter
-    first, not one of ``stopwords``."""
-    return (word.str.len_bytes() >= 2) & (word >= "a") & ~word.is_in(sorted(set(stopwords)))
+    """Whether ``word`` (a word of normalized text) carries a claim: two characters or more, a letter (or
+    a character past ASCII) first, not one of ``stopwords``."""
+    return (word.str.len_chars() >= 2) & (word >= "a") & ~word.is_in(sorted(set(stopwords)))
 
 
-def fold_plural(word: pl.Expr) -> pl.Expr:
-    """``word`` without a trailing ``s`` when it is longer than three letters (``rates`` and ``rate`` alike)."""
-    return pl.when(word.str.len_bytes() > 3).then(word.str.strip_suffix("s")).otherwise(word)
+def fold_plural(word: pl.Expr, suffixes: tuple[str, ...] = ("s",)) -> pl.Expr:
+    """``word`` without the longest of ``suffixes`` it ends with, when three characters or more remain
+    (``rates`` and ``rate`` alike with the English ``s``)."""
+    folded = word
+    for suffix in sorted(suffixes, key=len):  # the longest suffix is tested first, as the outermost
+        strips = word.str.ends_with(suffix) & (word.str.len_chars() >= len(suffix) + 3)
+        folded = pl.when(strips).then(word.str.slice(0, word.str.len_chars() - len(suffix))).otherwise(folded)
+    return folded
+
+
+NUMBER_PATTERN = r"[0-9]+(?:[.,][0-9]+)*"
+"""A number as written: ``180``, ``3,000``, ``0.35``, ``12,345,678``."""
 
 
 def ungrouped(number: pl.Expr) -> pl.Expr:

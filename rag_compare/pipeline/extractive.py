@@ -3,7 +3,7 @@
 ``ExtractiveGenerator`` splits the context into sentences: a ``[passage id]`` label at the start of a
 line is dropped (and ends the sentence before it), and sentences end at ``.``, ``!`` or ``?`` followed
 by white space, and at blank lines. A sentence's score is the share of the question's content terms it
-holds: words (``words.WORD_PATTERN`` of the lower-cased text) without ``words.STOPWORDS`` and words of one
+holds: words (``words.PYTHON_WORD_PATTERN`` of the case-folded text) without ``words.STOPWORDS`` and words of one
 character, stemmed with the Snowball English stemmer (PyStemmer), counted once each. Sentences scoring
 at least ``min_overlap`` are candidates; the best ``max_sentences`` (ties: earlier first) make the
 answer, in context order, joined by a space. With no candidate, or an empty context, or a question
@@ -29,7 +29,7 @@ import re
 from dataclasses import dataclass
 from typing import Any
 
-from rag_compare.compute.words import STOPWORDS, WORD_PATTERN
+from rag_compare.compute.words import PYTHON_WORD_PATTERN, STOPWORDS
 from rag_compare.core.errors import ConfigError
 from rag_compare.core.protocols import Case, Context, Generation
 
@@ -39,7 +39,7 @@ DEFAULT_ABSTENTION = "I don't know: the handbook passages provided do not answer
 
 _LABEL = re.compile(r"^[ \t]*\[[^\]\n]+\][ \t]*", re.MULTILINE)
 _BREAK = re.compile(r"(?<=[.!?])\s+|\n\s*\n")
-_WORD = re.compile(WORD_PATTERN)
+_WORD = re.compile(PYTHON_WORD_PATTERN)
 _STOPWORDS = frozenset(STOPWORDS)
 
 
@@ -90,5 +90,5 @@ def _terms(text: str) -> set[str]:
     """The stemmed content terms of ``text``."""
     import Stemmer  # type: ignore[import-not-found]
 
-    words = [word for word in _WORD.findall(text.lower()) if len(word) > 1 and word not in _STOPWORDS]
+    words = [word for word in _WORD.findall(text.casefold()) if len(word) > 1 and word not in _STOPWORDS]
     return set(Stemmer.Stemmer("english").stemWords(words))
