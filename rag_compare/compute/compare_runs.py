@@ -32,11 +32,11 @@ from rag_compare.compute.repeats import (
     noise_floor,
     reduced_side,
 )
-from rag_compare.core.contract import LABEL_COLUMNS, sample_key
+from rag_compare.core.contract import LABEL_COLUMNS, LANGUAGE, record_ok, sample_key
 from rag_compare.core.errors import CompareError, ScoresError
 from rag_compare.core.listing import counted, truncated
 from rag_compare.core.protocols import K_EXPECTED, Judge, is_k
-from rag_compare.core.signals import signals_in
+from rag_compare.core.signals import JUDGE_VERDICTS, signals_in
 from rag_compare.io.corpus import Corpus, load_corpus
 from rag_compare.io.pairs import Pairs, load_pairs
 from rag_compare.io.passages import load_passages
@@ -194,6 +194,8 @@ def _side_frame(
     if labels is not None:
         warnings = _corpus_label_warnings(run, labels)
         records = _relabel(records, labels)
+    if isinstance(judge, LexicalJudge) and (scores is None or not set(JUDGE_VERDICTS) <= set(scores.frame.columns)):
+        warnings += _unjudged_warning(run, records, judge)
     run_k = _k_of(run, k)
     signals = case_signals(records, judge, k=run_k, passages=passages, scores=None if scores is None else scores.frame)
     _check_finite(signals, judge, scores)
@@ -203,6 +205,22 @@ def _side_frame(
         how="horizontal",
     )
     return ComparedRun.of(run, k=run_k), frame, warnings
+
+
+def _unjudged_warning(run: Run, records: pl.DataFrame, judge: LexicalJudge) -> list[str]:
+    """The cases the offline judge cannot read: in a language it has no rules for."""
+    cases = records.filter(record_ok()).unique("case_id", keep="first", maintain_order=True)
+    unjudged = judge.unjudged_languages(cases)
+    if not unjudged:
+        return []
+    counts = ", ".join(f"{tag} {count}" for tag, count in unjudged.items())
+    unspaced = "; und: a script written without spaces" if "und" in unjudged else ""
+    cases = counted(sum(unjudged.values()), "case")
+    return [
+        f"run '{run.name}' has {cases} in languages the offline judge has no rules for ({counts}{unspaced}): "
+        "their abstention and grounding are not judged. Give the judge a language file for them "
+        "(`load_language`), or judge them with an LLM."
+    ]
 
 
 def _check_unique(run: Run) -> None:
@@ -276,12 +294,14 @@ def _k_of(run: Run, k: int | None) -> int | None:
 
 
 def _relabel(records: pl.DataFrame, labels: pl.DataFrame) -> pl.DataFrame:
-    """The records with the corpus' labels where the corpus has the case (a new frame)."""
-    corpus = labels.select("case_id", *(pl.col(name).alias(f"corpus_{name}") for name in CASE_LABELS))
+    """The records with the corpus' labels (and ``language``, when it has one) where the corpus has the
+    case (a new frame)."""
+    names = [*CASE_LABELS, *([LANGUAGE] if LANGUAGE in labels.columns else [])]
+    corpus = labels.select("case_id", *(pl.col(name).alias(f"corpus_{name}") for name in names))
     joined = records.join(corpus, on="case_id", how="left", maintain_order="left")
-    return joined.with_columns(pl.coalesce(f"corpus_{name}", name).alias(name) for name in CASE_LABELS).drop(
-        f"corpus_{name}" for name in CASE_LABELS
-    )
+    return joined.with_columns(
+        pl.coalesce(f"corpus_{name}", *([name] if name in records.columns else [])).alias(name) for name in names
+    ).drop(f"corpus_{name}" for name in names)
 
 
 def _corpus_label_warnings(run: Run, labels: pl.DataFrame) -> list[str]:

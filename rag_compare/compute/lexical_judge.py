@@ -1,90 +1,98 @@
 """The offline judge: abstention and grounding decided lexically, with no network and no key.
 
-``LexicalJudge`` reads each answer against the context exactly as it was sent to the model. ``abstained``:
-the answer is blank or matches one of ``ABSTENTION_PATTERNS``. ``grounded``: the share of the answer's
-claims (its sentences that hold a content word or a number) that the context supports: every number is
-there as a whole number (``3,000`` and ``3000`` alike, ``80`` is not in ``180``) and at least
-``min_overlap`` of the content words are there as whole words, case aside. Words are runs of ASCII letters,
-digits and ``_``; content words start with a letter, have two characters or more, are not in
-``STOPWORDS``, and lose a trailing ``s`` beyond three letters on both sides. ``abstention_correct``:
-abstained exactly when the case is labelled ``unanswerable``.
+``LexicalJudge`` reads each answer against the context exactly as it was sent to the model, both
+``words.normalized``, in the case's language: the case's ``language`` (a corpus column), else the judge's
+``language`` setting, else the language ``language_detection`` finds in the case's question (its answer
+without one), else ``DEFAULT_LANGUAGE``. A case in a language the judge has no rules for (no language
+file, or a script written without spaces such as Chinese or Japanese) is not judged: its three verdicts
+are null.
+
+``abstained``: the answer is blank or matches an abstention pattern of any of the judge's languages (an
+answer need not be in its question's language). ``grounded``: the share of the answer's claims (its
+sentences that hold a content word or a number) that the context supports: every number is there with
+the same value (``compute.numbers``: ``1.000,50`` and ``1000,50`` alike in German, ``80`` is not in
+``180``) and at least ``min_overlap`` of the content words are there as whole words. Content words
+(``compute.words``) are runs of letters, marks and digits that start with a letter, have two characters
+or more and are not the language's stopwords; a plural suffix of the language is folded on both sides.
+``abstention_correct``: abstained exactly when the case is labelled ``unanswerable``.
 
 Limits: lexical, not semantic. A paraphrase counts as unsupported; a negation flip ("may" / "may not"),
 swapped roles or words gathered from several passages can pass; an abstention worded outside the
-patterns counts as an answer; text outside ASCII is split at every non-ASCII character.
+patterns counts as an answer.
 """
 
 from __future__ import annotations
 
+from collections import Counter
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any, NamedTuple
 
 import polars as pl
 
-from rag_compare.compute.words import (
-    NUMBER_PATTERN,
-    STOPWORDS,
-    WORD_PATTERN,
-    fold_plural,
-    is_content_word,
-    other_writing,
-)
+from rag_compare.compute.language_detection import detect_languages
+from rag_compare.compute.numbers import NUMBER_PATTERN, canonical_number, number_writings
+from rag_compare.compute.words import WORD_PATTERN, fold_plural, is_content_word, normalized
 from rag_compare.core.digest import json_digest
 from rag_compare.core.errors import ConfigError, ContractError, Problem
+from rag_compare.io.language_rules import Language, builtin_languages, language_code
 
 __all__ = [
-    "ABSTENTION_PATTERNS",
+    "DEFAULT_LANGUAGE",
     "LexicalJudge",
 ]
 
-METHOD_VERSION = "lexical-1"
+METHOD_VERSION = "lexical-2"
+DEFAULT_LANGUAGE = "en"
+"""The language of a case whose text shows no language of the judge's ("Hotel cap?"), when the judge
+knows English (else its first language)."""
 
-_APOSTROPHE = r"['\x{2018}\x{2019}]"
-_SOURCE = r"(?:context|passages?|handbook|documents?|sources?)"
-
-ABSTENTION_PATTERNS: tuple[str, ...] = (
-    rf"\bi (?:really )?(?:do not|don{_APOSTROPHE}?t) know\b",
-    rf"\bi(?:{_APOSTROPHE}m| am) not (?:sure|certain)\b",
-    rf"\b(?:cannot|can not|can{_APOSTROPHE}?t) answer\b",
-    r"\bunable to (?:answer|find|determine)\b",
-    r"\bno (?:relevant |specific )?information (?:about|on|regarding)\b",
-    rf"\bthe (?:provided |given )?{_SOURCE} (?:does|do|did)(?: not|n{_APOSTROPHE}t) "
-    r"(?:contain|say|mention|cover|specify|state|include|provide)\b",
-    r"\bnot mentioned\b",
-    rf"\bi (?:could not|couldn{_APOSTROPHE}?t|cannot|can{_APOSTROPHE}?t|did not|didn{_APOSTROPHE}?t) find\b",
-    rf"\bi do(?: not|n{_APOSTROPHE}?t) have (?:enough |any |the )?information\b",
-)
-"""Abstention phrasings, searched case-insensitively anywhere in an answer (Rust regex syntax)."""
-
-
+_UNSPACED = r"[\p{Han}\p{Hiragana}\p{Katakana}\p{Thai}\p{Lao}\p{Khmer}\p{Myanmar}\p{Tibetan}]"
+"""Scripts written without spaces between words: a case in one is not judged."""
 _REQUIRED = {"answer": pl.String, "context": pl.String, "answerability": pl.String}
+_OPTIONAL = ("question", "language")
 _OUTPUT = {"abstained": pl.Boolean, "grounded": pl.Float64, "abstention_correct": pl.Boolean}
 _SLICE_ROWS = 100_000
 _ABSTENTION_CORRECT = pl.col("abstained") == (pl.col("answerability") == "unanswerable")
 _SENTENCE_END = r"([.!?])\s+"
 _ROUNDS = 4
-_S, _UNDERSCORE, _COMMA, _DOT = ord("s"), ord("_"), ord(","), ord(".")
+_DOT, _COMMA, _SPACE = ord("."), ord(","), ord(" ")
 
 
 @dataclass(frozen=True)
 class LexicalJudge:
-    """The default evaluator: deterministic lexical checks of abstention and grounding (see the module)."""
+    """The default evaluator: deterministic lexical checks of abstention and grounding (see the module).
+
+    ``language`` is the language of every case without its own (a code of ``languages``); ``None`` detects
+    it. ``languages`` are the rules the judge knows (default: the shipped ones; add or replace one with
+    ``io.language_rules.load_language``).
+    """
 
     min_overlap: float = 0.6
-    abstention_patterns: tuple[str, ...] = ABSTENTION_PATTERNS
-    stopwords: tuple[str, ...] = STOPWORDS
+    language: str | None = None
+    languages: tuple[Language, ...] = field(default_factory=builtin_languages)
 
     def __post_init__(self) -> None:
         if not 0.0 < self.min_overlap <= 1.0:
             raise ConfigError(f"min_overlap must be above 0 and at most 1, got {self.min_overlap!r}.")
-        if not self.abstention_patterns:
-            raise ConfigError("abstention_patterns is empty: give at least one regex.")
-        try:
-            pl.Series([""]).str.contains(self._abstention_regex)
-        except pl.exceptions.ComputeError as error:
-            raise ConfigError(f"An abstention pattern is not a valid regex: {error}") from None
+        codes = [language.code for language in self.languages]
+        if not codes:
+            raise ConfigError("languages is empty: give the judge at least one language.")
+        twice = sorted({code for code in codes if codes.count(code) > 1})
+        if twice:
+            raise ConfigError(f"languages holds {', '.join(twice)} more than once: give each language once.")
+        if self.language is not None:
+            try:
+                code = language_code(self.language)
+            except ValueError as error:
+                raise ConfigError(f"language: {error}.") from None
+            if code not in codes:
+                raise ConfigError(
+                    f"language {self.language!r} has no rules: the judge knows {', '.join(sorted(codes))}. "
+                    "Add a language file for it, or leave language unset to detect each case's."
+                )
+            object.__setattr__(self, "language", code)
 
     @property
     def name(self) -> str:
@@ -96,8 +104,8 @@ class LexicalJudge:
             "name": self.name,
             "method": METHOD_VERSION,
             "min_overlap": float(self.min_overlap),
-            "abstention_patterns": list(self.abstention_patterns),
-            "stopwords": sorted(set(self.stopwords)),
+            "language": self.language,
+            "languages": {language.code: language.config for language in sorted(self.languages, key=_code)},
         }
 
     @property
@@ -108,19 +116,15 @@ class LexicalJudge:
         """
         return json_digest(self.config)
 
-    @property
-    def _abstention_regex(self) -> str:
-        return "(?i)" + "|".join(f"(?:{pattern})" for pattern in self.abstention_patterns)
-
     def judge(self, cases: pl.DataFrame) -> pl.DataFrame:
         """A new frame, one row per row of ``cases`` in the same order: ``abstained``, ``grounded``,
-        ``abstention_correct``. ``cases`` needs ``answer``, ``context`` and ``answerability`` (text).
+        ``abstention_correct``. ``cases`` needs ``answer``, ``context`` and ``answerability`` (text), and
+        may hold ``question`` and ``language``.
 
         Slices of rows are judged concurrently (Polars releases the GIL): memory stays bounded by the
         slice size and every core works.
         """
-        _check_columns(cases)
-        typed = cases.select(pl.col(name).cast(dtype) for name, dtype in _REQUIRED.items())
+        typed = _typed(cases)
         slices = [typed.slice(start, _SLICE_ROWS) for start in range(0, typed.height, _SLICE_ROWS)]
         with ThreadPoolExecutor(max_workers=max(1, min(len(slices), pl.thread_pool_size()))) as pool:
             parts = list(pool.map(self._judge_slice, slices))
@@ -128,27 +132,100 @@ class LexicalJudge:
 
     def abstentions(self, cases: pl.DataFrame) -> pl.DataFrame:
         """``abstained`` and ``abstention_correct`` alone for each row of ``cases`` (``answer`` and
-        ``answerability``): the verdicts that need no context, without the cost of grounding."""
-        typed = cases.select(pl.col("answer").cast(pl.String), pl.col("answerability").cast(pl.String))
-        return typed.select(abstained=self._abstained, answerability="answerability").select(
-            "abstained", abstention_correct=_ABSTENTION_CORRECT
-        )
+        ``answerability``; ``question`` and ``language`` when it has them): the verdicts that need no
+        context, without the cost of grounding."""
+        typed = _typed(cases.with_columns(context=pl.lit(None, pl.String)))
+        return self._abstained(typed).select("abstained", abstention_correct=_ABSTENTION_CORRECT)
+
+    def languages_of(self, cases: pl.DataFrame) -> pl.Series:
+        """The code of the language each row of ``cases`` is read in (see the module); null where the
+        judge has no rules for it. ``cases`` need not hold more than ``question`` or ``answer``."""
+        return self._languages(_typed(_padded(cases)))
+
+    def unjudged_languages(self, cases: pl.DataFrame) -> dict[str, int]:
+        """How many rows of ``cases`` are in each language the judge has no rules for (``und`` for text
+        in a script written without spaces), without detecting the others' languages."""
+        typed = _typed(_padded(cases))
+        given = self._given(typed)
+        unspaced = given.is_null() & _texts(typed).str.contains(_UNSPACED).fill_null(False)
+        tags = pl.select(pl.when(pl.lit(unspaced)).then(pl.lit("und")).otherwise(pl.lit(given))).to_series()
+        unknown = tags.filter(~tags.is_in(list(self._rules)))
+        return dict(sorted(Counter(unknown.to_list()).items()))
+
+    def _given(self, cases: pl.DataFrame) -> pl.Series:
+        """Each row's language as its ``language`` column (its primary subtag), else the judge's setting,
+        gives it; null where it is to be detected."""
+        tags = cases.get_column("language").str.to_lowercase()
+        given = pl.select(pl.coalesce(tags.str.extract(r"^([a-z]{2,3})(?:[-_]|$)", 1), tags)).to_series()
+        return given if self.language is None else given.fill_null(self.language)
+
+    def _languages(self, cases: pl.DataFrame) -> pl.Series:
+        chosen = self._given(cases)
+        open_rows = chosen.is_null().arg_true()
+        if open_rows.len():
+            texts = _texts(cases).gather(open_rows)
+            found = detect_languages(texts, self.languages).fill_null(self._fallback)
+            unspaced = texts.str.contains(_UNSPACED).fill_null(False)
+            nothing = pl.repeat(None, texts.len(), dtype=pl.String, eager=True)
+            chosen = chosen.scatter(open_rows, found.zip_with(~unspaced, nothing))
+        known = pl.lit(chosen).is_in(list(self._rules))
+        return pl.select(pl.when(known).then(pl.lit(chosen))).to_series().alias("language")
 
     @property
-    def _abstained(self) -> pl.Expr:
-        answer = pl.col("answer")
-        return (answer.str.strip_chars() == "") | answer.str.contains(self._abstention_regex)
+    def _fallback(self) -> str:
+        """The language of a text without evidence of any: ``DEFAULT_LANGUAGE``, else the first language."""
+        codes = [language.code for language in self.languages]
+        return DEFAULT_LANGUAGE if DEFAULT_LANGUAGE in codes else codes[0]
+
+    @property
+    def _rules(self) -> dict[str, Language]:
+        return {language.code: language for language in self.languages}
+
+    @property
+    def _abstention_regex(self) -> str:
+        patterns = dict.fromkeys(pattern for language in self.languages for pattern in language.abstention_patterns)
+        return "(?i)" + "|".join(f"(?:{pattern})" for pattern in patterns)
+
+    def _abstained(self, cases: pl.DataFrame) -> pl.DataFrame:
+        """``cases`` with the row number, the normalized ``answer``, the ``language`` and ``abstained``
+        (null where the case is not judged)."""
+        answer = normalized(cases.get_column("answer"))
+        frame = cases.with_columns(answer=answer, language=self._languages(cases)).with_row_index("row")
+        blank_or_phrased = (pl.col("answer").str.strip_chars() == "") | pl.col("answer").str.contains(
+            self._abstention_regex
+        )
+        return frame.with_columns(abstained=pl.when(pl.col("language").is_not_null()).then(blank_or_phrased))
 
     def _judge_slice(self, cases: pl.DataFrame) -> pl.DataFrame:
-        verdicts = cases.with_row_index("row").with_columns(abstained=self._abstained)
+        verdicts = self._abstained(cases)
         answered = verdicts.filter(~pl.col("abstained"), pl.col("context").is_not_null())
-        grounded = _grounded(answered, self.min_overlap, self.stopwords)
+        rules = self._rules
+        parts = [
+            _grounded(group, self.min_overlap, rules[str(code)])
+            for (code,), group in answered.partition_by("language", as_dict=True).items()
+        ]
+        grounded = pl.concat(parts) if parts else pl.DataFrame(schema={"row": pl.UInt32, "grounded": pl.Float64})
         return verdicts.join(grounded, on="row", how="left", maintain_order="left").select(
             pl.col("abstained"), pl.col("grounded").cast(pl.Float64), abstention_correct=_ABSTENTION_CORRECT
         )
 
 
-def _check_columns(cases: pl.DataFrame) -> None:
+def _code(language: Language) -> str:
+    return language.code
+
+
+def _padded(cases: pl.DataFrame) -> pl.DataFrame:
+    """``cases`` with a null column for each column the judge needs that it lacks."""
+    return cases.with_columns(pl.lit(None, pl.String).alias(name) for name in _REQUIRED if name not in cases.columns)
+
+
+def _texts(cases: pl.DataFrame) -> pl.Series:
+    """The text each case's language is detected from: its question, else its answer."""
+    return pl.select(pl.coalesce(cases.get_column("question"), cases.get_column("answer"))).to_series()
+
+
+def _typed(cases: pl.DataFrame) -> pl.DataFrame:
+    """The columns the judge reads, as text (``question`` and ``language`` null when ``cases`` lack them)."""
     problems = [
         Problem(f"a column '{name}' of text", column=name)
         for name, dtype in _REQUIRED.items()
@@ -156,16 +233,20 @@ def _check_columns(cases: pl.DataFrame) -> None:
     ]
     if problems:
         raise ContractError("cases", "input of the lexical judge", problems)
+    return cases.select(
+        *(pl.col(name).cast(dtype) for name, dtype in _REQUIRED.items()),
+        *((pl.col(name) if name in cases.columns else pl.lit(None)).cast(pl.String).alias(name) for name in _OPTIONAL),
+    )
 
 
-def _grounded(answered: pl.DataFrame, min_overlap: float, stopwords: tuple[str, ...]) -> pl.DataFrame:
-    """``row`` and ``grounded`` for each answered row with at least one claim."""
-    haystacks = answered.get_column("context").str.to_lowercase()
+def _grounded(answered: pl.DataFrame, min_overlap: float, language: Language) -> pl.DataFrame:
+    """``row`` and ``grounded`` for each answered row (all in ``language``) with at least one claim."""
+    haystacks = normalized(answered.get_column("context"))
     claims = _claims(answered)
-    numbers = _numbers(claims)
-    missing = _flags(claims.height, _numbers_missing(numbers, haystacks))
-    words = _content_words(claims.filter(~pl.lit(missing).gather(pl.col("claim"))), stopwords)
-    words = words.with_columns(found=_found(words, haystacks, _WORDS))
+    numbers = _numbers(claims, language)
+    missing = _flags(claims.height, _numbers_missing(numbers, haystacks, language))
+    words = _content_words(claims.filter(~pl.lit(missing).gather(pl.col("claim"))), language)
+    words = words.with_columns(found=_found(words, haystacks, _words_kind(language)))
     counts = words.group_by("claim").agg(n_words=pl.len(), n_found=pl.col("found").sum())
     judged = (
         claims.select("claim", "pos", number=_flags(claims.height, numbers.get_column("claim")), missing=missing)
@@ -187,38 +268,52 @@ def _flags(height: int, indices: pl.Series) -> pl.Series:
 
 
 def _claims(answered: pl.DataFrame) -> pl.DataFrame:
-    """One row per sentence of each answer: ``claim`` (0, 1, ...), ``pos`` (the answer's position) and
-    ``text`` (lowercased)."""
-    sentences = pl.col("answer").str.to_lowercase().str.replace_all(_SENTENCE_END, "$1\n").str.split("\n")
+    """One row per sentence of each (normalized) answer: ``claim`` (0, 1, ...), ``pos`` (the answer's
+    position) and ``text``."""
+    sentences = pl.col("answer").str.replace_all(_SENTENCE_END, "$1\n").str.split("\n")
     return answered.select(text=sentences).with_row_index("pos").explode("text").with_row_index("claim")
 
 
-def _content_words(claims: pl.DataFrame, stopwords: tuple[str, ...]) -> pl.DataFrame:
+def _content_words(claims: pl.DataFrame, language: Language) -> pl.DataFrame:
     """One row per content word of each claim: ``token`` as written, ``needle`` folded, with its ``claim``
-    and ``pos``."""
+    and ``pos``. The words of claims in ASCII are measured in bytes, the same as characters there."""
     token = pl.col("token")
-    return (
-        claims.select("claim", "pos", token=pl.col("text").str.extract_all(WORD_PATTERN))
-        .explode("token")
-        .filter(is_content_word(token, stopwords))
-        .with_columns(needle=fold_plural(token))
+    ascii_text = pl.col("text").str.len_bytes() == pl.col("text").str.len_chars()
+    tokens = claims.select("claim", "pos", ascii=ascii_text, token=pl.col("text").str.extract_all(WORD_PATTERN))
+    parts = []
+    for ascii_only, length in ((True, token.str.len_bytes()), (False, token.str.len_chars())):
+        words = tokens.filter(pl.col("ascii") == ascii_only).explode("token")
+        parts.append(
+            words.filter(is_content_word(token, language.stopwords, length)).select(
+                "claim", "pos", "token", needle=fold_plural(token, language.plural_suffixes, length)
+            )
+        )
+    return pl.concat(parts)
+
+
+def _numbers(claims: pl.DataFrame, language: Language) -> pl.DataFrame:
+    """One row per number of each claim: ``token`` as written and its ``canonical`` value in
+    ``language``, with its ``claim`` and ``pos``."""
+    numbers = claims.select("claim", "pos", token=pl.col("text").str.extract_all(NUMBER_PATTERN)).explode("token")
+    return numbers.drop_nulls("token").with_columns(
+        canonical=canonical_number(pl.col("token"), language.decimal_separator)
     )
 
 
-def _numbers(claims: pl.DataFrame) -> pl.DataFrame:
-    """One row per number of each claim (``token`` and ``needle``, as written), with its ``claim`` and
-    ``pos``."""
-    numbers = claims.select("claim", "pos", token=pl.col("text").str.extract_all(NUMBER_PATTERN)).explode("token")
-    return numbers.drop_nulls("token").with_columns(needle=pl.col("token"))
-
-
-def _numbers_missing(numbers: pl.DataFrame, haystacks: pl.Series) -> pl.Series:
-    """The ``claim`` of each number that is in its context neither as written nor in its other writing."""
-    unfound = numbers.filter(~_found(numbers, haystacks, _NUMBERS))
-    other = unfound.with_columns(needle=other_writing(pl.col("token"))).with_columns(token=pl.col("needle"))
-    rewritten = other.drop_nulls("needle")
-    found = _found(rewritten, haystacks, _NUMBERS)
-    return pl.concat([other.filter(pl.col("needle").is_null()), rewritten.filter(~found)]).get_column("claim")
+def _numbers_missing(numbers: pl.DataFrame, haystacks: pl.Series, language: Language) -> pl.Series:
+    """The ``claim`` of each number whose value its context does not hold: the number is there neither
+    as written nor in another of its writings in ``language``."""
+    kind = _numbers_kind(language)
+    unfound = numbers.filter(~_found(numbers.with_columns(needle=pl.col("token")), haystacks, kind))
+    unfound = unfound.with_row_index("number")
+    writings = (
+        unfound.with_columns(needle=number_writings(pl.col("canonical"), language.decimal_separator))
+        .explode("needle")
+        .filter(pl.col("needle") != pl.col("token"))
+        .with_columns(token=pl.col("needle"))
+    )
+    found = writings.filter(_found(writings, haystacks, kind)).get_column("number")
+    return unfound.filter(~pl.col("number").is_in(found.implode())).get_column("claim")
 
 
 def _found(pairs: pl.DataFrame, haystacks: pl.Series, kind: _Kind) -> pl.Series:
@@ -226,13 +321,15 @@ def _found(pairs: pl.DataFrame, haystacks: pl.Series, kind: _Kind) -> pl.Series:
 
     Quick tests settle most pairs: the ``token`` as written with a space on each side is there, a needle
     nowhere in the text is not. The rest are searched occurrence by occurrence, ``kind.whole`` judging
-    each; a rejected occurrence sends the search on past it. After a few rounds, the contexts of the pairs
-    still undecided are split into their tokens.
+    each from the bytes around it; a rejected occurrence sends the search on past it. The pairs those
+    bytes cannot settle (a character past ASCII next to a word, a space and a digit next to a number),
+    and after a few rounds those still undecided, are settled by splitting their contexts into tokens.
     """
     hay = pl.col("hay").cast(pl.Binary)
     work = pairs.with_row_index("pair").with_columns(hay=haystacks.gather(pairs.get_column("pos")))
     work = work.with_columns(spaced=hay.bin.contains(pl.format(" {} ", "token").cast(pl.Binary)))
     found = _flags(pairs.height, work.filter("spaced").get_column("pair"))
+    columns = ("pair", "needle", "hay", "length")
     work = work.filter(~pl.col("spaced"), hay.bin.contains(pl.col("needle").cast(pl.Binary))).select(
         "pair",
         "needle",
@@ -240,15 +337,18 @@ def _found(pairs: pl.DataFrame, haystacks: pl.Series, kind: _Kind) -> pl.Series:
         start=pl.lit(0, pl.Int64),
         length=pl.col("needle").str.len_bytes().cast(pl.Int64),
     )
+    unsure = []
     rest = pl.col("hay")
     for _ in range(_ROUNDS):
         located = work.with_columns(at=pl.col("start") + rest.str.find(pl.col("needle"), literal=True).cast(pl.Int64))
         located = located.drop_nulls("at")
         whole = kind.whole(located)
         found = found.scatter(located.filter(whole).get_column("pair"), True)
-        work = located.filter(~whole).select("pair", "needle", "hay", "length", start=pl.col("at") + pl.col("length"))
+        unsure.append(located.filter(whole.is_null()).select(columns))
+        work = located.filter(~whole).select(*columns, start=pl.col("at") + pl.col("length"))
         rest = pl.col("hay").cast(pl.Binary).bin.slice(pl.col("start")).cast(pl.String)
-    return found.scatter(work.filter(kind.among_tokens).get_column("pair"), True)
+    undecided = pl.concat([work.select(columns), *unsure])
+    return found.scatter(undecided.filter(kind.among_tokens).get_column("pair"), True)
 
 
 def _byte(offset: int) -> pl.Expr:
@@ -259,49 +359,70 @@ def _byte(offset: int) -> pl.Expr:
     return pl.col("hay").cast(pl.Binary).bin.get(index, null_on_oob=True)
 
 
-def _is_digit(byte: str) -> pl.Expr:
-    return pl.col(byte).is_between(ord("0"), ord("9")).fill_null(False)
+def _is_digit(byte: pl.Expr) -> pl.Expr:
+    return byte.is_between(ord("0"), ord("9")).fill_null(False)
 
 
-def _is_word(byte: str) -> pl.Expr:
-    letter = pl.col(byte).is_between(ord("a"), ord("z")) | (pl.col(byte) == _UNDERSCORE)
-    return letter.fill_null(False) | _is_digit(byte)
+def _is_word(byte: pl.Expr) -> pl.Expr:
+    """Whether a byte is an ASCII letter or digit (false outside the text)."""
+    return (byte.is_between(ord("a"), ord("z")) | _is_digit(byte)).fill_null(False)
 
 
-def _whole_word(located: pl.DataFrame) -> pl.Series:
-    """Whether each occurrence is a whole word, or the word and an ``s`` (the plural fold)."""
-    plural = (pl.col("after") == _S).fill_null(False) & (pl.col("length") >= 3) & ~_is_word("after2")
-    verdict = ~_is_word("before") & (~_is_word("after") | plural)
-    return (
-        located.select(before=_byte(-1), after=_byte(0), after2=_byte(1), length="length").select(verdict).to_series()
-    )
+def _past_ascii(byte: pl.Expr) -> pl.Expr:
+    """Whether a byte belongs to a character past ASCII, which the bytes alone do not tell a letter or not."""
+    return (byte >= 0x80).fill_null(False)
+
+
+def _whole_word(suffixes: tuple[str, ...]) -> Callable[[pl.DataFrame], pl.Series]:
+    """Whether each occurrence is a whole word, or the word and one of ``suffixes`` (the plural fold);
+    null (cannot tell) next to a character past ASCII."""
+
+    def whole(located: pl.DataFrame) -> pl.Series:
+        long_enough = pl.col("needle").str.len_chars() >= 3
+        plural, unsure = pl.lit(False), _past_ascii(_byte(-1)) | _past_ascii(_byte(0))
+        for suffix in suffixes:
+            written = suffix.encode()
+            there = pl.col("hay").cast(pl.Binary).bin.slice(pl.col("at") + pl.col("length"), len(written)) == written
+            plural = plural | (long_enough & there & ~_is_word(_byte(len(written))))
+            unsure = unsure | (there & _past_ascii(_byte(len(written))))
+        verdict = ~_is_word(_byte(-1)) & (~_is_word(_byte(0)) | plural)
+        return located.select(pl.when(unsure).then(None).otherwise(verdict)).to_series()
+
+    return whole
 
 
 def _whole_number(located: pl.DataFrame) -> pl.Series:
-    """Whether each occurrence is a whole number: no digit next to it, nor a ``,`` or ``.`` and a digit."""
+    """Whether each occurrence is a whole number: false next to a digit, or to a ``,`` or ``.`` and a
+    digit; null (cannot tell: a group of a spaced number, or another number) next to a space and a digit."""
 
-    def joined(byte: str, beyond: str) -> pl.Expr:
-        return _is_digit(byte) | (pl.col(byte).is_in([_COMMA, _DOT]).fill_null(False) & _is_digit(beyond))
+    def beside(separators: tuple[int, ...], byte: int, beyond: int) -> pl.Expr:
+        return _byte(byte).is_in(separators).fill_null(False) & _is_digit(_byte(beyond))
 
-    around = located.select(before=_byte(-1), before2=_byte(-2), after=_byte(0), after2=_byte(1))
-    return around.select(~joined("before", "before2") & ~joined("after", "after2")).to_series()
+    joined = _is_digit(_byte(-1)) | _is_digit(_byte(0)) | beside((_DOT, _COMMA), -1, -2) | beside((_DOT, _COMMA), 0, 1)
+    spaced = beside((_SPACE,), -1, -2) | beside((_SPACE,), 0, 1)
+    return located.select(pl.when(joined).then(False).when(spaced).then(None).otherwise(True)).to_series()
 
 
 class _Kind(NamedTuple):
     """How a kind of token is told in a context: from the bytes around an occurrence, or among the
-    context's tokens (the same rule, for the few pairs the occurrence search leaves)."""
+    context's tokens (the same rule, for the pairs the occurrence search leaves)."""
 
     whole: Callable[[pl.DataFrame], pl.Series]
     among_tokens: pl.Expr
 
 
-def _tokens(pattern: str) -> pl.Expr:
-    return pl.col("hay").str.extract_all(pattern)
+def _words_kind(language: Language) -> _Kind:
+    words = pl.col("hay").str.extract_all(WORD_PATTERN)
+    plural = pl.lit(False)
+    for suffix in language.plural_suffixes:
+        plural = plural | words.list.contains(pl.col("needle") + suffix)
+    return _Kind(
+        _whole_word(language.plural_suffixes),
+        words.list.contains(pl.col("needle")) | ((pl.col("needle").str.len_chars() >= 3) & plural),
+    )
 
 
-_WORDS = _Kind(
-    _whole_word,
-    _tokens(WORD_PATTERN).list.contains(pl.col("needle"))
-    | ((pl.col("length") >= 3) & _tokens(WORD_PATTERN).list.contains(pl.col("needle") + "s")),
-)
-_NUMBERS = _Kind(_whole_number, _tokens(NUMBER_PATTERN).list.contains(pl.col("needle")))
+def _numbers_kind(language: Language) -> _Kind:
+    separator = language.decimal_separator
+    values = pl.col("hay").str.extract_all(NUMBER_PATTERN).list.eval(canonical_number(pl.element(), separator))
+    return _Kind(_whole_number, values.list.contains(canonical_number(pl.col("needle"), separator)))

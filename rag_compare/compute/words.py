@@ -57,7 +57,7 @@ def normalized(texts: pl.Series) -> pl.Series:
 
 
 def _fully_normalized(texts: pl.Series) -> pl.Series:
-    apostrophes = texts.str.replace_many(list(_APOSTROPHES), "'")
+    apostrophes = texts.str.replace_many(list(_APOSTROPHES), ["'"] * len(_APOSTROPHES))
     folded = apostrophes.str.normalize("NFKC").str.to_lowercase()
     keys, values = _case_folds()
     folded = folded.str.replace_many(keys, values)
@@ -75,21 +75,23 @@ def _case_folds() -> tuple[list[str], list[str]]:
     return list(folds), list(folds.values())
 
 
-def is_content_word(word: pl.Expr, stopwords: tuple[str, ...] = STOPWORDS) -> pl.Expr:
+def is_content_word(word: pl.Expr, stopwords: tuple[str, ...] = STOPWORDS, length: pl.Expr | None = None) -> pl.Expr:
     """Whether ``word`` (a word of normalized text) carries a claim: two characters or more, a letter (or
-    a character past ASCII) first, not one of ``stopwords``."""
-    return (word.str.len_chars() >= 2) & (word >= "a") & ~word.is_in(sorted(set(stopwords)))
+    a character past ASCII) first, not one of ``stopwords``. ``length`` is the word's length in characters
+    (default: counted; ``len_bytes`` is the same, and cheaper, for ASCII words)."""
+    length = word.str.len_chars() if length is None else length
+    return (length >= 2) & (word >= "a") & ~word.is_in(sorted(set(stopwords)))
 
 
-def fold_plural(word: pl.Expr, suffixes: tuple[str, ...] = ("s",)) -> pl.Expr:
+def fold_plural(word: pl.Expr, suffixes: tuple[str, ...] = ("s",), length: pl.Expr | None = None) -> pl.Expr:
     """``word`` without the longest of ``suffixes`` it ends with, when three characters or more remain
-    (``rates`` and ``rate`` alike with the English ``s``)."""
+    (``rates`` and ``rate`` alike with the English ``s``); ``length`` as for ``is_content_word``."""
+    length = word.str.len_chars() if length is None else length
     folded = word
     for suffix in sorted(suffixes, key=len):  # the longest suffix is tested first, as the outermost
-        strips = word.str.ends_with(suffix) & (word.str.len_chars() >= len(suffix) + 3)
-        folded = pl.when(strips).then(word.str.slice(0, word.str.len_chars() - len(suffix))).otherwise(folded)
+        strips = word.str.ends_with(suffix) & (length >= len(suffix) + 3)
+        folded = pl.when(strips).then(word.str.strip_suffix(suffix)).otherwise(folded)
     return folded
-
 
 NUMBER_PATTERN = r"[0-9]+(?:[.,][0-9]+)*"
 """A number as written: ``180``, ``3,000``, ``0.35``, ``12,345,678``."""

@@ -18,6 +18,8 @@ __all__ = [
     "CORPUS_COLUMNS",
     "DTYPES",
     "LABEL_COLUMNS",
+    "LANGUAGE",
+    "LANGUAGE_TAG",
     "ORIGINS",
     "PASSAGE_COLUMNS",
     "RECORD_COLUMNS",
@@ -72,7 +74,14 @@ CORPUS_COLUMNS = (
     ColumnSpec("category", "id"),
     ColumnSpec("origin", "id"),
     ColumnSpec("reviewed", "bool"),
+    ColumnSpec("language", "id"),
 )
+LANGUAGE = "language"
+"""The optional corpus column that tags each case with the language the offline judge reads it in; a
+corpus without it has no such column (its cases' languages are set or detected by the judge)."""
+LANGUAGE_TAG = r"[A-Za-z]{2,3}(?:[-_][A-Za-z0-9]{1,8})*"
+"""A BCP 47 language tag as the ``language`` column holds it: ``en``, ``de``, ``pt-BR``, ``zh-Hant``."""
+
 LABEL_COLUMNS = ("question", "answerability", "source_version", "required_passage_ids")
 """The corpus columns that make a case's label: changing one under the same case id is a relabel."""
 

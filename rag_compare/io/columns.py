@@ -65,8 +65,9 @@ def coerce_columns(frame: pl.DataFrame, specs: Sequence[ColumnSpec]) -> tuple[pl
 
 
 def contract_first(frame: pl.DataFrame, specs: Sequence[ColumnSpec]) -> pl.DataFrame:
-    """The contract columns in contract order, then the user's metadata columns; the row numbers dropped."""
-    contract = [spec.name for spec in specs]
+    """The contract columns ``frame`` has in contract order, then the user's metadata columns; the row
+    numbers dropped."""
+    contract = [spec.name for spec in specs if spec.name in frame.columns]
     return frame.select(*contract, *(name for name in frame.columns if name not in contract and name != ROW))
 
 

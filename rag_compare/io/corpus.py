@@ -8,7 +8,7 @@ from typing import Any
 
 import polars as pl
 
-from rag_compare.core.contract import ANSWERABILITY, CORPUS_COLUMNS, ORIGINS, lookalike_key
+from rag_compare.core.contract import ANSWERABILITY, CORPUS_COLUMNS, LANGUAGE, ORIGINS, lookalike_key
 from rag_compare.core.digest import content_fingerprint
 from rag_compare.core.errors import ContractError, Problem, show_value, sorted_problems
 from rag_compare.core.result import Report
@@ -76,6 +76,8 @@ def load_corpus(
     frame, problems = coerce_columns(raw, CORPUS_COLUMNS)
     if any(problem.row is None for problem in problems):
         raise ContractError(name, "corpus", problems)
+    if LANGUAGE not in raw.columns:
+        frame = frame.drop(LANGUAGE)
     frame = _fill_defaults(frame)
     problems = contract_problems(frame, CorpusSchema, ROW, already=problems)
     if problems:
@@ -92,7 +94,7 @@ def load_corpus(
     return Corpus(
         frame=frame,
         source=name,
-        fingerprint=content_fingerprint(frame.select(_CONTRACT), "case_id"),
+        fingerprint=content_fingerprint(frame.select(name for name in _CONTRACT if name in frame.columns), "case_id"),
         warnings=tuple(warnings),
     )
 

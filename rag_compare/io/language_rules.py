@@ -28,6 +28,7 @@ from typing import Any
 
 import polars as pl
 
+from rag_compare.core.contract import LANGUAGE_TAG
 from rag_compare.core.errors import ConfigError
 
 __all__ = [
@@ -40,7 +41,7 @@ __all__ = [
 
 LANGUAGE_KEYS = ("code", "name", "decimal_separator", "plural_suffixes", "abstention_patterns", "stopwords", "letters")
 _CODE = re.compile(r"[a-z]{2,3}")
-_TAG = re.compile(r"[A-Za-z]{2,3}(?:[-_][A-Za-z0-9]{1,8})*")
+_TAG = re.compile(LANGUAGE_TAG)
 _SUFFIX = re.compile(r"[^\W\d_]{1,4}")
 
 

@@ -14,7 +14,7 @@ import polars as pl
 
 from rag_compare._version import __version__
 from rag_compare.core.clock import creation_time
-from rag_compare.core.contract import CORPUS_COLUMNS, RECORD_COLUMNS, REPEAT, STATUSES
+from rag_compare.core.contract import CORPUS_COLUMNS, LANGUAGE, RECORD_COLUMNS, REPEAT, STATUSES
 from rag_compare.core.errors import ConfigError, RunFileError
 from rag_compare.core.protocols import K_EXPECTED, is_k
 from rag_compare.core.result import Report
@@ -34,6 +34,8 @@ SCORES_FORMAT = "scores-1"
 PAIRS_FORMAT = "pairs-1"
 """The format of a pairs file (see ``pairs``), made like a run file."""
 _CONTRACT_DTYPES = {spec.name: spec.dtype for spec in (*RECORD_COLUMNS, *CORPUS_COLUMNS)}
+_OPTIONAL = (REPEAT, LANGUAGE)
+"""Contract columns a run holds only when its records (``repeat``) or its corpus (``language``) had them."""
 
 
 @dataclass(frozen=True)
@@ -160,7 +162,7 @@ def load_run(path: str | Path) -> Run:
     wrong = [
         name
         for name, dtype in _CONTRACT_DTYPES.items()
-        if (name not in frame.columns and name != REPEAT) or frame.schema.get(name, dtype) != dtype
+        if (name not in frame.columns and name not in _OPTIONAL) or frame.schema.get(name, dtype) != dtype
     ]
     if wrong:
         raise RunFileError(f"{path}: lacks or mistypes the columns {', '.join(wrong)}. Freeze the run again.")

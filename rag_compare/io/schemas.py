@@ -12,7 +12,7 @@ from typing import Any
 import pandera.polars as pa
 import polars as pl
 
-from rag_compare.core.contract import ANSWERABILITY, ORIGINS, STATUSES
+from rag_compare.core.contract import ANSWERABILITY, LANGUAGE_TAG, ORIGINS, STATUSES
 from rag_compare.core.errors import Problem, show_value, sorted_problems
 
 __all__ = [
@@ -67,12 +67,17 @@ class CorpusSchema(_ContractModel):
     category: str = pa.Field(nullable=True)
     origin: str
     reviewed: bool
+    language: str | None = pa.Field(nullable=True)
 
     not_blank = _not_blank("case_id", "question", "source_version")
 
     @pa.check("answerability", error=f"one of: {', '.join(ANSWERABILITY)}")
     def answerability_known(cls, data: pa.PolarsData) -> pl.LazyFrame:
         return _is_one_of(data, ANSWERABILITY)
+
+    @pa.check("language", error="a BCP 47 language tag such as en, de or pt-BR (or an empty cell)")
+    def language_is_a_tag(cls, data: pa.PolarsData) -> pl.LazyFrame:
+        return data.lazyframe.select(pl.col(data.key).is_null() | pl.col(data.key).str.contains(f"^{LANGUAGE_TAG}$"))
 
     @pa.check("origin", error=f"one of: {', '.join(ORIGINS)}")
     def origin_known(cls, data: pa.PolarsData) -> pl.LazyFrame:

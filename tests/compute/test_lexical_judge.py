@@ -2,16 +2,25 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 import polars as pl
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from rag_compare.compute import lexical_judge as judge_module
-from rag_compare.compute.lexical_judge import ABSTENTION_PATTERNS, LexicalJudge
-from rag_compare.compute.words import STOPWORDS
+from rag_compare.compute.lexical_judge import LexicalJudge
 from rag_compare.core.errors import ConfigError, ContractError
 from rag_compare.core.protocols import Judge
+from rag_compare.io.language_rules import Language, builtin_languages
+
+ENGLISH = next(language for language in builtin_languages() if language.code == "en")
+
+
+def with_english(english: Language) -> tuple[Language, ...]:
+    """The shipped languages with ``english`` in place of the shipped English."""
+    return tuple(english if language.code == "en" else language for language in builtin_languages())
 
 HOTEL = "[hotel-1@v2] Hotel stays are capped at 180 euros per night, including taxes."
 BIKE = "[bike-1@v2] Employees can lease a bicycle or e-bike worth up to 3,000 euros over 36 months."
@@ -232,18 +241,23 @@ def test_fingerprint_names_every_setting() -> None:
     assert LexicalJudge(min_overlap=1).fingerprint == LexicalJudge(min_overlap=1.0).fingerprint
     others = {
         LexicalJudge(min_overlap=0.7).fingerprint,
-        LexicalJudge(abstention_patterns=(*ABSTENTION_PATTERNS, r"\bno idea\b")).fingerprint,
-        LexicalJudge(stopwords=(*STOPWORDS, "euros")).fingerprint,
+        LexicalJudge(language="de").fingerprint,
+        LexicalJudge(languages=(ENGLISH,)).fingerprint,
+        LexicalJudge(languages=with_english(replace(ENGLISH, abstention_patterns=(r"\bno idea\b",)))).fingerprint,
+        LexicalJudge(languages=with_english(replace(ENGLISH, stopwords=(*ENGLISH.stopwords, "euros")))).fingerprint,
+        LexicalJudge(languages=with_english(replace(ENGLISH, plural_suffixes=("es", "s")))).fingerprint,
+        LexicalJudge(languages=with_english(replace(ENGLISH, decimal_separator=","))).fingerprint,
     }
-    assert len(others) == 3
+    assert len(others) == 7
     assert default.fingerprint not in others
+    assert LexicalJudge(language="de-CH").fingerprint == LexicalJudge(language="de").fingerprint
 
 
 def test_custom_settings_change_the_verdicts() -> None:
     cases = pl.DataFrame({"answer": ["No idea, sorry."], "context": [HOTEL], "answerability": ["unanswerable"]})
     assert LexicalJudge().judge(cases).row(0) == (False, 0.0, False)
-    patterns = (*ABSTENTION_PATTERNS, r"\bno idea\b")
-    assert LexicalJudge(abstention_patterns=patterns).judge(cases).row(0) == (True, None, True)
+    english = replace(ENGLISH, abstention_patterns=(*ENGLISH.abstention_patterns, r"\bno idea\b"))
+    assert LexicalJudge(languages=with_english(english)).judge(cases).row(0) == (True, None, True)
 
 
 @pytest.mark.parametrize(
@@ -251,8 +265,10 @@ def test_custom_settings_change_the_verdicts() -> None:
     [
         ({"min_overlap": 0.0}, "min_overlap"),
         ({"min_overlap": 1.5}, "min_overlap"),
-        ({"abstention_patterns": ()}, "abstention_patterns"),
-        ({"abstention_patterns": ("(unclosed",)}, "not a valid regex"),
+        ({"languages": ()}, "languages is empty"),
+        ({"languages": (ENGLISH, ENGLISH)}, "en more than once"),
+        ({"language": "sv"}, "'sv' has no rules: the judge knows de, en, es, fr, it, nl, pt"),
+        ({"language": "German"}, "not a BCP 47 language tag"),
     ],
 )
 def test_bad_settings_are_refused(settings: dict[str, object], message: str) -> None:
