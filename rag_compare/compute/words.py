@@ -1,12 +1,13 @@
 """What a word and a number are, for every lexical measure (the offline judge, answer completeness,
 the extractive generator's stopwords).
 
-Text is read ``normalized``: every apostrophe and quote variant (’ ʼ ` ´ ‘ ‛) made ``'``, NFKC
-normalised, case folded (``Straße`` is ``strasse``), every space character (no-break, narrow, thin...) a
-plain space and invisible format characters (soft hyphens, zero-width spaces) dropped. A word is a run of
-Unicode letters, marks and digits (``WORD_PATTERN``); a content word is a word of two characters or more
-that starts with a letter and is not one of its language's stopwords; ``fold_plural`` makes ``rates`` and
-``rate`` one word with the language's plural suffixes. Numbers are read by ``compute.numbers``.
+Text is read ``normalized``: every apostrophe and quote variant (U+2019, U+02BC, the grave accent,
+U+00B4, U+2018, U+201B) made ``'``, NFKC normalised, case folded (``Straße`` is ``strasse``), every space
+character (no-break, narrow, thin...) a plain space and invisible format characters (soft hyphens,
+zero-width spaces) dropped. A word is a run of Unicode letters, marks and digits (``WORD_PATTERN``); a
+content word is a word of two characters or more that starts with a letter and is not one of its
+language's stopwords; ``fold_plural`` makes ``rates`` and ``rate`` one word with the language's plural
+suffixes. Numbers are read by ``compute.numbers``.
 """
 
 from __future__ import annotations
@@ -92,6 +93,7 @@ def fold_plural(word: pl.Expr, suffixes: tuple[str, ...] = ("s",), length: pl.Ex
         strips = word.str.ends_with(suffix) & (length >= len(suffix) + 3)
         folded = pl.when(strips).then(word.str.strip_suffix(suffix)).otherwise(folded)
     return folded
+
 
 NUMBER_PATTERN = r"[0-9]+(?:[.,][0-9]+)*"
 """A number as written: ``180``, ``3,000``, ``0.35``, ``12,345,678``."""

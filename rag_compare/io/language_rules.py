@@ -106,7 +106,8 @@ def _parsed(text: str, where: str) -> Language:
         raise ConfigError(f"{where}: is not valid TOML ({error}). Fix the syntax and load it again.") from None
     unknown = sorted(set(document) - set(LANGUAGE_KEYS))
     if unknown:
-        raise ConfigError(f"{where}: unknown keys {', '.join(unknown)}; a language file holds {', '.join(LANGUAGE_KEYS)}.")
+        keys = ", ".join(LANGUAGE_KEYS)
+        raise ConfigError(f"{where}: unknown keys {', '.join(unknown)}; a language file holds {keys}.")
     missing = [key for key in LANGUAGE_KEYS if key not in document]
     if missing:
         raise ConfigError(f"{where}: lacks {', '.join(missing)}; a language file holds {', '.join(LANGUAGE_KEYS)}.")
@@ -134,7 +135,7 @@ def _parsed(text: str, where: str) -> Language:
         raise ConfigError(f"{where}: stopwords must be one string of words separated by spaces or lines.")
     letters = document["letters"]
     if not isinstance(letters, str) or any(not letter.isalpha() or letter != letter.casefold() for letter in letters):
-        raise ConfigError(f"{where}: letters must be one string of lower-case letters, such as 'äöüß'; got {letters!r}.")
+        raise ConfigError(f"{where}: letters must be one string of lower-case letters, such as 'äöü'; got {letters!r}.")
     return Language(
         code=code,
         name=name.strip(),
