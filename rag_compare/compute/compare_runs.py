@@ -216,8 +216,9 @@ def _unjudged_warning(run: Run, records: pl.DataFrame, judge: LexicalJudge) -> l
         return []
     counts = ", ".join(f"{tag} {count}" for tag, count in unjudged.items())
     unspaced = "; und: a script written without spaces" if "und" in unjudged else ""
+    cases = counted(sum(unjudged.values()), "case")
     return [
-        f"run '{run.name}' has {counted(sum(unjudged.values()), 'case')} in languages the offline judge has no rules for ({counts}{unspaced}): "
+        f"run '{run.name}' has {cases} in languages the offline judge has no rules for ({counts}{unspaced}): "
         "their abstention and grounding are not judged. Give the judge a language file for them "
         "(`load_language`), or judge them with an LLM."
     ]
