@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING, TextIO, cast
 import click
 
 from rag_compare.cli.exits import EXIT_FOUND, say
-from rag_compare.cli.options import PATH, Command, finite_float, format_option
+from rag_compare.cli.options import OFFLINE_JUDGE, PATH, Command, finite_float, format_option
 from rag_compare.cli.output import emit
 from rag_compare.compute.gate_grammar import GATE_GRAMMAR
 from rag_compare.core.result import CI_FORMATS, DEFAULT_MAX_CASES, FORMATS, REPORT_FORMATS
@@ -21,6 +21,7 @@ if TYPE_CHECKING:
     from rag_compare.compute.comparison import Comparison
     from rag_compare.compute.gate_result import GateResult
     from rag_compare.compute.gating import Gate
+    from rag_compare.compute.lexical_judge import LexicalJudge
 
 __all__ = ["compare_command"]
 
@@ -97,6 +98,7 @@ __all__ = ["compare_command"]
     help="A pairs file of BASELINE and CANDIDATE (rag-compare judge-pairs): each case's preferred side, and the "
     "win rate.",
 )
+@OFFLINE_JUDGE
 def compare_command(
     baseline: Path,
     candidate: Path,
@@ -114,6 +116,7 @@ def compare_command(
     baseline_scores: Path | None,
     candidate_scores: Path | None,
     pairs: Path | None,
+    offline_judge: LexicalJudge,
 ) -> None:
     """Compare the frozen run CANDIDATE with BASELINE, case by case (also: rag-compare BASELINE CANDIDATE).
 
@@ -138,6 +141,7 @@ def compare_command(
         baseline_scores=baseline_scores,
         candidate_scores=candidate_scores,
         pairs=pairs,
+        judge=offline_judge,
     )
     group = cast(click.Group, click.get_current_context().find_root().command)
     comparison = replace(

@@ -13,6 +13,7 @@ import click
 from rag_compare.core.result import FORMATS
 
 if TYPE_CHECKING:
+    from rag_compare.compute.lexical_judge import LexicalJudge
     from rag_compare.llm.limits import Limits
 
 __all__ = [
@@ -21,6 +22,7 @@ __all__ = [
     "CACHE",
     "FORMAT",
     "INCLUDE_UNREVIEWED",
+    "OFFLINE_JUDGE",
     "PATH",
     "RUN_CONFIG",
     "Command",
@@ -198,6 +200,34 @@ CACHE = _gathered(
 )
 """``--cache PATH`` and ``--no-cache``: the command gets the library's ``cache=`` (a path, or whether to use
 the default file)."""
+
+
+def _offline_judge(language: str | None, language_files: tuple[Path, ...]) -> LexicalJudge:
+    from rag_compare.compute.lexical_judge import LexicalJudge
+    from rag_compare.io.language_rules import languages_with
+
+    return LexicalJudge(language=language, languages=languages_with(language_files))
+
+
+OFFLINE_JUDGE = _gathered(
+    "offline_judge",
+    _offline_judge,
+    click.option(
+        "--language",
+        help="The offline judge: the language (en, de, fr, es, it, pt, nl, or a --language-file's) of every case "
+        "without one in its corpus' language column [default: detected from each case's question].",
+    ),
+    click.option(
+        "--language-file",
+        "language_files",
+        type=PATH,
+        multiple=True,
+        help="The offline judge: a language file (TOML: stopwords, abstention phrasings, plural suffixes, decimal "
+        "separator) adding a language or replacing a shipped one; repeatable.",
+    ),
+)
+"""``--language`` and ``--language-file``: the command gets the ``LexicalJudge`` they set,
+``offline_judge``."""
 
 
 def model_option(help: str, *, required: bool = False) -> Callable[[Callable[..., Any]], Callable[..., Any]]:

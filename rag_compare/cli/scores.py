@@ -16,6 +16,7 @@ from rag_compare.cli.options import (
     DRY_RUN,
     FORMAT,
     JUDGE_SAMPLING,
+    OFFLINE_JUDGE,
     PATH,
     Command,
     choice_option,
@@ -29,6 +30,7 @@ from rag_compare.core.listing import counts_line
 from rag_compare.llm.judge_checks import CHECKS, DEFAULT_CHECKS
 
 if TYPE_CHECKING:
+    from rag_compare.compute.lexical_judge import LexicalJudge
     from rag_compare.core.protocols import Judge
     from rag_compare.io.scores import Scores
     from rag_compare.llm.limits import Limits
@@ -69,6 +71,7 @@ def _checks(ctx: click.Context, param: click.Parameter, value: str) -> tuple[str
 @JUDGE_SAMPLING
 @CACHE
 @DRY_RUN
+@OFFLINE_JUDGE
 @click.option("--output", type=PATH, help="The scores file to write (never overwritten); required unless --dry-run.")
 @FORMAT
 def score(
@@ -82,6 +85,7 @@ def score(
     seed: int | None,
     cache: Path | bool,
     dry_run: bool,
+    offline_judge: LexicalJudge,
     output: Path | None,
     output_format: str,
 ) -> None:
@@ -99,7 +103,11 @@ def score(
     wants_json(output_format)
     if output is None and not dry_run:
         raise click.UsageError("give --output PATH for the scores file (or --dry-run to see the cost first).")
-    judge = _judge(judge_name, model, base_url, checks, temperature, seed, limits, cache)
+    judge = (
+        offline_judge
+        if judge_name == "lexical"
+        else _llm_judge(offline_judge, model, base_url, checks, temperature, seed, limits, cache)
+    )
     loaded = load_run(run)
     if dry_run:
         if not isinstance(judge, OpenAIJudge):
@@ -116,8 +124,8 @@ def score(
         _say_scored(scores, loaded.name, judge, output)
 
 
-def _judge(
-    judge_name: str,
+def _llm_judge(
+    offline_judge: LexicalJudge,
     model: str | None,
     base_url: str | None,
     checks: tuple[str, ...],
@@ -126,12 +134,12 @@ def _judge(
     limits: Limits,
     cache: Path | bool,
 ) -> Judge:
-    """The judge ``--judge`` names; the LLM judge needs ``--model``."""
+    """The LLM judge of ``--judge openai``, which needs ``--model`` and takes no offline judge setting."""
     from rag_compare.compute.lexical_judge import LexicalJudge
     from rag_compare.llm.llm_judge import OpenAIJudge
 
-    if judge_name == "lexical":
-        return LexicalJudge()
+    if offline_judge != LexicalJudge():
+        raise click.UsageError("--language and --language-file set the offline judge: use them with --judge lexical.")
     if not model:
         raise click.UsageError("--judge openai needs --model (the model name the endpoint serves).")
     return OpenAIJudge(

@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import re
 import tomllib
+from collections.abc import Iterable
 from dataclasses import dataclass
 from functools import cache
 from importlib import resources
@@ -36,6 +37,7 @@ __all__ = [
     "Language",
     "builtin_languages",
     "language_code",
+    "languages_with",
     "load_language",
 ]
 
@@ -97,6 +99,19 @@ def builtin_languages() -> tuple[Language, ...]:
     folder = resources.files("rag_compare.io").joinpath("languages")
     files = sorted((item for item in folder.iterdir() if item.name.endswith(".toml")), key=lambda item: item.name)
     return tuple(_parsed(item.read_text(encoding="utf-8"), f"rag_compare/io/languages/{item.name}") for item in files)
+
+
+def languages_with(paths: Iterable[str | Path]) -> tuple[Language, ...]:
+    """The shipped languages, each language file of ``paths`` added, or in place of the shipped language of
+    its code; two files of one code are refused."""
+    given = [load_language(path) for path in paths]
+    codes = [language.code for language in given]
+    twice = sorted({code for code in codes if codes.count(code) > 1})
+    if twice:
+        raise ConfigError(f"several language files are for {', '.join(twice)}: give one file per language.")
+    replaced = {language.code: language for language in given}
+    shipped = tuple(replaced.pop(language.code, language) for language in builtin_languages())
+    return shipped + tuple(replaced.values())
 
 
 def _parsed(text: str, where: str) -> Language:
