@@ -4,7 +4,9 @@
 judge's verdicts), nulls where a signal does not apply to the case's label, and nulls everything on a
 record whose status is not ``ok``. ``answer_completeness`` (see ``completeness``) needs the passages'
 text, so it is null without a passages file. Scores (an LLM judge's or imported ones) replace the
-offline judge's verdicts they hold and add the ``SCORE_SIGNALS`` they hold.
+offline judge's verdicts they hold and add the ``SCORE_SIGNALS`` they hold. Each case's language is
+chosen once (``LexicalJudge.languages_of``: the judge's own settings, else the offline judge's defaults),
+for the judge and answer completeness alike.
 """
 
 from __future__ import annotations
@@ -12,8 +14,9 @@ from __future__ import annotations
 import polars as pl
 
 from rag_compare.compute.completeness import answer_completeness
+from rag_compare.compute.lexical_judge import LexicalJudge
 from rag_compare.compute.metrics import context_signals, retrieval_signals
-from rag_compare.core.contract import record_ok, sample_key
+from rag_compare.core.contract import LANGUAGE, record_ok, sample_key
 from rag_compare.core.protocols import Judge
 from rag_compare.core.signals import JUDGE_COLUMNS, JUDGE_VERDICTS, SCORED_SIGNALS, applies, signals_in
 
@@ -38,10 +41,13 @@ def case_signals(
     the judge's verdicts they hold. Without
     ``passages``, ``answer_completeness`` is null.
     """
+    reader = judge if isinstance(judge, LexicalJudge) else LexicalJudge()
+    if isinstance(judge, LexicalJudge) or passages is not None:
+        records = records.with_columns(reader.languages_of(records).alias(LANGUAGE))
     completeness = (
         pl.repeat(None, records.height, dtype=pl.Float64, eager=True).alias("answer_completeness")
         if passages is None
-        else answer_completeness(records, passages)
+        else answer_completeness(records, passages, reader.languages)
     )
     verdicts = _verdicts(records, judge, scores)
     columns = pl.concat(

@@ -50,6 +50,8 @@ knows English (else its first language)."""
 
 _UNSPACED = r"[\p{Han}\p{Hiragana}\p{Katakana}\p{Thai}\p{Lao}\p{Khmer}\p{Myanmar}\p{Tibetan}]"
 """Scripts written without spaces between words: a case in one is not judged."""
+_UNDETERMINED = "und"
+"""The BCP 47 tag of an undetermined language: the language of a case in a script without spaces."""
 _REQUIRED = {"answer": pl.String, "context": pl.String, "answerability": pl.String}
 _OPTIONAL = ("question", "language")
 _OUTPUT = {"abstained": pl.Boolean, "grounded": pl.Float64, "abstention_correct": pl.Boolean}
@@ -138,8 +140,9 @@ class LexicalJudge:
         return self._abstained(typed).select("abstained", abstention_correct=_ABSTENTION_CORRECT)
 
     def languages_of(self, cases: pl.DataFrame) -> pl.Series:
-        """The code of the language each row of ``cases`` is read in (see the module); null where the
-        judge has no rules for it. ``cases`` need not hold more than ``question`` or ``answer``."""
+        """The language each row of ``cases`` is read in (see the module): a code of the judge's languages,
+        else the tag of a language it has no rules for, ``und`` for a script written without spaces (those
+        rows are not judged). ``cases`` need not hold more than ``question`` or ``answer``."""
         return self._languages(_typed(_padded(cases)))
 
     def unjudged_languages(self, cases: pl.DataFrame) -> dict[str, int]:
@@ -148,7 +151,7 @@ class LexicalJudge:
         typed = _typed(_padded(cases))
         given = self._given(typed)
         unspaced = given.is_null() & _texts(typed).str.contains(_UNSPACED).fill_null(False)
-        tags = pl.select(pl.when(pl.lit(unspaced)).then(pl.lit("und")).otherwise(pl.lit(given))).to_series()
+        tags = pl.select(pl.when(pl.lit(unspaced)).then(pl.lit(_UNDETERMINED)).otherwise(pl.lit(given))).to_series()
         unknown = tags.filter(~tags.is_in(list(self._rules)))
         return dict(sorted(Counter(unknown.to_list()).items()))
 
@@ -165,11 +168,11 @@ class LexicalJudge:
         if open_rows.len():
             texts = _texts(cases).gather(open_rows)
             found = detect_languages(texts, self.languages).fill_null(self._fallback)
-            unspaced = texts.str.contains(_UNSPACED).fill_null(False)
-            nothing = pl.repeat(None, texts.len(), dtype=pl.String, eager=True)
-            chosen = chosen.scatter(open_rows, found.zip_with(~unspaced, nothing))
-        known = pl.lit(chosen).is_in(list(self._rules))
-        return pl.select(pl.when(known).then(pl.lit(chosen))).to_series().alias("language")
+            unspaced = pl.repeat(_UNDETERMINED, texts.len(), dtype=pl.String, eager=True)
+            chosen = chosen.scatter(
+                open_rows, found.zip_with(~texts.str.contains(_UNSPACED).fill_null(False), unspaced)
+            )
+        return chosen.alias("language")
 
     @property
     def _fallback(self) -> str:
@@ -194,11 +197,12 @@ class LexicalJudge:
         blank_or_phrased = (pl.col("answer").str.strip_chars() == "") | pl.col("answer").str.contains(
             self._abstention_regex
         )
-        return frame.with_columns(abstained=pl.when(pl.col("language").is_not_null()).then(blank_or_phrased))
+        judged = pl.col("language").is_in(list(self._rules))
+        return frame.with_columns(abstained=pl.when(judged).then(blank_or_phrased))
 
     def _judge_slice(self, cases: pl.DataFrame) -> pl.DataFrame:
         verdicts = self._abstained(cases)
-        answered = verdicts.filter(~pl.col("abstained"), pl.col("context").is_not_null())
+        answered = verdicts.filter(~pl.col("abstained"), pl.col("context").is_not_null())  # judged rows only
         rules = self._rules
         parts = [
             _grounded(group, self.min_overlap, rules[str(code)])
