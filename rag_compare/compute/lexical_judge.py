@@ -247,7 +247,7 @@ def _grounded(answered: pl.DataFrame, min_overlap: float, language: Language) ->
     """``row`` and ``grounded`` for each answered row (all in ``language``) with at least one claim."""
     haystacks = normalized(answered.get_column("context"))
     claims = _claims(answered)
-    numbers = _numbers(claims, language)
+    numbers = _numbers(claims)
     missing = _flags(claims.height, _numbers_missing(numbers, haystacks, language))
     words = _content_words(claims.filter(~pl.lit(missing).gather(pl.col("claim"))), language)
     words = words.with_columns(found=_found(words, haystacks, _words_kind(language)))
@@ -295,23 +295,22 @@ def _content_words(claims: pl.DataFrame, language: Language) -> pl.DataFrame:
     return pl.concat(parts)
 
 
-def _numbers(claims: pl.DataFrame, language: Language) -> pl.DataFrame:
-    """One row per number of each claim: ``token`` as written and its ``canonical`` value in
-    ``language``, with its ``claim`` and ``pos``."""
+def _numbers(claims: pl.DataFrame) -> pl.DataFrame:
+    """One row per number of each claim (``token`` and ``needle``, as written), with its ``claim`` and
+    ``pos``."""
     numbers = claims.select("claim", "pos", token=pl.col("text").str.extract_all(NUMBER_PATTERN)).explode("token")
-    return numbers.drop_nulls("token").with_columns(
-        canonical=canonical_number(pl.col("token"), language.decimal_separator)
-    )
+    return numbers.drop_nulls("token").with_columns(needle=pl.col("token"))
 
 
 def _numbers_missing(numbers: pl.DataFrame, haystacks: pl.Series, language: Language) -> pl.Series:
     """The ``claim`` of each number whose value its context does not hold: the number is there neither
-    as written nor in another of its writings in ``language``."""
+    as written nor in another of its writings in ``language`` (its value read in ``language`` once the
+    quick search as written has failed: most numbers are found as written)."""
     kind = _numbers_kind(language)
-    unfound = numbers.filter(~_found(numbers.with_columns(needle=pl.col("token")), haystacks, kind))
-    unfound = unfound.with_row_index("number")
+    unfound = numbers.filter(~_found(numbers, haystacks, kind)).with_row_index("number")
+    separator = language.decimal_separator
     writings = (
-        unfound.with_columns(needle=number_writings(pl.col("canonical"), language.decimal_separator))
+        unfound.with_columns(needle=number_writings(canonical_number(pl.col("token"), separator), separator))
         .explode("needle")
         .filter(pl.col("needle") != pl.col("token"))
         .with_columns(token=pl.col("needle"))

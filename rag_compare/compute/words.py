@@ -19,15 +19,12 @@ import polars as pl
 from rag_compare.io.language_rules import builtin_languages
 
 __all__ = [
-    "NUMBER_PATTERN",
     "PYTHON_WORD_PATTERN",
     "STOPWORDS",
     "WORD_PATTERN",
     "fold_plural",
     "is_content_word",
     "normalized",
-    "other_writing",
-    "ungrouped",
 ]
 
 WORD_PATTERN = r"[\p{L}\p{M}\p{N}]+"
@@ -93,25 +90,3 @@ def fold_plural(word: pl.Expr, suffixes: tuple[str, ...] = ("s",), length: pl.Ex
         strips = word.str.ends_with(suffix) & (length >= len(suffix) + 3)
         folded = pl.when(strips).then(word.str.strip_suffix(suffix)).otherwise(folded)
     return folded
-
-
-NUMBER_PATTERN = r"[0-9]+(?:[.,][0-9]+)*"
-"""A number as written: ``180``, ``3,000``, ``0.35``, ``12,345,678``."""
-
-
-def ungrouped(number: pl.Expr) -> pl.Expr:
-    """``number`` (as ``NUMBER_PATTERN`` finds it) without its thousands separators: ``3,000`` is ``3000``."""
-    return number.str.replace_all(",", "", literal=True)
-
-
-def other_writing(number: pl.Expr) -> pl.Expr:
-    """``3000`` for ``3,000`` and the reverse; null for a number written one way only (``150``, ``1.5``)."""
-    plain = ungrouped(number)
-    integer = plain.str.extract(r"^[0-9]+", 0)
-    grouped = integer.str.reverse().str.replace_all(r"[0-9]{3}", "$0,").str.strip_chars_end(",").str.reverse()
-    return (
-        pl.when(number.str.contains(",", literal=True))
-        .then(plain)
-        .when(integer.str.len_bytes() > 3)
-        .then(grouped + plain.str.slice(integer.str.len_bytes()))
-    )

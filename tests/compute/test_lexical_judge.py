@@ -22,6 +22,7 @@ def with_english(english: Language) -> tuple[Language, ...]:
     """The shipped languages with ``english`` in place of the shipped English."""
     return tuple(english if language.code == "en" else language for language in builtin_languages())
 
+
 HOTEL = "[hotel-1@v2] Hotel stays are capped at 180 euros per night, including taxes."
 BIKE = "[bike-1@v2] Employees can lease a bicycle or e-bike worth up to 3,000 euros over 36 months."
 MILEAGE = "[mile-1@v2] Business use of a private car is reimbursed at 0.35 euros per kilometre."

@@ -8,15 +8,7 @@ import pytest
 
 from rag_compare.compute.completeness import answer_completeness
 from rag_compare.compute.lexical_judge import LexicalJudge
-from rag_compare.compute.words import (
-    NUMBER_PATTERN,
-    WORD_PATTERN,
-    fold_plural,
-    is_content_word,
-    normalized,
-    other_writing,
-    ungrouped,
-)
+from rag_compare.compute.words import WORD_PATTERN, fold_plural, is_content_word, normalized
 from rag_compare.core.protocols import Case, Context
 from rag_compare.pipeline.extractive import DEFAULT_ABSTENTION, ExtractiveGenerator
 
@@ -44,16 +36,10 @@ def test_content_words_start_with_a_letter_are_two_characters_or_more_and_no_sto
     assert content_words("É Köln STRASSE Straße") == ["köln", "strasse", "strasse"]
 
 
-@pytest.mark.parametrize(("written", "plain"), [("3,000", "3000"), ("12,345,678", "12345678"), ("0.35", "0.35")])
-def test_a_comma_in_a_number_groups_thousands(written: str, plain: str) -> None:
-    found = pl.Series([f"about {written} euros"]).str.extract_all(NUMBER_PATTERN).explode()
-    assert pl.select(ungrouped(pl.lit(found))).item() == plain
-    if written != plain:
-        assert pl.select(other_writing(pl.lit(written))).item() == plain
-        assert pl.select(other_writing(pl.lit(plain))).item() == written
-
-
-@pytest.mark.parametrize(("answer", "source"), [("12345678 euros", "12,345,678 euros"), ("3,000 euros", "3000 euros")])
+@pytest.mark.parametrize(
+    ("answer", "source"),
+    [("12345678 euros", "12,345,678 euros"), ("3,000 euros", "3000 euros"), ("3\u202f000 euros", "3,000 euros")],
+)
 def test_the_judge_and_completeness_read_numbers_alike(answer: str, source: str) -> None:
     assert grounded(answer, source) == 1.0
     assert kept(answer, source) == 1.0
