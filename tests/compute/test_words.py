@@ -3,8 +3,12 @@ extractive generator."""
 
 from __future__ import annotations
 
+import unicodedata
+
 import polars as pl
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from rag_compare.compute.completeness import answer_completeness
 from rag_compare.compute.lexical_judge import LexicalJudge
@@ -61,3 +65,46 @@ def test_the_extractive_generator_reads_words_as_the_judge_does() -> None:
     answer = generate(Case("c", "The Köln rule?", "v1"), Context("The K ln rule.")).answer
     assert answer == DEFAULT_ABSTENTION
     assert generate(Case("c", "The Köln rule?", "v1"), Context("The KÖLN rule.")).answer == "The KÖLN rule."
+
+
+APOSTROPHES = "\u2019\u02bc`\u00b4\u2018\u201b"
+
+
+def read_as_python_does(text: str) -> str:
+    """The normalisation written with the standard library: apostrophes, NFKC, casefold, spaces, format
+    characters."""
+    for apostrophe in APOSTROPHES:
+        text = text.replace(apostrophe, "'")
+    text = unicodedata.normalize("NFKC", text).casefold()
+    kept = (" " if unicodedata.category(char) == "Zs" else char for char in text)
+    return "".join(char for char in kept if unicodedata.category(char) != "Cf")
+
+
+@pytest.mark.parametrize(
+    ("text", "read"),
+    [
+        ("I don\u2019t\u00a0know", "i don't know"),
+        ("I don\u02bct know", "i don't know"),
+        ("l\u00b4entreprise l`ami l\u2018a", "l'entreprise l'ami l'a"),
+        ("1\u202f000 et 2\u2009000", "1 000 et 2 000"),
+        ("STRAẞE Straße", "strasse strasse"),
+        ("Kö\u00adln", "köln"),
+        ("ﬁnal ① Ⅻ", "final 1 xii"),
+        ("Cafe\u0301", "café"),
+        ("ΣΟΦΌΣ", "σοφόσ"),  # casefold makes the final sigma a sigma
+    ],
+)
+def test_normalized_text(text: str, read: str) -> None:
+    assert normalized(pl.Series([text])).item() == read == read_as_python_does(text)
+
+
+@given(st.lists(st.none() | st.text(max_size=40), max_size=6))
+@settings(max_examples=300, deadline=None)
+def test_normalized_text_is_the_standard_librarys_reading(texts: list[str | None]) -> None:
+    expected = [None if text is None else read_as_python_does(text) for text in texts]
+    assert normalized(pl.Series(texts, dtype=pl.String)).to_list() == expected
+
+
+def test_the_case_folds_cover_every_character() -> None:
+    # the folds are gathered below U+20000 to keep the first judging quick: nothing above it folds apart
+    assert all(chr(code).lower().casefold() == chr(code).lower() for code in range(0x20000, 0x110000))

@@ -10,8 +10,9 @@ import pytest
 
 from rag_compare.core.errors import ContractError, Problem
 from rag_compare.io.corpus import load_corpus, refuse_unreviewed
+from rag_compare.io.runs import load_run
 from rag_compare.io.tables import write_table
-from tests.helpers.data import EXAMPLE_CORPUS, SMALL_CORPUS
+from tests.helpers.data import EXAMPLE_CORPUS, ROOT, SMALL_CORPUS
 
 Write = Callable[[str, str | bytes], Path]
 HEADER = "case_id,question,answerability,source_version,required_passage_ids\n"
@@ -217,3 +218,26 @@ def test_refuse_unreviewed_looks_only_at_the_cases_used() -> None:
 
 def test_refuse_unreviewed_is_silent_for_reviewed_and_manual_cases() -> None:
     refuse_unreviewed(load_corpus(MIXED.filter(pl.col("reviewed").is_null() | pl.col("reviewed"))))
+
+
+def test_a_language_column_is_checked_kept_and_fingerprinted(write: Write) -> None:
+    # a corpus without the column has none, and the fingerprint the runs frozen before it recorded
+    assert "language" not in load_corpus(EXAMPLE_CORPUS).frame.columns
+    assert (
+        load_corpus(EXAMPLE_CORPUS).fingerprint
+        == load_run(ROOT / "runs" / "baseline.arrow").config["corpus"]["fingerprint"]
+    )
+    lines = SMALL_CORPUS.splitlines()
+    tags = ["de", "pt-BR", "", "fr"]
+    tagged = "\n".join([lines[0] + ",language", *(f"{line},{tag}" for line, tag in zip(lines[1:], tags, strict=True))])
+    corpus = load_corpus(write("tagged.csv", tagged + "\n"))
+    assert corpus.frame["language"].to_list() == ["de", "pt-BR", None, "fr"]
+    assert corpus.metadata_columns == []
+    retagged = load_corpus(write("retagged.csv", tagged.replace(",fr", ",nl") + "\n"))
+    assert retagged.fingerprint != corpus.fingerprint != load_corpus(write("c.csv", SMALL_CORPUS)).fingerprint
+    problems = _problems(write("bad.csv", tagged.replace(",de", ",Deutsch!").replace(",fr", ",f") + "\n"))
+    assert [(problem.row, problem.column, problem.value) for problem in problems] == [
+        (1, "language", "'Deutsch!'"),
+        (4, "language", "'f'"),
+    ]
+    assert "BCP 47 language tag" in problems[0].expected
