@@ -52,17 +52,20 @@ def judged(with_language: bool) -> pl.DataFrame:
     each verdict agrees with its label (``abstention_hit``, ``grounded_hit``).
 
     ``grounded_hit``: for a labelled abstention (no grounded label), the judge abstained too; otherwise the
-    judge gave a grounded value within ``GROUNDED_TOLERANCE`` of the label.
+    judge gave a grounded value within ``GROUNDED_TOLERANCE`` of the label. A case the judge left unjudged
+    (null verdicts) agrees with no label.
     """
     columns = ["answer", "context", "answerability", "question"] + (["language"] if with_language else [])
     verdicts = LexicalJudge().judge(labelled().select(columns))
+    assert verdicts.height == labelled().height
     both = labelled().with_columns(
         judge_abstained=verdicts.get_column("abstained"), judge_grounded=verdicts.get_column("grounded")
     )
-    close = ((pl.col("judge_grounded") - pl.col("grounded")).abs() <= GROUNDED_TOLERANCE).fill_null(False)
+    close = (pl.col("judge_grounded") - pl.col("grounded")).abs() <= GROUNDED_TOLERANCE
+    grounded_hit = pl.when(pl.col("grounded").is_null()).then(pl.col("judge_abstained")).otherwise(close)
     return both.with_columns(
-        abstention_hit=pl.col("judge_abstained") == pl.col("abstained"),
-        grounded_hit=pl.when(pl.col("grounded").is_null()).then(pl.col("judge_abstained")).otherwise(close),
+        abstention_hit=(pl.col("judge_abstained") == pl.col("abstained")).fill_null(False),
+        grounded_hit=grounded_hit.fill_null(False),
     )
 
 
@@ -75,15 +78,27 @@ def report(verdicts: pl.DataFrame, hit: str, label: pl.Expr, judge: pl.Expr) -> 
         .to_series()
     )
     misses = verdicts.filter(~pl.col(hit)).select(
-        pl.format("  {} ({}): label {}, judge {}", "case_id", "kind", label, judge).fill_null("?")
+        pl.format("  {} ({}): label {}, judge {}", "case_id", "kind", label, judge)
     )
     return "per language " + ", ".join(shares) + "\nmissed:\n" + "\n".join(misses.to_series())
 
 
+def abstained_text(abstained: str) -> pl.Expr:
+    """``abstained`` as text; ``not judged`` when null."""
+    return pl.col(abstained).cast(pl.String).fill_null("not judged")
+
+
 def grounded_text(grounded: str, abstained: str) -> pl.Expr:
-    """``grounded`` as text, or ``abstained`` when the ``abstained`` column says so."""
+    """``grounded`` as text: ``abstained`` when the ``abstained`` column says so, ``not judged`` when that
+    is null."""
     value = pl.col(grounded).cast(pl.String).fill_null("null")
-    return pl.when(pl.col(abstained)).then(pl.lit("abstained")).otherwise(value)
+    return (
+        pl.when(pl.col(abstained).is_null())
+        .then(pl.lit("not judged"))
+        .when(pl.col(abstained))
+        .then(pl.lit("abstained"))
+        .otherwise(value)
+    )
 
 
 def test_every_language_has_each_kind_and_consistent_labels() -> None:
@@ -123,7 +138,7 @@ def test_abstentions_agree_with_the_labels(with_language: bool) -> None:
     verdicts = judged(with_language)
     accuracy: float = verdicts.select(pl.col("abstention_hit").mean()).item()
     assert accuracy >= MIN_ABSTENTION_ACCURACY, f"abstention accuracy {accuracy:.3f}\n" + report(
-        verdicts, "abstention_hit", pl.col("abstained").cast(pl.String), pl.col("judge_abstained").cast(pl.String)
+        verdicts, "abstention_hit", abstained_text("abstained"), abstained_text("judge_abstained")
     )
 
 
