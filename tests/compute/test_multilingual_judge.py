@@ -16,10 +16,12 @@ FIXTURE = ROOT / "tests" / "fixtures" / "multilingual"
 LANGUAGES = ("en", "de", "fr", "es", "it", "pt", "nl")
 KINDS_IN_EVERY_LANGUAGE = (
     "abstention",
+    "wrong-abstention",
     "negation",
     "copied",
     "changed-number",
     "half-supported",
+    "two-of-three",
     "locale-number",
     "trap-word-piece",
     "trap-accented-capital",
@@ -116,9 +118,18 @@ def test_every_language_has_each_kind_and_consistent_labels() -> None:
         assert abstentions.get_column("answer").is_unique().all(), language
     assert answers.filter(pl.col("kind") == "trap-sharp-s").get_column("language").to_list() == ["de", "de"]
     assert answers.get_column("answerability").is_in(["answerable", "unanswerable"]).all()
+    for kind, answerability in [("abstention", "unanswerable"), ("wrong-abstention", "answerable")]:
+        assert answers.filter(kind=kind).get_column("answerability").unique().to_list() == [answerability], kind
     assert (answers.get_column("grounded").is_null() == answers.get_column("abstained")).all()
     assert answers.get_column("grounded").drop_nulls().is_between(0.0, 1.0).all()
-    for kind, grounded in [("negation", 1.0), ("copied", 1.0), ("changed-number", 0.0), ("half-supported", 0.5)]:
+    fixed = [
+        ("negation", 1.0),
+        ("copied", 1.0),
+        ("changed-number", 0.0),
+        ("half-supported", 0.5),
+        ("two-of-three", 2 / 3),
+    ]
+    for kind, grounded in fixed:
         assert answers.filter(pl.col("kind") == kind).get_column("grounded").to_list() == [grounded] * 7, kind
 
 
