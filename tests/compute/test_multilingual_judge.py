@@ -45,6 +45,7 @@ _SCHEMA = {
 
 @cache
 def labelled() -> pl.DataFrame:
+    """The fixture's answers and their labels, one row each, in the file's order."""
     return pl.read_ndjson(FIXTURE / "answers.jsonl", schema=_SCHEMA)
 
 
