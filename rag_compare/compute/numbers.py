@@ -94,13 +94,18 @@ def _has_decimals(decimal_separator: str) -> str:
 
 
 def number_writings(canonical: pl.Expr, decimal_separator: str) -> pl.Expr:
-    """The ways a locale whose decimal separator is ``decimal_separator`` writes the value ``canonical``
-    (as ``canonical_number`` gives it), a list to search a context for: plain (``1000,50`` in German),
-    grouped with the locale's thousands separator (``1.000,50``), grouped with a space (``1 000,50``).
+    """Every way a text in a locale whose decimal separator is ``decimal_separator`` may write the value
+    ``canonical`` (as ``canonical_number`` gives it), a list to search a context for. In German
+    (``,``), 1000.5 is ``1000,5``, ``1.000,5``, ``1 000,5``, and also ``1000.5``, ``1,000.5`` and
+    ``1 000.5``, which ``canonical_number`` reads as 1000.5 in German too (a ``.`` before one digit is
+    a decimal point in any locale; where both separators appear the last one is the decimal one).
 
-    Only an integer part of four digits or more, not starting with ``0``, has grouped forms (``180,5``
-    has one writing); a number left as written (``1,00,000``) has just itself. Each writing reads back
-    as ``canonical`` with ``canonical_number``. Nulls stay null.
+    The integer part is written plain, or grouped in threes with ``,``, ``.`` or a space (only four digits
+    or more, not starting with ``0``, have grouped forms; grouping with the locale's decimal separator
+    needs two separators, ``1.000.000`` in English); the decimals follow either separator. Only the
+    writings that read back as ``canonical`` in that locale are kept, plain first, then grouped with the
+    locale's thousands separator, then with a space. A number left as written (``1,00,000``) has just
+    itself. Nulls stay null.
     """
     thousands = _thousands_separator(decimal_separator)
     field = pl.field  # each step a struct field, as in canonical_number
@@ -109,19 +114,45 @@ def number_writings(canonical: pl.Expr, decimal_separator: str) -> pl.Expr:
     )
     parts = parts.struct.with_fields(
         integer=field("canonical").str.strip_suffix(field("fraction")),
-        fraction=field("fraction").str.replace(".", decimal_separator, literal=True),
+        decimals=field("fraction").str.strip_prefix("."),
     )
-    parts = parts.struct.with_fields(grouped=_grouped(field("integer"), thousands))
-    integer, fraction, grouped = field("integer"), field("fraction"), field("grouped")
-    spaced = grouped.str.replace_all(thousands, " ", literal=True)
+    parts = parts.struct.with_fields(
+        by_thousands=_grouped(field("integer"), thousands), by_decimal=_grouped(field("integer"), decimal_separator)
+    )
+    integer, decimals = field("integer"), field("decimals")
+    by_space = field("by_thousands").str.replace_all(thousands, " ", literal=True)
+    groups = (integer.str.len_bytes() >= 4) & ~integer.str.starts_with("0")
+    fraction = decimals.str.len_bytes() > 0
+    three_decimals = decimals.str.len_bytes() == 3
+    by_thousands, by_decimal = field("by_thousands"), field("by_decimal")
+    as_integer = [  # (whether it reads back as the value, the writing)
+        (pl.lit(True), integer),
+        (groups, by_thousands),
+        (groups & (integer.str.len_bytes() >= 7), by_decimal),
+        (groups, by_space),
+    ]
+    with_decimals = [
+        (pl.lit(True), integer + pl.lit(decimal_separator) + decimals),
+        (~three_decimals | (integer.str.len_bytes() >= 4), integer + pl.lit(thousands) + decimals),
+        (groups, by_thousands + pl.lit(decimal_separator) + decimals),
+        (groups, by_decimal + pl.lit(thousands) + decimals),
+        (groups, by_space + pl.lit(decimal_separator) + decimals),
+        (groups & ~three_decimals, by_space + pl.lit(thousands) + decimals),
+    ]
     parts = parts.struct.with_fields(
         writings=pl.when(~field("canonical").str.contains(_CANONICAL))
         .then(field("canonical"))
-        .when((integer.str.len_bytes() >= 4) & ~integer.str.starts_with("0"))
-        .then(pl.concat_str(integer, fraction, pl.lit("|"), grouped, fraction, pl.lit("|"), spaced, fraction))
-        .otherwise(pl.concat_str(integer, fraction))
+        .when(fraction)
+        .then(_listed(with_decimals))
+        .otherwise(_listed(as_integer))
     )
     return _named_as(parts.struct.field("writings").str.split("|"), canonical)
+
+
+def _listed(candidates: list[tuple[pl.Expr, pl.Expr]]) -> pl.Expr:
+    """The writings of ``candidates`` whose condition holds, joined by ``|``."""
+    kept = [pl.when(holds).then(writing + pl.lit("|")).otherwise(pl.lit("")) for holds, writing in candidates]
+    return pl.concat_str(kept).str.strip_chars_end("|")
 
 
 def _thousands_separator(decimal_separator: str) -> str:

@@ -138,12 +138,17 @@ def test_nulls_stay_null_and_the_column_keeps_its_name() -> None:
 @pytest.mark.parametrize(
     ("value", "decimal_separator", "expected"),
     [
-        ("1000.50", ",", ["1000,50", "1.000,50", "1 000,50"]),
-        ("1000.50", ".", ["1000.50", "1,000.50", "1 000.50"]),
-        ("12345678", ",", ["12345678", "12.345.678", "12 345 678"]),
+        # a "." before two digits is a decimal point in German too, and the last of "," and "." is the decimal one
+        ("1000.50", ",", ["1000,50", "1000.50", "1.000,50", "1,000.50", "1 000,50", "1 000.50"]),
+        ("1000.50", ".", ["1000.50", "1000,50", "1,000.50", "1.000,50", "1 000.50", "1 000,50"]),
+        # "1.000.000" groups in English as well: a separator used twice groups
+        ("12345678", ",", ["12345678", "12.345.678", "12,345,678", "12 345 678"]),
+        ("1000", ",", ["1000", "1.000", "1 000"]),  # "1,000" is 1.000 in German
+        ("1000.500", ",", ["1000,500", "1000.500", "1.000,500", "1,000.500", "1 000,500"]),  # "1 000.500": 1000500
         ("180", ",", ["180"]),  # fewer than four integer digits: no grouped form
         ("999.125", ".", ["999.125"]),
-        ("0.35", ",", ["0,35"]),
+        ("0.35", ",", ["0,35", "0.35"]),
+        ("100.500", ",", ["100,500"]),  # "100.500" is 100500 in German
         ("0123", ".", ["0123"]),  # a leading zero is no thousands group
         ("1,00,000", ".", ["1,00,000"]),  # left as written: itself only
     ],
@@ -157,6 +162,34 @@ canonical_values = st.builds(
     st.integers(min_value=0, max_value=10**13),
     st.text(alphabet="0123456789", max_size=4),
 )
+
+
+def written_every_way(integer: str, decimals: str) -> list[str]:
+    """The number written plain and in groups of three by ",", "." and a space, its decimals after "." and
+    after "," (the candidates, built apart from ``number_writings``)."""
+    forms = [integer]
+    if len(integer) > 3:
+        head, rest = integer[: len(integer) % 3 or 3], integer[len(integer) % 3 or 3 :]
+        groups = [head, *(rest[start : start + 3] for start in range(0, len(rest), 3))]
+        forms += [separator.join(groups) for separator in (",", ".", " ")]
+    if not decimals:
+        return forms
+    return [f"{form}{point}{decimals}" for form in forms for point in (".", ",")]
+
+
+@settings(max_examples=300, deadline=None)
+@given(
+    integer=st.integers(min_value=1, max_value=10**10).map(str),
+    decimals=st.text(alphabet="0123456789", max_size=4),
+    decimal_separator=st.sampled_from([".", ","]),
+)
+def test_every_way_of_writing_a_value_is_among_its_writings(
+    integer: str, decimals: str, decimal_separator: str
+) -> None:
+    value = f"{integer}.{decimals}" if decimals else integer
+    candidates = written_every_way(integer, decimals)
+    read = dict(zip(candidates, canonical(candidates, decimal_separator), strict=True))
+    assert {text for text, reading in read.items() if reading == value} == set(writings(value, decimal_separator))
 
 
 @settings(max_examples=300, deadline=None)
