@@ -107,7 +107,7 @@ class LexicalJudge:
             "method": METHOD_VERSION,
             "min_overlap": float(self.min_overlap),
             "language": self.language,
-            "languages": {language.code: language.config for language in sorted(self.languages, key=_code)},
+            "languages": [{"code": language.code, **language.config} for language in self.languages],
         }
 
     @property
@@ -212,10 +212,6 @@ class LexicalJudge:
         return verdicts.join(grounded, on="row", how="left", maintain_order="left").select(
             pl.col("abstained"), pl.col("grounded").cast(pl.Float64), abstention_correct=_ABSTENTION_CORRECT
         )
-
-
-def _code(language: Language) -> str:
-    return language.code
 
 
 def _padded(cases: pl.DataFrame) -> pl.DataFrame:

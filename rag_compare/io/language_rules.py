@@ -95,9 +95,13 @@ def load_language(path: str | Path) -> Language:
 
 @cache
 def builtin_languages() -> tuple[Language, ...]:
-    """The languages the package ships, by code."""
+    """The languages the package ships: English first (a text the detector finds as much English as
+    another language in is English), then the others by code."""
     folder = resources.files("rag_compare.io").joinpath("languages")
-    files = sorted((item for item in folder.iterdir() if item.name.endswith(".toml")), key=lambda item: item.name)
+    files = sorted(
+        (item for item in folder.iterdir() if item.name.endswith(".toml")),
+        key=lambda item: (item.name != "en.toml", item.name),
+    )
     return tuple(_parsed(item.read_text(encoding="utf-8"), f"rag_compare/io/languages/{item.name}") for item in files)
 
 
