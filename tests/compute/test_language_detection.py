@@ -110,3 +110,12 @@ def test_more_than_seven_languages_are_scored_in_several_packs() -> None:
     languages = (*LANGUAGES, extra)
     texts = pl.Series(["zork zork", "Wo ist der Bahnhof?", "¿Dónde está la estación?"])
     assert detect_languages(texts, languages).to_list() == ["xx", "de", "es"]
+
+
+def test_a_long_text_is_read_to_its_first_624_pieces_of_evidence_and_no_score_spills_into_another() -> None:
+    # 700 words of one language would count 700 * 420 = 294,000 in a field of 18 bits (262,143 at
+    # most) and spill into the next language's field; read to the 624th, it counts 262,080
+    ours = Language("aa", "Ours", ".", (), ("x",), ("zork",), "")
+    theirs = Language("bb", "Theirs", ".", (), ("x",), ("blip",), "")
+    text = "zork " * 700 + "blip " * 100
+    assert detect_languages(pl.Series([text]), (ours, theirs)).item() == "aa"

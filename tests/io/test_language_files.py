@@ -18,6 +18,7 @@ import pytest
 from rag_compare.compute.words import WORD_PATTERN, fold_plural, normalized
 from rag_compare.core.errors import ConfigError
 from rag_compare.io.language_rules import Language, builtin_languages, load_language
+from tests.compute.language_samples import SAMPLES
 
 LANGUAGES = {language.code: language for language in builtin_languages()}
 NBSP, NNBSP = "\u00a0", "\u202f"  # a no-break space, a narrow no-break space
@@ -341,3 +342,18 @@ def test_a_language_file_that_is_not_utf8_or_not_a_file_is_refused(tmp_path: Pat
     for not_a_file in (tmp_path / "absent.toml", tmp_path):
         with pytest.raises(ConfigError, match=re.escape(f"{not_a_file}: no such language file")):
             load_language(not_a_file)
+
+
+def test_of_the_detection_samples_only_those_that_say_they_do_not_know_abstain() -> None:
+    every_pattern = tuple(pattern for language in LANGUAGES.values() for pattern in language.abstention_patterns)
+    texts = [text for _, text in SAMPLES]
+    abstaining = [text for text, found in zip(texts, matching(texts, every_pattern), strict=True) if found]
+    assert abstaining == [
+        "I don't know.",
+        "Ich weiß es nicht.",
+        "Je ne sais pas.",
+        "No lo sé.",
+        "Non lo so.",
+        "Não sei.",
+        "Ik weet het niet.",
+    ]
