@@ -47,6 +47,7 @@ ABSTENTIONS = {
         "Das geht aus dem Text nicht hervor.",
         "Ich konnte dazu leider nichts finden.",
         "Dem Handbuch ist das nicht zu entnehmen.",
+        "Im Text steht dazu nichts.",
     ],
     "fr": [
         "Je ne sais pas.",
@@ -75,6 +76,7 @@ ABSTENTIONS = {
         "No se especifica en el documento.",
         "No he podido encontrar nada al respecto.",
         "Lo desconozco.",
+        "No sabría decirle.",
     ],
     "it": [
         "Non lo so.",
@@ -89,6 +91,7 @@ ABSTENTIONS = {
         "Non l\u2019ho trovato nel documento.",
         "Non sono in grado di dirlo.",
         "Non ho idea.",
+        "Non posso dirlo.",
     ],
     "pt": [
         "Não sei.",
@@ -128,6 +131,7 @@ NEGATIVE_ANSWERS = {
         "The deposit is not refundable.",
         "No, the form does not need a signature.",
         "I'm afraid not: the office is closed on Sundays.",
+        "No information is shared with third parties.",
     ],
     "de": [
         "Nein, Haustiere sind nicht erlaubt.",
@@ -136,6 +140,7 @@ NEGATIVE_ANSWERS = {
         "Es gibt keine Gebühr.",
         "Nein, dafür brauchen Sie keine Genehmigung.",
         "Das Büro ist sonntags nicht geöffnet.",
+        "Dem steht nichts entgegen.",
     ],
     "fr": [
         "Non, ce n\u2019est pas remboursé.",
@@ -144,6 +149,7 @@ NEGATIVE_ANSWERS = {
         "Non, vous n'avez pas besoin de réserver.",
         "Ce n'est pas possible après la date limite.",
         "Aucun frais n'est demandé.",
+        "Non, vous n'avez rien à faire.",
     ],
     "es": [
         "No, no está permitido.",
@@ -152,6 +158,7 @@ NEGATIVE_ANSWERS = {
         "No, el reembolso no es posible.",
         "No hace falta reservar.",
         "No se puede cancelar después del plazo.",
+        "No hay ninguna excepción.",
     ],
     "it": [
         "No, gli animali non sono ammessi.",
@@ -160,6 +167,7 @@ NEGATIVE_ANSWERS = {
         "No, non è possibile.",
         "Non ci sono costi aggiuntivi.",
         "Il servizio non è disponibile la domenica.",
+        "No, non deve fare nulla.",
     ],
     "pt": [
         "Não, animais não são permitidos.",
@@ -168,6 +176,7 @@ NEGATIVE_ANSWERS = {
         "Não há taxa de cancelamento.",
         "Não, não pode cancelar depois do prazo.",
         "O escritório não abre ao domingo.",
+        "Não há exceções.",
     ],
     "nl": [
         "Nee, huisdieren zijn niet toegestaan.",
@@ -176,6 +185,7 @@ NEGATIVE_ANSWERS = {
         "Nee, u hoeft niet te reserveren.",
         "Annuleren is na de deadline niet mogelijk.",
         "Het kantoor is op zondag niet open.",
+        "Nee, u hoeft niets te doen.",
     ],
 }
 
