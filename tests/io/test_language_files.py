@@ -141,6 +141,7 @@ NEGATIVE_ANSWERS = {
         "Nein, dafür brauchen Sie keine Genehmigung.",
         "Das Büro ist sonntags nicht geöffnet.",
         "Dem steht nichts entgegen.",
+        "Sie haben keine Angaben gemacht.",
     ],
     "fr": [
         "Non, ce n\u2019est pas remboursé.",
@@ -186,6 +187,7 @@ NEGATIVE_ANSWERS = {
         "Annuleren is na de deadline niet mogelijk.",
         "Het kantoor is op zondag niet open.",
         "Nee, u hoeft niets te doen.",
+        "Het formulier bevat geen persoonlijke gegevens.",
     ],
 }
 
