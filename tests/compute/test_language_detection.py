@@ -12,7 +12,7 @@ from py3langid import langid
 
 from rag_compare.compute.language_detection import detect_languages
 from rag_compare.io.language_rules import Language, builtin_languages
-from tests.compute.language_samples import SAMPLES
+from tests.helpers.language_samples import SAMPLES
 
 LANGUAGES = builtin_languages()
 CODES = sorted(language.code for language in LANGUAGES)

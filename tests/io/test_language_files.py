@@ -18,7 +18,7 @@ import pytest
 from rag_compare.compute.words import WORD_PATTERN, fold_plural, normalized
 from rag_compare.core.errors import ConfigError
 from rag_compare.io.language_rules import Language, builtin_languages, load_language
-from tests.compute.language_samples import SAMPLES
+from tests.helpers.language_samples import SAMPLES
 
 LANGUAGES = {language.code: language for language in builtin_languages()}
 NBSP, NNBSP = "\u00a0", "\u202f"  # a no-break space, a narrow no-break space
