@@ -33,32 +33,37 @@ _MOST_EVIDENCE = (2**_FIELD_BITS - 1) // _SCALE
 
 
 def detect_languages(texts: pl.Series, languages: tuple[Language, ...]) -> pl.Series:
-    """The code of the language of each of ``texts`` among ``languages`` (see the module), in their order;
-    null for a null text or one without a stopword or a letter of any of them. A tie goes to the language
-    that comes first in ``languages``."""
+    """The code of the language of each of ``texts`` among ``languages`` (of distinct codes; see the
+    module), in their order: null for a null text or one without a stopword or a letter of any of them.
+    A tie goes to the language that comes first in ``languages``."""
     evidence = _evidence(languages)
     if not evidence:
         return pl.repeat(None, texts.len(), dtype=pl.String, eager=True).alias("language")
-    patterns = list(evidence)
     spaced = pl.lit(" ") + pl.col("text").str.replace_all(_NOT_WORD, "  ") + pl.lit(" ")
-    found = spaced.str.extract_many(patterns, overlapping=True).list.head(_MOST_EVIDENCE)
+    found = spaced.str.extract_many(list(evidence), overlapping=True).list.head(_MOST_EVIDENCE)
     packs, scores = [], []
-    for pack, start in enumerate(range(0, len(languages), _PER_PACK)):
+    for start in range(0, len(languages), _PER_PACK):
+        pack = f"pack{start}"
         fields = range(min(_PER_PACK, len(languages) - start))
-        packed = [
-            sum(weights[start + field] << (_FIELD_BITS * field) for field in fields) for weights in evidence.values()
-        ]
-        counted = pl.element().replace_strict(patterns, packed, return_dtype=pl.Int128)
-        packs.append(found.list.eval(counted).list.sum().alias(f"pack{pack}"))
-        scores += [pl.col(f"pack{pack}") // 2 ** (_FIELD_BITS * field) % 2**_FIELD_BITS for field in fields]
-    scored = pl.LazyFrame({"text": normalized(texts)}).select(packs)
-    scored = scored.select(score.alias(language.code) for score, language in zip(scores, languages, strict=True))
-    best = pl.max_horizontal(pl.all())
-    first_best = pl.coalesce(
-        pl.when(pl.col(language.code) == best).then(pl.lit(language.code)) for language in languages
+        packs.append(found.list.eval(_packed(evidence, start, fields)).list.sum().alias(pack))
+        scores += [pl.col(pack) // 2 ** (_FIELD_BITS * field) % 2**_FIELD_BITS for field in fields]
+    codes = [language.code for language in languages]
+    scored = (
+        pl.LazyFrame({"text": normalized(texts)})
+        .select(packs)
+        .select(score.alias(code) for score, code in zip(scores, codes, strict=True))
     )
+    best = pl.max_horizontal(pl.all())
+    first_best = pl.coalesce(pl.when(pl.col(code) == best).then(pl.lit(code)) for code in codes)
     detected = scored.select(pl.when(best > 0).then(first_best).alias("language"))
     return detected.collect(engine="streaming").to_series()
+
+
+def _packed(evidence: dict[str, list[int]], start: int, fields: range) -> pl.Expr:
+    """What each piece of evidence (a list element) counts for the languages ``start + field``, one
+    field of 18 bits each."""
+    packed = [sum(weights[start + field] << (_FIELD_BITS * field) for field in fields) for weights in evidence.values()]
+    return pl.element().replace_strict(list(evidence), packed, return_dtype=pl.Int128)
 
 
 def _evidence(languages: tuple[Language, ...]) -> dict[str, list[int]]:

@@ -12,7 +12,7 @@ from py3langid import langid
 
 from rag_compare.compute.language_detection import detect_languages
 from rag_compare.io.language_rules import Language, builtin_languages
-from tests.compute.language_samples import SAMPLES
+from tests.helpers.language_samples import SAMPLES
 
 LANGUAGES = builtin_languages()
 CODES = sorted(language.code for language in LANGUAGES)
@@ -48,7 +48,8 @@ def test_the_samples_hold_at_least_twenty_texts_of_each_language() -> None:
 def test_short_texts_are_told_apart_as_well_as_the_reference_does(reference: list[str]) -> None:
     # On these 168 samples: detect_languages 98.2% (165 right: "Within ten working days." holds no
     # English stopword; "Serve un modulo firmato." and "O que diz o manual sobre o teletrabalho?" tie
-    # with Spanish, which comes first), py3langid 99.4% (167 right).
+    # with Spanish, which comes first), py3langid 99.4% (167 right: it reads "No, no está permitido." as
+    # Portuguese).
     found = detect_languages(pl.Series(TEXTS), LANGUAGES).to_list()
     ours, theirs = accuracy(found, LABELS), accuracy(reference, LABELS)
     assert ours >= 0.9
@@ -110,3 +111,12 @@ def test_more_than_seven_languages_are_scored_in_several_packs() -> None:
     languages = (*LANGUAGES, extra)
     texts = pl.Series(["zork zork", "Wo ist der Bahnhof?", "¿Dónde está la estación?"])
     assert detect_languages(texts, languages).to_list() == ["xx", "de", "es"]
+
+
+def test_a_long_text_is_read_to_its_first_624_pieces_of_evidence_and_no_score_spills_into_another() -> None:
+    # 700 words of one language would count 700 * 420 = 294,000 in a field of 18 bits (262,143 at
+    # most) and spill into the next language's field; read to the 624th, it counts 262,080
+    ours = Language("aa", "Ours", ".", (), ("x",), ("zork",), "")
+    theirs = Language("bb", "Theirs", ".", (), ("x",), ("blip",), "")
+    text = "zork " * 700 + "blip " * 100
+    assert detect_languages(pl.Series([text]), (ours, theirs)).item() == "aa"

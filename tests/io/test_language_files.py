@@ -18,6 +18,7 @@ import pytest
 from rag_compare.compute.words import WORD_PATTERN, fold_plural, normalized
 from rag_compare.core.errors import ConfigError
 from rag_compare.io.language_rules import Language, builtin_languages, load_language
+from tests.helpers.language_samples import SAMPLES
 
 LANGUAGES = {language.code: language for language in builtin_languages()}
 NBSP, NNBSP = "\u00a0", "\u202f"  # a no-break space, a narrow no-break space
@@ -46,6 +47,7 @@ ABSTENTIONS = {
         "Das geht aus dem Text nicht hervor.",
         "Ich konnte dazu leider nichts finden.",
         "Dem Handbuch ist das nicht zu entnehmen.",
+        "Im Text steht dazu nichts.",
     ],
     "fr": [
         "Je ne sais pas.",
@@ -74,6 +76,7 @@ ABSTENTIONS = {
         "No se especifica en el documento.",
         "No he podido encontrar nada al respecto.",
         "Lo desconozco.",
+        "No sabría decirle.",
     ],
     "it": [
         "Non lo so.",
@@ -88,6 +91,7 @@ ABSTENTIONS = {
         "Non l\u2019ho trovato nel documento.",
         "Non sono in grado di dirlo.",
         "Non ho idea.",
+        "Non posso dirlo.",
     ],
     "pt": [
         "Não sei.",
@@ -127,6 +131,7 @@ NEGATIVE_ANSWERS = {
         "The deposit is not refundable.",
         "No, the form does not need a signature.",
         "I'm afraid not: the office is closed on Sundays.",
+        "No information is shared with third parties.",
     ],
     "de": [
         "Nein, Haustiere sind nicht erlaubt.",
@@ -135,6 +140,8 @@ NEGATIVE_ANSWERS = {
         "Es gibt keine Gebühr.",
         "Nein, dafür brauchen Sie keine Genehmigung.",
         "Das Büro ist sonntags nicht geöffnet.",
+        "Dem steht nichts entgegen.",
+        "Sie haben keine Angaben gemacht.",
     ],
     "fr": [
         "Non, ce n\u2019est pas remboursé.",
@@ -143,6 +150,7 @@ NEGATIVE_ANSWERS = {
         "Non, vous n'avez pas besoin de réserver.",
         "Ce n'est pas possible après la date limite.",
         "Aucun frais n'est demandé.",
+        "Non, vous n'avez rien à faire.",
     ],
     "es": [
         "No, no está permitido.",
@@ -151,6 +159,7 @@ NEGATIVE_ANSWERS = {
         "No, el reembolso no es posible.",
         "No hace falta reservar.",
         "No se puede cancelar después del plazo.",
+        "No hay ninguna excepción.",
     ],
     "it": [
         "No, gli animali non sono ammessi.",
@@ -159,6 +168,7 @@ NEGATIVE_ANSWERS = {
         "No, non è possibile.",
         "Non ci sono costi aggiuntivi.",
         "Il servizio non è disponibile la domenica.",
+        "No, non deve fare nulla.",
     ],
     "pt": [
         "Não, animais não são permitidos.",
@@ -167,6 +177,7 @@ NEGATIVE_ANSWERS = {
         "Não há taxa de cancelamento.",
         "Não, não pode cancelar depois do prazo.",
         "O escritório não abre ao domingo.",
+        "Não há exceções.",
     ],
     "nl": [
         "Nee, huisdieren zijn niet toegestaan.",
@@ -175,6 +186,8 @@ NEGATIVE_ANSWERS = {
         "Nee, u hoeft niet te reserveren.",
         "Annuleren is na de deadline niet mogelijk.",
         "Het kantoor is op zondag niet open.",
+        "Nee, u hoeft niets te doen.",
+        "Het formulier bevat geen persoonlijke gegevens.",
     ],
 }
 
@@ -341,3 +354,18 @@ def test_a_language_file_that_is_not_utf8_or_not_a_file_is_refused(tmp_path: Pat
     for not_a_file in (tmp_path / "absent.toml", tmp_path):
         with pytest.raises(ConfigError, match=re.escape(f"{not_a_file}: no such language file")):
             load_language(not_a_file)
+
+
+def test_of_the_detection_samples_only_those_that_say_they_do_not_know_abstain() -> None:
+    every_pattern = tuple(pattern for language in LANGUAGES.values() for pattern in language.abstention_patterns)
+    texts = [text for _, text in SAMPLES]
+    abstaining = [text for text, found in zip(texts, matching(texts, every_pattern), strict=True) if found]
+    assert abstaining == [
+        "I don't know.",
+        "Ich weiß es nicht.",
+        "Je ne sais pas.",
+        "No lo sé.",
+        "Non lo so.",
+        "Não sei.",
+        "Ik weet het niet.",
+    ]
