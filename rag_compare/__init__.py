@@ -55,6 +55,7 @@ if TYPE_CHECKING:
     from rag_compare.io.corpus import Corpus, load_corpus
     from rag_compare.io.drafts_file import Drafts, admit_cases
     from rag_compare.io.external_scores import import_scores
+    from rag_compare.io.language_rules import Language, languages_with, load_language
     from rag_compare.io.pairs import Pairs, judge_pairs, load_pairs
     from rag_compare.io.passages import load_passages
     from rag_compare.io.run_import import ImportedRun, import_run, read_records
@@ -102,6 +103,7 @@ __all__ = [
     "Judge",
     "JudgeError",
     "JudgePlan",
+    "Language",
     "LexicalJudge",
     "Limits",
     "OpenAIGenerator",
@@ -135,8 +137,10 @@ __all__ = [
     "import_run",
     "import_scores",
     "judge_pairs",
+    "languages_with",
     "load_corpus",
     "load_gate",
+    "load_language",
     "load_pairs",
     "load_passages",
     "load_run",
@@ -169,6 +173,7 @@ _LAZY = {
     "ImportedRun": "rag_compare.io.run_import",
     "Judge": "rag_compare.core.protocols",
     "JudgePlan": "rag_compare.llm.plan",
+    "Language": "rag_compare.io.language_rules",
     "LexicalJudge": "rag_compare.compute.lexical_judge",
     "Limits": "rag_compare.llm.limits",
     "OpenAIGenerator": "rag_compare.llm.chat_generator",
@@ -194,7 +199,9 @@ _LAZY = {
     "import_scores": "rag_compare.io.external_scores",
     "judge_pairs": "rag_compare.io.pairs",
     "load_pairs": "rag_compare.io.pairs",
+    "languages_with": "rag_compare.io.language_rules",
     "load_gate": "rag_compare.compute.gating",
+    "load_language": "rag_compare.io.language_rules",
     "load_corpus": "rag_compare.io.corpus",
     "load_passages": "rag_compare.io.passages",
     "load_run": "rag_compare.io.runs",

@@ -36,6 +36,9 @@ STOPWORDS: tuple[str, ...] = next(language.stopwords for language in builtin_lan
 """The English stopwords (``rag_compare/io/languages/en.toml``), for the parts that read English only."""
 
 _APOSTROPHES = ("\u2019", "\u02bc", "`", "\u00b4", "\u2018", "\u201b")
+_NOT_NFKC_STABLE = "[^\\x00-\\x9f\\xa1-\\xa7\\xa9\\xab-\\xae\\xb0\\xb1\\xb6\\xb7\\xbb\\xbf-\\xff]"
+"""A character NFKC may change: past Latin-1, or one of the few Latin-1 ones it does (no-break space,
+``ª``, ``²``, ``½``...). Text without one is its own NFKC, and is not normalised again."""
 _LAST_CASED = 0x20000
 """Every character whose lower case and case fold differ lies below this code point."""
 
@@ -56,10 +59,13 @@ def normalized(texts: pl.Series) -> pl.Series:
 
 def _fully_normalized(texts: pl.Series) -> pl.Series:
     apostrophes = texts.str.replace_many(list(_APOSTROPHES), ["'"] * len(_APOSTROPHES))
-    folded = apostrophes.str.normalize("NFKC").str.to_lowercase()
+    composed = apostrophes.str.contains(_NOT_NFKC_STABLE)
+    rows = composed.arg_true()
+    if rows.len():
+        apostrophes = apostrophes.scatter(rows, apostrophes.gather(rows).str.normalize("NFKC"))
     keys, values = _case_folds()
-    folded = folded.str.replace_many(keys, values)
-    return folded.str.replace_all(r"\p{Zs}", " ").str.replace_all(r"\p{Cf}", "")
+    folded = apostrophes.str.to_lowercase().str.replace_many(keys, values)
+    return folded.str.replace_all(r"[\p{Zs}&&[^ ]]", " ").str.replace_all(r"\p{Cf}", "")
 
 
 @cache

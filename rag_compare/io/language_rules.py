@@ -148,7 +148,7 @@ def _parsed(text: str, where: str) -> Language:
         try:
             pl.Series([""]).str.contains(pattern)
         except pl.exceptions.ComputeError as error:
-            raise ConfigError(f"{where}: abstention pattern {pattern!r} is not a valid regex: {error}") from None
+            raise ConfigError(f"{where}: abstention_patterns: {pattern!r} is not a valid regex: {error}") from None
     stopwords = document["stopwords"]
     if not isinstance(stopwords, str):
         raise ConfigError(f"{where}: stopwords must be one string of words separated by spaces or lines.")

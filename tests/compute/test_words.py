@@ -11,6 +11,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from rag_compare.compute.completeness import answer_completeness
+from rag_compare.compute import words as words_module
 from rag_compare.compute.lexical_judge import LexicalJudge
 from rag_compare.compute.words import WORD_PATTERN, fold_plural, is_content_word, normalized
 from rag_compare.core.protocols import Case, Context
@@ -108,3 +109,11 @@ def test_normalized_text_is_the_standard_librarys_reading(texts: list[str | None
 def test_the_case_folds_cover_every_character() -> None:
     # the folds are gathered below U+20000 to keep the first judging quick: nothing above it folds apart
     assert all(chr(code).lower().casefold() == chr(code).lower() for code in range(0x20000, 0x110000))
+
+
+def test_text_is_normalised_again_only_where_nfkc_may_change_it() -> None:
+    # Latin-1 text is NFKC-normalised only if it holds one of the few characters NFKC changes there
+    latin1 = [chr(code) for code in range(256)]
+    flagged = pl.Series(latin1).str.contains(words_module._NOT_NFKC_STABLE).to_list()
+    assert flagged == [unicodedata.normalize("NFKC", char) != char for char in latin1]
+    assert pl.Series(["\u0101", "e\u0301"]).str.contains(words_module._NOT_NFKC_STABLE).to_list() == [True, True]
