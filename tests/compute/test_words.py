@@ -10,8 +10,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from rag_compare.compute.completeness import answer_completeness
 from rag_compare.compute import words as words_module
+from rag_compare.compute.completeness import answer_completeness
 from rag_compare.compute.lexical_judge import LexicalJudge
 from rag_compare.compute.words import WORD_PATTERN, fold_plural, is_content_word, normalized
 from rag_compare.core.protocols import Case, Context
@@ -99,7 +99,11 @@ def test_normalized_text(text: str, read: str) -> None:
     assert normalized(pl.Series([text])).item() == read == read_as_python_does(text)
 
 
-@given(st.lists(st.none() | st.text(max_size=40), max_size=6))
+# characters this Python's Unicode tables know: Polars reads newer ones (U+1CCD6 is "A" to it, unknown here)
+KNOWN_CHARACTERS = st.characters(exclude_categories=("Cn", "Cs"))
+
+
+@given(st.lists(st.none() | st.text(alphabet=KNOWN_CHARACTERS, max_size=40), max_size=6))
 @settings(max_examples=300, deadline=None)
 def test_normalized_text_is_the_standard_librarys_reading(texts: list[str | None]) -> None:
     expected = [None if text is None else read_as_python_does(text) for text in texts]
