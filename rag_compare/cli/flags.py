@@ -20,7 +20,7 @@ __all__ = ["as_flags"]
 
 _NAMED = re.compile(r"`([^`\n]+)`")
 
-_PARAMETERS = {"cache": "cache_path", "cache=False": "no_cache"}
+_PARAMETERS = {"cache": "cache_path", "cache=False": "no_cache", "languages": "language_files"}
 """Library parameters (or settings) by the click parameter of another name that gives them."""
 
 _COMMANDS = {

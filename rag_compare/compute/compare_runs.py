@@ -220,7 +220,7 @@ def _unjudged_warning(run: Run, records: pl.DataFrame, judge: LexicalJudge) -> l
     return [
         f"run '{run.name}' has {cases} in languages the offline judge has no rules for ({counts}{unspaced}): "
         "their abstention and grounding are not judged. Give the judge a language file for them "
-        "(`load_language`), or judge them with an LLM."
+        "(`languages`), or judge them with an LLM."
     ]
 
 
