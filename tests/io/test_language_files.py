@@ -327,7 +327,7 @@ def test_a_user_file_replaces_a_shipped_language(tmp_path: Path) -> None:
     [
         (lambda text: text.replace('name = "English"\n', ""), "name"),
         (lambda text: text + 'dialect = "US"\n', "dialect"),
-        (lambda text: text.replace(r"'''\bnot mentioned\b'''", r"'''\bnot (mentioned'''"), "abstention pattern"),
+        (lambda text: text.replace(r"'''\bnot mentioned\b'''", r"'''\bnot (mentioned'''"), "abstention_patterns"),
         (lambda text: text.replace('code = "en"', 'code = "English"'), "code"),
         (lambda text: text.replace('code = "en"', 'code = "EN"'), "code"),
         (lambda text: text.replace('decimal_separator = "."', 'decimal_separator = "·"'), "decimal_separator"),
