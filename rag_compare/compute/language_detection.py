@@ -21,8 +21,9 @@ from rag_compare.io.language_rules import Language
 
 __all__ = ["detect_languages"]
 
-_NOT_WORD = r"[^\p{L}\p{M}\p{N}]+"
-"""What lies between the words of ``words.WORD_PATTERN``."""
+_NOT_WORD = r"[^\p{L}\p{M}\p{N} ]+"
+"""What lies between the words of ``words.WORD_PATTERN`` besides spaces (made spaces: each word then has a
+space on each side, shared with its neighbour, which the overlapping search allows)."""
 _SCALE = 420
 """A share of 1/n counts ``_SCALE // n``: exactly, for evidence shared by up to seven languages."""
 _FIELD_BITS = 18
@@ -39,7 +40,7 @@ def detect_languages(texts: pl.Series, languages: tuple[Language, ...]) -> pl.Se
     evidence = _evidence(languages)
     if not evidence:
         return pl.repeat(None, texts.len(), dtype=pl.String, eager=True).alias("language")
-    spaced = pl.lit(" ") + pl.col("text").str.replace_all(_NOT_WORD, "  ") + pl.lit(" ")
+    spaced = pl.lit(" ") + pl.col("text").str.replace_all(_NOT_WORD, " ") + pl.lit(" ")
     found = spaced.str.extract_many(list(evidence), overlapping=True).list.head(_MOST_EVIDENCE)
     packs, scores = [], []
     for start in range(0, len(languages), _PER_PACK):
