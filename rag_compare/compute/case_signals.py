@@ -32,18 +32,21 @@ def case_signals(
     k: int | None = None,
     passages: pl.DataFrame | None = None,
     scores: pl.DataFrame | None = None,
+    languages: pl.Series | None = None,
 ) -> pl.DataFrame:
     """``case_id``, every signal of ``SIGNALS`` (and of ``SCORE_SIGNALS`` that ``scores`` hold),
     ``missing_from_context`` (the required passages that did not reach the context sent),
     ``judge_status`` and ``judge_error`` for each record (a new frame, same order).
 
     ``scores`` (a frame keyed on ``case_id``, and on ``repeat`` too when the records have it) replace
-    the judge's verdicts they hold. Without
-    ``passages``, ``answer_completeness`` is null.
+    the judge's verdicts they hold. Without ``passages``, ``answer_completeness`` is null. ``languages``
+    (each record's, as ``LexicalJudge.languages_of`` gives them) are chosen here when not given.
     """
     reader = judge if isinstance(judge, LexicalJudge) else LexicalJudge()
-    if isinstance(judge, LexicalJudge) or passages is not None:
-        records = records.with_columns(reader.languages_of(records).alias(LANGUAGE))
+    if languages is None and (isinstance(judge, LexicalJudge) or passages is not None):
+        languages = reader.languages_of(records)
+    if languages is not None:
+        records = records.with_columns(languages.alias(LANGUAGE))
     completeness = (
         pl.repeat(None, records.height, dtype=pl.Float64, eager=True).alias("answer_completeness")
         if passages is None

@@ -10,6 +10,7 @@ and ``case_status`` gives each its status and reasons.
 from __future__ import annotations
 
 import math
+from collections import Counter
 from pathlib import Path
 from typing import Any
 
@@ -194,10 +195,15 @@ def _side_frame(
     if labels is not None:
         warnings = _corpus_label_warnings(run, labels)
         records = _relabel(records, labels)
-    if isinstance(judge, LexicalJudge) and (scores is None or not set(JUDGE_VERDICTS) <= set(scores.frame.columns)):
-        warnings += _unjudged_warning(run, records, judge)
+    languages = None
+    if isinstance(judge, LexicalJudge):
+        languages = judge.languages_of(records)
+        if scores is None or not set(JUDGE_VERDICTS) <= set(scores.frame.columns):
+            warnings += _unjudged_warning(run, records, languages, judge)
     run_k = _k_of(run, k)
-    signals = case_signals(records, judge, k=run_k, passages=passages, scores=None if scores is None else scores.frame)
+    signals = case_signals(
+        records, judge, k=run_k, passages=passages, scores=None if scores is None else scores.frame, languages=languages
+    )
     _check_finite(signals, judge, scores)
     key = sample_key(records.columns)
     frame = pl.concat(
@@ -207,11 +213,13 @@ def _side_frame(
     return ComparedRun.of(run, k=run_k), frame, warnings
 
 
-def _unjudged_warning(run: Run, records: pl.DataFrame, judge: LexicalJudge) -> list[str]:
-    """The cases the offline judge cannot read: in a language it has no rules for."""
-    unjudged = judge.unjudged_languages(
-        records.filter(record_ok()).unique("case_id", keep="first", maintain_order=True)
-    )
+def _unjudged_warning(run: Run, records: pl.DataFrame, languages: pl.Series, judge: LexicalJudge) -> list[str]:
+    """The cases the offline judge cannot read: in a language it has no rules for (``languages``, each
+    record's)."""
+    known = [language.code for language in judge.languages]
+    unread = records.select("case_id", record_ok().alias("ok"), pl.lit(languages).alias("tag"))
+    unread = unread.filter("ok", ~pl.col("tag").is_in(known)).unique(["case_id", "tag"])
+    unjudged = dict(sorted(Counter(unread.get_column("tag").to_list()).items()))
     if not unjudged:
         return []
     counts = ", ".join(f"{tag} {count}" for tag, count in unjudged.items())

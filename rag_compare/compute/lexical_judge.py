@@ -23,7 +23,6 @@ patterns counts as an answer.
 
 from __future__ import annotations
 
-from collections import Counter
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
@@ -144,16 +143,6 @@ class LexicalJudge:
         else the tag of a language it has no rules for, ``und`` for a script written without spaces (those
         rows are not judged). ``cases`` need not hold more than ``question`` or ``answer``."""
         return self._languages(_typed(_padded(cases)))
-
-    def unjudged_languages(self, cases: pl.DataFrame) -> dict[str, int]:
-        """How many rows of ``cases`` are in each language the judge has no rules for (``und`` for text
-        in a script written without spaces), without detecting the others' languages."""
-        typed = _typed(_padded(cases))
-        given = self._given(typed)
-        unspaced = given.is_null() & _texts(typed).str.contains(_UNSPACED).fill_null(False)
-        tags = pl.select(pl.when(pl.lit(unspaced)).then(pl.lit(_UNDETERMINED)).otherwise(pl.lit(given))).to_series()
-        unknown = tags.filter(~tags.is_in(list(self._rules)))
-        return dict(sorted(Counter(unknown.to_list()).items()))
 
     def _given(self, cases: pl.DataFrame) -> pl.Series:
         """Each row's language as its ``language`` column (its primary subtag), else the judge's setting,
@@ -375,17 +364,22 @@ def _past_ascii(byte: pl.Expr) -> pl.Expr:
 def _whole_word(suffixes: tuple[str, ...]) -> Callable[[pl.DataFrame], pl.Series]:
     """Whether each occurrence is a whole word, or the word and one of ``suffixes`` (the plural fold);
     null (cannot tell) next to a character past ASCII."""
+    written = [suffix.encode() for suffix in suffixes]
+    longest = max(map(len, written), default=0)
 
     def whole(located: pl.DataFrame) -> pl.Series:
-        long_enough = pl.col("needle").str.len_chars() >= 3
-        plural, unsure = pl.lit(False), _past_ascii(_byte(-1)) | _past_ascii(_byte(0))
-        for suffix in suffixes:
-            written = suffix.encode()
-            there = pl.col("hay").cast(pl.Binary).bin.slice(pl.col("at") + pl.col("length"), len(written)) == written
-            plural = plural | (long_enough & there & ~_is_word(_byte(len(written))))
-            unsure = unsure | (there & _past_ascii(_byte(len(written))))
-        verdict = ~_is_word(_byte(-1)) & (~_is_word(_byte(0)) | plural)
-        return located.select(pl.when(unsure).then(None).otherwise(verdict)).to_series()
+        after = [pl.col(f"after{offset}") for offset in range(longest + 1)]
+        plural, unsure = pl.lit(False), _past_ascii(pl.col("before")) | _past_ascii(after[0])
+        for suffix in written:
+            there = pl.all_horizontal(after[offset] == byte for offset, byte in enumerate(suffix))
+            plural = plural | (there & ~_is_word(after[len(suffix)]))
+            unsure = unsure | (there & _past_ascii(after[len(suffix)]))
+        plural = plural & (pl.col("needle").str.len_chars() >= 3) if suffixes else plural
+        verdict = ~_is_word(pl.col("before")) & (~_is_word(after[0]) | plural)
+        around = located.select(
+            "needle", before=_byte(-1), **{f"after{offset}": _byte(offset) for offset in range(longest + 1)}
+        )
+        return around.select(pl.when(unsure).then(None).otherwise(verdict)).to_series()
 
     return whole
 

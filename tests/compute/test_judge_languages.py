@@ -64,10 +64,8 @@ def test_a_case_without_rules_is_not_judged_and_counted() -> None:
     verdicts = judge.judge(frame)
     assert verdicts.row(0) == verdicts.row(1) == verdicts.row(2) == (None, None, None)
     assert verdicts.row(3) == (True, None, True)
-    assert judge.unjudged_languages(frame) == {"sv": 1, "und": 1, "zh": 1}
     # the setting is trusted over the script: every case without a tag is read as German then
-    assert LexicalJudge(language="de").unjudged_languages(frame.drop("language")) == {}
-    assert LexicalJudge().unjudged_languages(frame.drop("language")) == {"und": 1}
+    assert LexicalJudge(language="de").languages_of(frame.drop("language")).to_list() == ["de"] * 4
 
 
 def test_abstentions_of_every_language_count_whatever_the_cases_language() -> None:
