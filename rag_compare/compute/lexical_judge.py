@@ -147,21 +147,23 @@ class LexicalJudge:
     def _given(self, cases: pl.DataFrame) -> pl.Series:
         """Each row's language as its ``language`` column (its primary subtag), else the judge's setting,
         gives it; null where it is to be detected."""
-        tags = cases.get_column("language").str.to_lowercase()
-        given = pl.select(pl.coalesce(tags.str.extract(r"^([a-z]{2,3})(?:[-_]|$)", 1), tags)).to_series()
-        return given if self.language is None else given.fill_null(self.language)
+        tags = cases.get_column("language")
+        if tags.null_count() < tags.len():
+            tags = tags.str.to_lowercase()
+            tags = pl.select(pl.coalesce(tags.str.extract(r"^([a-z]{2,3})(?:[-_]|$)", 1), tags)).to_series()
+        return tags if self.language is None else tags.fill_null(self.language)
 
     def _languages(self, cases: pl.DataFrame) -> pl.Series:
         chosen = self._given(cases)
         open_rows = chosen.is_null().arg_true()
-        if open_rows.len():
-            texts = _texts(cases).gather(open_rows)
-            found = detect_languages(texts, self.languages).fill_null(self._fallback)
-            unspaced = pl.repeat(_UNDETERMINED, texts.len(), dtype=pl.String, eager=True)
-            chosen = chosen.scatter(
-                open_rows, found.zip_with(~texts.str.contains(_UNSPACED).fill_null(False), unspaced)
-            )
-        return chosen.alias("language")
+        if open_rows.len() == 0:
+            return chosen.alias("language")
+        texts = _texts(cases)
+        texts = texts if open_rows.len() == texts.len() else texts.gather(open_rows)
+        found = detect_languages(texts, self.languages).fill_null(self._fallback)
+        unspaced = pl.repeat(_UNDETERMINED, texts.len(), dtype=pl.String, eager=True)
+        found = found.zip_with(~texts.str.contains(_UNSPACED).fill_null(False), unspaced)
+        return (found if open_rows.len() == chosen.len() else chosen.scatter(open_rows, found)).alias("language")
 
     @property
     def _fallback(self) -> str:
@@ -210,7 +212,10 @@ def _padded(cases: pl.DataFrame) -> pl.DataFrame:
 
 def _texts(cases: pl.DataFrame) -> pl.Series:
     """The text each case's language is detected from: its question, else its answer."""
-    return pl.select(pl.coalesce(cases.get_column("question"), cases.get_column("answer"))).to_series()
+    question = cases.get_column("question")
+    if question.null_count() == 0:
+        return question
+    return pl.select(pl.coalesce(question, cases.get_column("answer"))).to_series()
 
 
 def _typed(cases: pl.DataFrame) -> pl.DataFrame:
@@ -267,11 +272,13 @@ def _content_words(claims: pl.DataFrame, language: Language) -> pl.DataFrame:
     """One row per content word of each claim: ``token`` as written, ``needle`` folded, with its ``claim``
     and ``pos``. The words of claims in ASCII are measured in bytes, the same as characters there."""
     token = pl.col("token")
-    ascii_text = pl.col("text").str.len_bytes() == pl.col("text").str.len_chars()
+    ascii_text = claims.get_column("text").str.len_bytes() == claims.get_column("text").str.len_chars()
     tokens = claims.select("claim", "pos", ascii=ascii_text, token=pl.col("text").str.extract_all(WORD_PATTERN))
+    groups = [(True, tokens)] if ascii_text.all() else [(flag, tokens.filter(ascii=flag)) for flag in (True, False)]
     parts = []
-    for ascii_only, length in ((True, token.str.len_bytes()), (False, token.str.len_chars())):
-        words = tokens.filter(pl.col("ascii") == ascii_only).explode("token")
+    for ascii_only, group in groups:
+        length = token.str.len_bytes() if ascii_only else token.str.len_chars()
+        words = group.explode("token")
         parts.append(
             words.filter(is_content_word(token, language.stopwords, length)).select(
                 "claim", "pos", "token", needle=fold_plural(token, language.plural_suffixes, length)
