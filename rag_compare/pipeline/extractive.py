@@ -8,7 +8,7 @@ character, stemmed with the Snowball English stemmer (PyStemmer), counted once e
 at least ``min_overlap`` are candidates; the best ``max_sentences`` (ties: earlier first) make the
 answer, in context order, joined by a space. With no candidate, or an empty context, or a question
 without a content term, the answer is ``abstention``; ``LexicalJudge`` reads the default one as an
-abstention (a text of your own should match ``judge.ABSTENTION_PATTERNS`` too).
+abstention (a text of your own should match an abstention phrasing of a language file too).
 
 The default ``min_overlap`` of 0.4 is set on the shipped example (``corpora/``): with BM25's top 3
 passages as context it answers every answerable case (the lowest best score is 0.45) and abstains on
