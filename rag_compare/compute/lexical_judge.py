@@ -66,8 +66,8 @@ class LexicalJudge:
     """The default evaluator: deterministic lexical checks of abstention and grounding (see the module).
 
     ``language`` is the language of every case without its own (a code of ``languages``); ``None`` detects
-    it. ``languages`` are the rules the judge knows (default: the shipped ones; add or replace one with
-    ``io.language_rules.load_language``).
+    it. ``languages`` are the rules the judge knows, in order (detection's ties go to the first): the
+    shipped ones by default; ``io.language_rules.languages_with`` adds or replaces one from a file.
     """
 
     min_overlap: float = 0.6
