@@ -13,6 +13,7 @@ integer.
 from __future__ import annotations
 
 from collections import Counter
+from functools import cache
 
 import polars as pl
 
@@ -67,6 +68,7 @@ def _packed(evidence: dict[str, list[int]], start: int, fields: range) -> pl.Exp
     return pl.element().replace_strict(list(evidence), packed, return_dtype=pl.Int128)
 
 
+@cache
 def _evidence(languages: tuple[Language, ...]) -> dict[str, list[int]]:
     """Each stopword (between spaces, as ``detect_languages`` spaces the words) and each letter of
     ``languages``, with what it counts for each of them."""

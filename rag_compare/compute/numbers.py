@@ -27,8 +27,6 @@ group of one to three digits: ``3 100 pages`` is 3100, but ``in 2024 500 people`
 
 _CANONICAL = r"^[0-9]+(?:\.[0-9]+)?$"
 _DIGITS = "0123456789"
-_GROUPS = tuple(f"{group:03d}" for group in range(1000))
-"""Every group of three digits, ``000`` to ``999``."""
 _INTEGER = r"^(?:[0-9]+|[0-9]{1,3}(?:[ ,][0-9]{3})+|[0-9]{1,3}(?:[ .][0-9]{3})+)[.,]?$"
 """Integer digits, ungrouped or in groups of three after a first group of one to three digits, each
 group after a space or after one same separator (``.`` or ``,``) throughout; then the decimal separator,
@@ -164,11 +162,12 @@ def _thousands_separator(decimal_separator: str) -> str:
 
 def _grouped(integer: pl.Expr, separator: str) -> pl.Expr:
     """``integer`` digits (not starting with ``0``) in groups of three from the right, ``separator``
-    between them: left-padded with zeros to whole groups, each group followed by ``separator`` (a
-    literal replacement of the thousand three-digit texts, from the left: regex captures cost six times
-    as much), then the padding and the last separator dropped."""
+    between them: left-padded with zeros to whole groups, each group followed by ``separator``, then the
+    padding and the last separator dropped. (A literal replacement of the thousand three-digit texts is
+    six times as fast on millions of numbers, but building it costs 20 ms a call: the judge groups only
+    the few numbers it did not find as written.)"""
     padded = integer.str.pad_start((integer.str.len_bytes() + 2) // 3 * 3, "0")
-    grouped = padded.str.replace_many(list(_GROUPS), [group + separator for group in _GROUPS])
+    grouped = padded.str.replace_all(r"[0-9]{3}", "${0}" + separator)
     return grouped.str.strip_chars_start("0").str.strip_chars_end(separator)
 
 
