@@ -42,12 +42,12 @@ def detect_languages(texts: pl.Series, languages: tuple[Language, ...]) -> pl.Se
     if not evidence:
         return pl.repeat(None, texts.len(), dtype=pl.String, eager=True).alias("language")
     spaced = pl.lit(" ") + pl.col("text").str.replace_all(_NOT_WORD, " ") + pl.lit(" ")
-    found = spaced.str.extract_many(list(evidence), overlapping=True).list.head(_MOST_EVIDENCE)
+    found = spaced.str.extract_many(_marks(languages), overlapping=True).list.head(_MOST_EVIDENCE)
     packs, scores = [], []
     for start in range(0, len(languages), _PER_PACK):
         pack = f"pack{start}"
         fields = range(min(_PER_PACK, len(languages) - start))
-        packs.append(found.list.eval(_packed(evidence, start, fields)).list.sum().alias(pack))
+        packs.append(found.list.eval(_packed(languages, start, fields)).list.sum().alias(pack))
         scores += [pl.col(pack) // 2 ** (_FIELD_BITS * field) % 2**_FIELD_BITS for field in fields]
     codes = [language.code for language in languages]
     scored = (
@@ -61,11 +61,20 @@ def detect_languages(texts: pl.Series, languages: tuple[Language, ...]) -> pl.Se
     return detected.collect(engine="streaming").to_series()
 
 
-def _packed(evidence: dict[str, list[int]], start: int, fields: range) -> pl.Expr:
+@cache
+def _packed(languages: tuple[Language, ...], start: int, fields: range) -> pl.Expr:
     """What each piece of evidence (a list element) counts for the languages ``start + field``, one
     field of 18 bits each."""
+    evidence = _evidence(languages)
     packed = [sum(weights[start + field] << (_FIELD_BITS * field) for field in fields) for weights in evidence.values()]
-    return pl.element().replace_strict(list(evidence), packed, return_dtype=pl.Int128)
+    marks = pl.Series(list(evidence), dtype=pl.String)
+    return pl.element().replace_strict(marks, pl.Series(packed, dtype=pl.Int128), return_dtype=pl.Int128)
+
+
+@cache
+def _marks(languages: tuple[Language, ...]) -> list[str]:
+    """The pieces of evidence of ``languages``, as the search takes them."""
+    return list(_evidence(languages))
 
 
 @cache

@@ -300,6 +300,8 @@ def _numbers_missing(numbers: pl.DataFrame, haystacks: pl.Series, language: Lang
     quick search as written has failed: most numbers are found as written)."""
     kind = _numbers_kind(language)
     unfound = numbers.filter(~_found(numbers, haystacks, kind)).with_row_index("number")
+    if unfound.height == 0:
+        return unfound.get_column("claim")
     separator = language.decimal_separator
     writings = (
         unfound.with_columns(needle=number_writings(canonical_number(pl.col("token"), separator), separator))
@@ -335,6 +337,8 @@ def _found(pairs: pl.DataFrame, haystacks: pl.Series, kind: _Kind) -> pl.Series:
     unsure = []
     rest = pl.col("hay")
     for _ in range(_ROUNDS):
+        if work.height == 0:
+            break
         located = work.with_columns(at=pl.col("start") + rest.str.find(pl.col("needle"), literal=True).cast(pl.Int64))
         located = located.drop_nulls("at")
         whole = kind.whole(located)
@@ -343,6 +347,8 @@ def _found(pairs: pl.DataFrame, haystacks: pl.Series, kind: _Kind) -> pl.Series:
         work = located.filter(~whole).select(*columns, start=pl.col("at") + pl.col("length"))
         rest = pl.col("hay").cast(pl.Binary).bin.slice(pl.col("start")).cast(pl.String)
     undecided = pl.concat([work.select(columns), *unsure])
+    if undecided.height == 0:
+        return found
     return found.scatter(undecided.filter(kind.among_tokens).get_column("pair"), True)
 
 
