@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import polars as pl
 
+from rag_compare.compute.lexical_judge import DEFAULT_LANGUAGE
 from rag_compare.compute.numbers import NUMBER_PATTERN, canonical_number
 from rag_compare.compute.words import WORD_PATTERN, fold_plural, is_content_word, normalized
 from rag_compare.core.contract import LANGUAGE
@@ -23,7 +24,6 @@ from rag_compare.io.language_rules import Language, builtin_languages
 __all__ = ["answer_completeness"]
 
 MIN_WORD_SHARE = 0.5
-_ENGLISH = "en"
 
 
 def answer_completeness(
@@ -33,9 +33,8 @@ def answer_completeness(
     without required passages found in ``passages``, or in a language ``languages`` (default: the shipped
     ones) has no rules for)."""
     rules = {language.code: language for language in (builtin_languages() if languages is None else languages)}
-    tags = (
-        records.get_column(LANGUAGE) if LANGUAGE in records.columns else pl.repeat(_ENGLISH, records.height, eager=True)
-    )
+    english = pl.repeat(DEFAULT_LANGUAGE, records.height, eager=True)
+    tags = records.get_column(LANGUAGE) if LANGUAGE in records.columns else english
     answers = records.select(
         row_index(),
         pl.col("required_passage_ids").alias("passage_id"),

@@ -148,9 +148,8 @@ class LexicalJudge:
         """Each row's language as its ``language`` column (its primary subtag), else the judge's setting,
         gives it; null where it is to be detected."""
         tags = cases.get_column("language")
-        if tags.null_count() < tags.len():
-            tags = tags.str.to_lowercase()
-            tags = pl.select(pl.coalesce(tags.str.extract(r"^([a-z]{2,3})(?:[-_]|$)", 1), tags)).to_series()
+        if tags.null_count() < tags.len():  # the primary subtag, as io.language_rules.language_code reads it
+            tags = tags.str.to_lowercase().str.replace(r"[-_].*", "")
         return tags if self.language is None else tags.fill_null(self.language)
 
     def _languages(self, cases: pl.DataFrame) -> pl.Series:

@@ -49,12 +49,13 @@ def normalized(texts: pl.Series) -> pl.Series:
     Text of ASCII letters alone is only lower-cased (NFKC and case folding leave it so): the full
     normalisation costs only the texts that need it.
     """
-    lowered = texts.cast(pl.String).str.to_lowercase()
+    texts = texts.cast(pl.String)
+    lowered = texts.str.to_lowercase()
     special = (lowered.str.len_bytes() != lowered.str.len_chars()) | lowered.str.contains("`", literal=True)
     rows = special.arg_true()
     if rows.len() == 0:
         return lowered
-    return lowered.scatter(rows, _fully_normalized(texts.cast(pl.String).gather(rows)))
+    return lowered.scatter(rows, _fully_normalized(texts.gather(rows)))
 
 
 def _fully_normalized(texts: pl.Series) -> pl.Series:
