@@ -1,5 +1,6 @@
 """SHA-256 digests, hex: of bytes, of text, and of a value's canonical JSON (sorted keys, no spaces,
-ASCII). Every fingerprint, cache key and content id of the package is one of these."""
+ASCII). Every fingerprint, cache key and content id of the package is one of these; and ``case_hash``, the
+stable 64-bit hash of a case id that buckets runs and weighs cases in the bootstrap."""
 
 from __future__ import annotations
 
@@ -10,7 +11,7 @@ from typing import TYPE_CHECKING, Any
 if TYPE_CHECKING:
     import polars as pl
 
-__all__ = ["bytes_digest", "content_fingerprint", "json_digest", "text_digest"]
+__all__ = ["bytes_digest", "case_hash", "content_fingerprint", "json_digest", "text_digest"]
 
 
 def bytes_digest(*pieces: bytes | bytearray | memoryview) -> str:
@@ -34,3 +35,18 @@ def json_digest(value: Any) -> str:
 def content_fingerprint(frame: pl.DataFrame, key: str) -> str:
     """SHA-256 of the frame's rows as JSON lines, sorted by ``key``: the same content, the same hash."""
     return text_digest(frame.sort(key).write_ndjson())
+
+
+def case_hash(case_ids: pl.Series) -> pl.Series:
+    """The stable hash of each case id: the first 8 bytes of the SHA-256 of its UTF-8, read as a big-endian
+    unsigned 64-bit integer (``UInt64``, named ``case_hash``; null for a null id).
+
+    Any language computes it the same way, and no library version changes it (unlike Polars' ``hash``).
+    """
+    import polars as pl
+
+    def first_eight(case_id: str) -> int:
+        return int.from_bytes(hashlib.sha256(case_id.encode()).digest()[:8], "big")
+
+    hashed = case_ids.cast(pl.String).map_elements(first_eight, return_dtype=pl.UInt64, skip_nulls=True)
+    return hashed.alias("case_hash")

@@ -4,6 +4,8 @@ cached replies are found by them), and each goes through the one digest module."
 from __future__ import annotations
 
 import hashlib
+import subprocess
+import sys
 from pathlib import Path
 
 import polars as pl
@@ -56,3 +58,20 @@ def test_no_module_but_the_digest_module_hashes() -> None:
         if "hashlib" in path.read_text(encoding="utf-8") and path.name != "digest.py"
     ]
     assert hashing == []
+
+
+def test_case_hash_is_the_sha256_prefix_of_the_id_and_the_same_in_every_process() -> None:
+    from rag_compare.core.digest import case_hash
+
+    ids = pl.Series(["q1@v1", "Köln-1", None])
+    # the first 16 hex digits of `printf 'q1@v1' | sha256sum` and `printf 'Köln-1' | sha256sum` (UTF-8)
+    expected = [0x068FECEAF1E4F83E, 0x02B835D393BCD41A, None]
+    hashed = case_hash(ids)
+    assert hashed.dtype == pl.UInt64
+    assert hashed.name == "case_hash"
+    assert hashed.to_list() == expected
+    script = (
+        "import polars as pl; from rag_compare.core.digest import case_hash as h; print(h(pl.Series(['q1@v1'])).item())"
+    )
+    other = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, check=True)
+    assert int(other.stdout) == expected[0]
