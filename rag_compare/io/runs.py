@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import json
 import os
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from types import MappingProxyType
@@ -22,9 +22,19 @@ from rag_compare.core.rows import count_by
 from rag_compare.io.config import RESERVED_KEYS, check_config
 from rag_compare.io.corpus import Corpus, load_corpus, refuse_unreviewed
 from rag_compare.io.records import join_labels
-from rag_compare.io.runfile import ensure_absent, freeze_frame, read_frozen
+from rag_compare.io.runfile import FrozenFile, ensure_absent, freeze_frame, open_frozen
 
-__all__ = ["PAIRS_FORMAT", "SCORES_FORMAT", "Run", "freeze_run", "frozen_format", "load_run", "write_run"]
+__all__ = [
+    "PAIRS_FORMAT",
+    "SCORES_FORMAT",
+    "OpenedRun",
+    "Run",
+    "freeze_run",
+    "frozen_format",
+    "load_run",
+    "open_run",
+    "write_run",
+]
 
 CONFIG_KEY = "rag_compare.config"
 FORMAT_KEY = "rag_compare.format"
@@ -140,10 +150,50 @@ def write_run(frame: pl.DataFrame, config: Mapping[str, Any], output: str | Path
     return Run(records=frame, config=MappingProxyType(dict(config)), fingerprint=fingerprint, path=path)
 
 
+@dataclass(frozen=True)
+class OpenedRun:
+    """A run file opened and checked against its fingerprint, its records not read yet: a large run is
+    read a record batch at a time (``batches``), or the rows of a few cases (``rows``)."""
+
+    config: Mapping[str, Any]
+    fingerprint: str
+    path: Path
+    frozen: FrozenFile = field(repr=False)
+
+    @property
+    def name(self) -> str:
+        return str(self.config.get("name", ""))
+
+    @property
+    def columns(self) -> list[str]:
+        return list(self.frozen.schema)
+
+    def batches(self, columns: Sequence[str] | None = None) -> Iterator[pl.DataFrame]:
+        """Its records a record batch at a time (``columns``: only those)."""
+        return self.frozen.batches(columns)
+
+    def rows(self, case_ids: pl.Series, columns: Sequence[str]) -> pl.DataFrame:
+        """``columns`` of the records of ``case_ids``, in file order."""
+        wanted = case_ids.implode()
+        parts = [batch.filter(pl.col("case_id").is_in(wanted)) for batch in self.batches(columns)]
+        return pl.concat(parts) if parts else pl.DataFrame(schema={name: self.frozen.schema[name] for name in columns})
+
+    def load(self) -> Run:
+        """The whole run in memory."""
+        return Run(records=self.frozen.read(), config=self.config, fingerprint=self.fingerprint, path=self.path)
+
+
 def load_run(path: str | Path) -> Run:
     """Read a frozen run, refusing a file whose bytes no longer match its fingerprint."""
+    return open_run(path).load()
+
+
+def open_run(path: str | Path) -> OpenedRun:
+    """Open a frozen run without reading its records, refusing a file whose bytes no longer match its
+    fingerprint, or that is not a run of this format."""
     path = Path(path)
-    frame, metadata, fingerprint = read_frozen(path)
+    frozen = open_frozen(path)
+    metadata = frozen.metadata
     if metadata.get(FORMAT_KEY) == SCORES_FORMAT:
         raise RunFileError(
             f"{path}: is a scores file, not a run. Pass it with `baseline_scores` or `candidate_scores` "
@@ -159,15 +209,16 @@ def load_run(path: str | Path) -> Run:
             f"{path}: is run format {metadata.get(FORMAT_KEY)!r}; this rag-compare reads format {FORMAT_VERSION}. "
             "Freeze the run again with this version."
         )
+    schema = frozen.schema
     wrong = [
         name
         for name, dtype in _CONTRACT_DTYPES.items()
-        if (name not in frame.columns and name not in _OPTIONAL) or frame.schema.get(name, dtype) != dtype
+        if (name not in schema and name not in _OPTIONAL) or schema.get(name, dtype) != dtype
     ]
     if wrong:
         raise RunFileError(f"{path}: lacks or mistypes the columns {', '.join(wrong)}. Freeze the run again.")
     config = json.loads(metadata[CONFIG_KEY])
-    return Run(records=frame, config=MappingProxyType(config), fingerprint=fingerprint, path=path)
+    return OpenedRun(config=MappingProxyType(config), fingerprint=frozen.fingerprint, path=path, frozen=frozen)
 
 
 def frozen_format(path: str | Path) -> str | None:
