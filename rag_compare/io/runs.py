@@ -31,6 +31,7 @@ __all__ = [
     "Run",
     "freeze_run",
     "frozen_format",
+    "json_ready",
     "load_run",
     "open_run",
     "write_run",
@@ -91,7 +92,7 @@ class Run(Report):
             **counts,
             "corpus_cases": corpus.get("cases"),
             "status_counts": count_by(self.records, "status", STATUSES),
-            "config": _json_ready(self.config),
+            "config": json_ready(self.config),
         }
 
 
@@ -165,6 +166,10 @@ class OpenedRun:
         return str(self.config.get("name", ""))
 
     @property
+    def created_at(self) -> str:
+        return str(self.config.get("created_at", ""))
+
+    @property
     def columns(self) -> list[str]:
         return list(self.frozen.schema)
 
@@ -235,10 +240,10 @@ def frozen_format(path: str | Path) -> str | None:
     return None if found is None else found.decode(errors="replace")
 
 
-def _json_ready(value: Any) -> Any:
+def json_ready(value: Any) -> Any:
     """A JSON-ready copy of a config (read-only mappings become dicts)."""
     if isinstance(value, Mapping):
-        return {key: _json_ready(item) for key, item in value.items()}
+        return {key: json_ready(item) for key, item in value.items()}
     if isinstance(value, list | tuple):
-        return [_json_ready(item) for item in value]
+        return [json_ready(item) for item in value]
     return value
