@@ -24,6 +24,7 @@ from rag_compare.core.result import CI_FORMATS, DEFAULT_MAX_CASES, REPORT_FORMAT
 from rag_compare.core.result import FORMATS as SUMMARY_FORMATS  # the text and JSON every result renders
 from rag_compare.core.rows import count_by
 from rag_compare.core.signals import JUDGE_COLUMNS, Signal, signals_in
+from rag_compare.io.runfile import atomic_directory
 from rag_compare.io.runs import OpenedRun, Run, json_ready
 from rag_compare.io.scores import evaluator_label
 
@@ -61,6 +62,8 @@ REPORTED_STATUSES = (
 _REPEAT_COUNTS = ("repeats", "failed_repeats", "judge_failed_repeats")
 _JSON_SLICE_ROWS = 50_000
 """Cases serialised at a time: a million cases never sit in memory as one string."""
+PART_ROWS = 1_000_000
+"""Cases per Parquet part of a comparison written as a folder (``write_directory``)."""
 SCOPE_TITLES = {
     "paired": "Paired: the cases with a value on both sides",
     "all_cases": "All cases: a missing or failed case counts at the signal's worst value",
@@ -253,6 +256,21 @@ class Comparison(Report):
             while pending:
                 stream.write(pending.popleft().result())
         stream.write("\n  ]\n}\n")
+
+    def write_directory(self, path: str | Path) -> Path:
+        """Write the comparison as a new folder ``path``, for sizes where one JSON file is not sensible:
+        ``summary.json`` (the JSON of ``to_dict`` without ``cases``) and ``cases/part-00000.parquet``, ...
+        (``PART_ROWS`` cases each, in ``case_id`` order, with the fields of the JSON's cases: each side a
+        struct). Written whole or not at all; an existing ``path`` is refused."""
+        path = Path(path)
+        with atomic_directory(path, what="comparison folder") as folder:
+            (folder / "summary.json").write_text(to_json(self._summary()), encoding="utf-8")
+            (folder / "cases").mkdir()
+            objects = self._case_objects()
+            for index, start in enumerate(range(0, max(objects.height, 1), PART_ROWS)):
+                part = folder / "cases" / f"part-{index:05d}.parquet"
+                objects.slice(start, PART_ROWS).write_parquet(part, compression="zstd")
+        return path
 
     def _summary(self) -> dict[str, Any]:
         return {

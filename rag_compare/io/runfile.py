@@ -17,6 +17,7 @@ import io
 import os
 import re
 import secrets
+import shutil
 import tempfile
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
@@ -33,6 +34,7 @@ __all__ = [
     "BATCH_ROWS",
     "FINGERPRINT_KEY",
     "FrozenFile",
+    "atomic_directory",
     "atomic_output",
     "ensure_absent",
     "freeze_frame",
@@ -208,6 +210,48 @@ def atomic_output(path: Path, *, replace: bool = False, what: str = "new file") 
     finally:
         with contextlib.suppress(FileNotFoundError):
             os.unlink(temporary)
+
+
+@contextlib.contextmanager
+def atomic_directory(path: Path, *, what: str) -> Iterator[Path]:
+    """A new, empty folder whose files become the folder ``path`` only once the block ends without an error.
+
+    An existing ``path`` is refused (``what`` names what is written, in that message); on an error nothing
+    is left behind, and a failed write raises ``RunFileError`` naming ``path``.
+    """
+    if path.exists():
+        raise _exists(path, what)
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        temporary = Path(tempfile.mkdtemp(prefix=f".{path.name}.", suffix=".partial", dir=path.parent))
+    except OSError as error:
+        raise _unwritable(path, error) from None
+    try:
+        os.chmod(temporary, 0o777 & ~_current_umask())
+        yield temporary
+        _fsync_tree(temporary)
+        if path.exists():
+            raise _exists(path, what)
+        os.rename(temporary, path)
+    except OSError as error:
+        raise _unwritable(path, error) from None
+    finally:
+        shutil.rmtree(temporary, ignore_errors=True)
+
+
+def _fsync_tree(folder: Path) -> None:
+    """Flush every file under ``folder``, and the folders, to disk."""
+    for file in sorted(folder.rglob("*")):
+        handle = os.open(file, os.O_RDONLY)
+        try:
+            os.fsync(handle)
+        finally:
+            os.close(handle)
+    handle = os.open(folder, os.O_RDONLY)
+    try:
+        os.fsync(handle)
+    finally:
+        os.close(handle)
 
 
 def _is_arrow_file(path: Path) -> bool:
