@@ -270,7 +270,7 @@ def _chunk(
     required = pl.Series("passage_id", [], dtype=pl.String)
     if passages is not None:
         required = records.get_column("required_passage_ids").explode().drop_nulls().unique().alias("passage_id")
-    narrow = records.select(*sample_key(records.columns), *SIDE_COLUMNS, *NARROW_LABELS, _label_digest())
+    narrow = _detached(records.select(*sample_key(records.columns), *SIDE_COLUMNS, *NARROW_LABELS, _label_digest()))
     return _Chunk(pl.concat([narrow, signals.drop("case_id")], how="horizontal"), drifted, unknown, unread, required)
 
 
@@ -289,6 +289,12 @@ def _chunks(run: Run | OpenedRun) -> Iterator[pl.DataFrame]:
             held, empty = [], False
     if held or empty:
         yield pl.concat(held) if held else pl.DataFrame(schema=dict(run.frozen.schema))
+
+
+def _detached(frame: pl.DataFrame) -> pl.DataFrame:
+    """``frame`` with its text columns copied: a text column taken from a run file's records may hold on to
+    the buffers of every text of its record batch (hundreds of MB a slice), which the copy lets go."""
+    return frame.with_columns(pl.col(pl.String).cast(pl.Categorical).cast(pl.String))
 
 
 def _label_digest() -> pl.Expr:
