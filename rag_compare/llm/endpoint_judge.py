@@ -20,7 +20,7 @@ from rag_compare.core.errors import JudgeError
 from rag_compare.llm.dispatch import Outcome, send_to_endpoint
 from rag_compare.llm.limits import Limits
 from rag_compare.llm.plan import in_cache
-from rag_compare.llm.pool import EndpointUsage, pool_names, usage_of
+from rag_compare.llm.pool import EndpointUsage, pool_names, usage_lines, usage_of
 
 __all__ = ["EndpointJudge"]
 
@@ -55,6 +55,11 @@ class EndpointJudge(ABC):
     def endpoint_usage(self) -> dict[str, EndpointUsage]:
         """The HTTP requests this judge sent to each endpoint so far, and how many brought a reply."""
         return {name: self._usage.get(name, EndpointUsage()) for name in self.endpoints}
+
+    def pool_summary(self) -> list[str]:
+        """For a pool of endpoints, one line per endpoint: the requests sent to it, succeeded and failed
+        (see ``endpoint_usage``); nothing for one endpoint."""
+        return usage_lines(self.endpoint_usage) if len(self.endpoints) > 1 else []
 
     @property
     def fingerprint(self) -> str:

@@ -18,7 +18,11 @@ BODY = {"model": "m", "messages": [{"role": "user", "content": "hello"}]}
 
 def send(server: ChatServer, tmp_path: Path, bodies: list[dict[str, Any]], **limits: Any) -> list[Any]:
     return send_all(
-        [Endpoint(server.base_url, lambda: openai.AsyncOpenAI(base_url=server.base_url, api_key="test", max_retries=0))],
+        [
+            Endpoint(
+                server.base_url, lambda: openai.AsyncOpenAI(base_url=server.base_url, api_key="test", max_retries=0)
+            )
+        ],
         bodies,
         limits=Limits(**({"timeout": 2.0, "max_retries": 3, "backoff": 0.01} | limits)),
         cache=ReplyCache(tmp_path / "cache.sqlite3"),
