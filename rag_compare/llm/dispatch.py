@@ -136,6 +136,7 @@ class _Sender:
     ) -> None:
         self.clients = {endpoint.name: endpoint.client() for endpoint in endpoints}
         self.router = Router(list(self.clients))
+        self.pooled = len(self.clients) > 1  # errors then name the endpoint
         self.limits, self.cache, self.refused = limits, cache, refused
         self.slots: asyncio.Semaphore | None = None
 
@@ -154,7 +155,7 @@ class _Sender:
                 try:
                     reply = await complete(self.clients[name], body, self.limits.timeout)
                 except refusals() as error:
-                    raise refused_error(error, self.refused, self._pooled(name)) from None
+                    raise refused_error(error, self.refused, name if self.pooled else None) from None
                 except retryable() as error:
                     failures[name], wait = describe(error), retry_after(error)
                 except openai.APIStatusError as error:
@@ -173,14 +174,9 @@ class _Sender:
             if not self.router.another_to_try(Counter(tried)):
                 await asyncio.sleep(backoff_wait(self.limits, len(tried), wait))
 
-    def _pooled(self, name: str) -> str | None:
-        """``name`` when the pool has more than one endpoint (errors then say which), else ``None``."""
-        return name if len(self.clients) > 1 else None
-
     def _errors(self, failures: Mapping[str, str]) -> str:
         """The errors of ``failures`` (by endpoint), each after its endpoint's name in a pool."""
-        pooled = len(self.clients) > 1
-        return " | ".join(f"{name}: {error}" if pooled else error for name, error in failures.items())
+        return " | ".join(f"{name}: {error}" if self.pooled else error for name, error in failures.items())
 
 
 def send_to_endpoint(

@@ -68,10 +68,12 @@ def base_urls(base_url: str | Sequence[str] | None) -> tuple[str | None, ...]:
     if base_url is None or isinstance(base_url, str):
         return (base_url,)
     urls = list(base_url)
-    if not urls or any(not isinstance(url, str) or not url.strip() for url in urls):
+    unusable = [url for url in urls if not isinstance(url, str) or not url.strip()]
+    if not urls or unusable:
+        got = "none" if not unusable else "a blank one" if isinstance(unusable[0], str) else type(unusable[0]).__name__
         raise ConfigError(
-            f"base_url={urls!r}: a pool of endpoints is one or more URLs, e.g. "
-            "['http://gpu-1:8000/v1', 'http://gpu-2:8000/v1']."
+            f"`base_url`: a pool of endpoints is one or more URLs, e.g. "
+            f"['http://gpu-1:8000/v1', 'http://gpu-2:8000/v1'] (got {got})."
         )
     unique: dict[str, str] = {}
     for url in urls:

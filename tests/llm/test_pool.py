@@ -60,9 +60,11 @@ def test_a_pool_is_each_endpoint_once_in_the_order_given() -> None:
     assert pool_names(None, ["http://user:pw@a/v1/"]) == ("http://a/v1",)
 
 
-@pytest.mark.parametrize("pool", [[], ["http://a/v1", " "], ["http://a/v1", None]])
-def test_an_unusable_pool_is_refused(pool: list[str]) -> None:
-    with pytest.raises(ConfigError, match="a pool of endpoints is one or more URLs"):
+@pytest.mark.parametrize(
+    ("pool", "got"), [([], "none"), (["http://a/v1", " "], "a blank one"), ([b"http://a"], "bytes")]
+)
+def test_an_unusable_pool_is_refused(pool: list[str], got: str) -> None:
+    with pytest.raises(ConfigError, match=rf"a pool of endpoints is one or more URLs, .*\(got {got}\)\.$"):
         base_urls(pool)
 
 
