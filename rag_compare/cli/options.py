@@ -19,6 +19,7 @@ if TYPE_CHECKING:
 __all__ = [
     "ASSIGNMENTS",
     "BASE_URL",
+    "BASE_URLS",
     "CACHE",
     "FORMAT",
     "INCLUDE_UNREVIEWED",
@@ -111,6 +112,21 @@ ASSIGNMENTS = click.option(
     help="Set a config key (dots for nested keys); VALUE is JSON where it parses, else text. Repeatable.",
 )
 BASE_URL = click.option("--base-url", help="The endpoint, e.g. http://localhost:8000/v1 [default: $OPENAI_BASE_URL].")
+
+
+def _pool(ctx: click.Context, param: click.Parameter, values: Sequence[str]) -> str | tuple[str, ...] | None:
+    return None if not values else values[0] if len(values) == 1 else tuple(values)
+
+
+BASE_URLS = click.option(
+    "--base-url",
+    multiple=True,
+    callback=_pool,
+    help="The endpoint, e.g. http://localhost:8000/v1 [default: $OPENAI_BASE_URL]. Repeat it for a pool of "
+    "endpoints serving the same model: requests go to the one with the fewest in flight, within --concurrency.",
+)
+"""``--base-url`` of a command that can spread its requests over a pool: the command gets one URL, a tuple
+of them, or ``None``."""
 INCLUDE_UNREVIEWED = click.option(
     "--include-unreviewed",
     is_flag=True,
@@ -160,9 +176,9 @@ JUDGE_SAMPLING = _stacked(
 DRY_RUN = click.option("--dry-run", is_flag=True, help="Print the requests and a token estimate; send nothing.")
 
 
-def endpoint_settings(base_url: str | None, limits: Limits, cache: Path | bool) -> dict[str, Any]:
-    """The library keywords of a command that calls an endpoint: where it is, the ``limits``, the reply
-    ``cache``, and a progress bar."""
+def endpoint_settings(base_url: str | Sequence[str] | None, limits: Limits, cache: Path | bool) -> dict[str, Any]:
+    """The library keywords of a command that calls an endpoint: where it is (one URL or a pool), the
+    ``limits``, the reply ``cache``, and a progress bar."""
     return {"base_url": base_url, "limits": limits, "cache": cache, "progress": True}
 
 
