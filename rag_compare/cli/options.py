@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import functools
 import math
+import os
 from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -36,6 +37,19 @@ __all__ = [
 ]
 
 PATH = click.Path(path_type=Path)  # existence is checked by the library, with its own messages
+
+
+class _FileOrFolder(click.Path):
+    """A path to write: a ``Path``, or the text as written when it ends with ``/``, which asks for a folder."""
+
+    def convert(self, value: Any, param: click.Parameter | None, ctx: click.Context | None) -> Any:
+        if isinstance(value, str) and value.endswith(("/", os.sep)):
+            return value
+        return super().convert(value, param, ctx)
+
+
+FILE_OR_FOLDER = _FileOrFolder(path_type=Path)
+"""An output path; with a trailing ``/`` (kept as text) a folder to write."""
 _WRITTEN = ("output", "cache_path")
 """The parameters naming files a command writes; none may be the same file as another path it was given."""
 

@@ -37,6 +37,7 @@ __all__ = [
     "atomic_directory",
     "atomic_output",
     "ensure_absent",
+    "ensure_new",
     "freeze_frame",
     "open_frozen",
     "read_frozen",
@@ -219,8 +220,7 @@ def atomic_directory(path: Path, *, what: str) -> Iterator[Path]:
     An existing ``path`` is refused (``what`` names what is written, in that message); on an error nothing
     is left behind, and a failed write raises ``RunFileError`` naming ``path``.
     """
-    if path.exists():
-        raise _exists(path, what)
+    ensure_new(path, what)
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
         temporary = Path(tempfile.mkdtemp(prefix=f".{path.name}.", suffix=".partial", dir=path.parent))
@@ -315,6 +315,12 @@ def ensure_absent(path: Path, what: str = "frozen run") -> None:
     """Refuse early, before any work, when ``path`` exists; ``what`` names what would be written there."""
     if path.is_dir():
         raise RunExistsError(f"{path}: is a folder. Give the path of a new file for the {what}.")
+    if path.exists():
+        raise _exists(path, what)
+
+
+def ensure_new(path: Path, what: str) -> None:
+    """Refuse early, before any work, when a file or folder is at ``path``, where a folder is to be written."""
     if path.exists():
         raise _exists(path, what)
 
