@@ -16,7 +16,22 @@ from typing import Any
 import numpy as np
 from numpy.typing import NDArray
 
-__all__ = ["SEED", "binomial_ci", "bootstrap_ci", "holm", "mcnemar_exact_p", "permutation_p_value", "sign_test_p"]
+from rag_compare.compute.delta_histogram import DeltaHistogram
+from rag_compare.compute.poisson_bootstrap import FixedPoint, poisson_ci, poisson_sums, position_keys
+
+__all__ = [
+    "SEED",
+    "binomial_ci",
+    "bootstrap_ci",
+    "histogram_bootstrap_ci",
+    "histogram_permutation_p",
+    "holm",
+    "mcnemar_counts_p",
+    "mcnemar_exact_p",
+    "permutation_p_value",
+    "resampled_by_counts",
+    "sign_test_p",
+]
 
 SEED = 20_260_101
 """Default seed of the resampling functions."""
@@ -54,30 +69,56 @@ def _chunked(total: int, width: int, draw: Callable[[range], Floats]) -> Floats:
 
 
 def bootstrap_ci(
-    deltas: NDArray[np.number[Any]], *, confidence: float = 0.95, resamples: int = 2000, seed: int = SEED
+    deltas: NDArray[np.number[Any]],
+    *,
+    confidence: float = 0.95,
+    resamples: int = 2000,
+    seed: int = SEED,
+    case_hashes: NDArray[np.uint64] | None = None,
 ) -> tuple[float, float] | None:
     """Percentile bootstrap interval of the mean of the paired deltas; None when there are none.
 
-    Values repeating often are resampled as multinomial counts, O(resamples x distinct values); mostly distinct
-    values fall back to drawing indices, O(resamples x n): 10-25 ns per resampled delta, 20-50 s for 2000 x 10**6.
+    Values repeating often are resampled as multinomial counts (``histogram_bootstrap_ci``); mostly distinct
+    ones by the Poisson bootstrap of ``poisson_bootstrap``, each case weighed by its ``case_hashes`` (default:
+    its position), O(resamples x n) at 10-20 ns per resampled delta.
     """
     d = _as_deltas(deltas)
     _check_resamples(resamples)
-    if not 0 < confidence < 1:
-        raise ValueError(f"confidence must be between 0 and 1, got {confidence}")
+    _check_confidence(confidence)
     if d.size == 0:
         return None
-    values, counts = np.unique(d, return_counts=True)
+    histogram = DeltaHistogram.of(d)
+    if histogram.values.size == 1 or resampled_by_counts(histogram):
+        return histogram_bootstrap_ci(histogram, confidence=confidence, resamples=resamples, seed=seed)
+    keys = position_keys(d.size) if case_hashes is None else case_hashes
+    sums = poisson_sums(d, keys, FixedPoint.covering(histogram.values), resamples=resamples, seed=seed)
+    return poisson_ci(sums, confidence=confidence)
+
+
+def resampled_by_counts(histogram: DeltaHistogram) -> bool:
+    """Whether the bootstrap of these deltas draws counts per distinct value (else, it weighs each case)."""
+    return histogram.repeats(_MIN_REPEATS)
+
+
+def _check_confidence(confidence: float) -> None:
+    if not 0 < confidence < 1:
+        raise ValueError(f"confidence must be between 0 and 1, got {confidence}")
+
+
+def histogram_bootstrap_ci(
+    histogram: DeltaHistogram, *, confidence: float = 0.95, resamples: int = 2000, seed: int = SEED
+) -> tuple[float, float]:
+    """The percentile bootstrap of the mean, drawing Multinomial(n, counts / n) counts of the histogram's values,
+    O(resamples x distinct values); one distinct value v gives (v, v). The histogram must not be empty."""
+    _check_resamples(resamples)
+    _check_confidence(confidence)
+    values, counts, n = histogram.values, histogram.counts, histogram.n
     if values.size == 1:
         return float(values[0]), float(values[0])
-    rng, n = np.random.default_rng(seed), d.size
-    if values.size * _MIN_REPEATS <= n:
-        probabilities = counts / n
-        means = _chunked(
-            resamples, values.size, lambda rows: rng.multinomial(n, probabilities, size=len(rows)) @ values / n
-        )
-    else:
-        means = _chunked(resamples, n, lambda rows: d[rng.integers(0, n, size=(len(rows), n))].mean(axis=1))
+    rng, probabilities = np.random.default_rng(seed), counts / n
+    means = _chunked(
+        resamples, values.size, lambda rows: rng.multinomial(n, probabilities, size=len(rows)) @ values / n
+    )
     low, high = np.quantile(means, [(1 - confidence) / 2, (1 + confidence) / 2])
     return float(low), float(high)
 
@@ -87,16 +128,25 @@ def permutation_p_value(deltas: NDArray[np.number[Any]], *, resamples: int = 100
 
     With 2**n <= resamples every sign vector is enumerated and p is exact; otherwise p = 2 min(less, greater) with
     Monte Carlo counts adjusted by +1. Each often repeated |delta| costs one binomial draw per resample; each
-    rarer delta costs 2-3 ns per resample (20-30 s for 10**4 x 10**6 distinct deltas).
+    rarer delta costs 2-3 ns per resample (20-30 s for 10**4 x 10**6 distinct deltas). A function of the
+    deltas' histogram only (``histogram_permutation_p``), whatever their order.
     """
     d = _as_deltas(deltas)
     _check_resamples(resamples)
-    if d.size == 0:
-        return None
-    total = float(np.abs(d).sum())
-    if d.size <= math.log2(resamples):  # 2**n <= resamples
-        return _two_sided_p(_all_sign_flip_means(d), float(np.mean(d)), tie=_TIE_RTOL * total / d.size, adjustment=0)
-    null, observed = _sampled_sign_flip_sums(d, resamples, np.random.default_rng(seed))
+    return None if d.size == 0 else histogram_permutation_p(DeltaHistogram.of(d), resamples=resamples, seed=seed)
+
+
+def histogram_permutation_p(histogram: DeltaHistogram, *, resamples: int = 10000, seed: int = SEED) -> float:
+    """``permutation_p_value`` of the deltas of a non-empty histogram: the observed sum and the tie tolerance are
+    summed over the sorted values, the rarer |deltas| drawn one by one in increasing order."""
+    _check_resamples(resamples)
+    n = histogram.n
+    total = float((np.abs(histogram.values) * histogram.counts).sum())
+    if n <= math.log2(resamples):  # 2**n <= resamples
+        d = histogram.deltas()
+        return _two_sided_p(_all_sign_flip_means(d), float(np.mean(d)), tie=_TIE_RTOL * total / n, adjustment=0)
+    observed = float((histogram.values * histogram.counts).sum())
+    null = _sampled_sign_flip_sums(histogram.magnitudes(), resamples, np.random.default_rng(seed))
     return _two_sided_p(null, observed, tie=_TIE_RTOL * total, adjustment=1)
 
 
@@ -109,15 +159,14 @@ def _sign_vectors(rows: range, n: int) -> NDArray[np.int64]:
     return 1 - 2 * ((np.arange(rows.start, rows.stop)[:, None] >> np.arange(n)) & 1)
 
 
-def _sampled_sign_flip_sums(d: Floats, resamples: int, rng: np.random.Generator) -> tuple[Floats, float]:
-    """Sums of randomly sign-flipped nonzero deltas, and the observed sum.
+def _sampled_sign_flip_sums(magnitudes: DeltaHistogram, resamples: int, rng: np.random.Generator) -> Floats:
+    """Sums of randomly sign-flipped nonzero deltas, of the histogram of their magnitudes.
 
     A |delta| value shared by _MIN_REPEATS deltas or more is drawn as one binomial: B ~ Binomial(c, 1/2) positive
-    signs among its c deltas add v (2 B - c) to the sum. The rarer deltas each draw a random bit: keeping a delta
-    where its bit is 1 and negating it where it is 0 sums to 2 (bits @ d) - sum(d).
+    signs among its c deltas add v (2 B - c) to the sum. The rarer deltas, in increasing order, each draw a random
+    bit: keeping a delta where its bit is 1 and negating it where it is 0 sums to 2 (bits @ d) - sum(d).
     """
-    nonzero = d[d != 0]
-    values, counts = np.unique(np.abs(nonzero), return_counts=True)
+    values, counts = magnitudes.values, magnitudes.counts
     grouped = counts >= _MIN_REPEATS
     group_values, group_counts = values[grouped], counts[grouped]
     single = np.repeat(values[~grouped], counts[~grouped])
@@ -133,7 +182,7 @@ def _sampled_sign_flip_sums(d: Floats, resamples: int, rng: np.random.Generator)
             sums += 2 * (_random_bits(rng, rows, single.size) @ single) - single_total
         return sums
 
-    return _chunked(resamples, group_values.size + single.size, draw), float(nonzero.sum())
+    return _chunked(resamples, group_values.size + single.size, draw)
 
 
 def _random_bits(rng: np.random.Generator, rows: range, n: int) -> Floats:
@@ -161,7 +210,14 @@ def mcnemar_exact_p(baseline: NDArray[np.bool_], candidate: NDArray[np.bool_]) -
         raise ValueError("baseline and candidate must be one-dimensional arrays of the same length")
     if base.size == 0:
         return None
-    b, c = int(np.count_nonzero(base & ~cand)), int(np.count_nonzero(~base & cand))
+    return mcnemar_counts_p(int(np.count_nonzero(base & ~cand)), int(np.count_nonzero(~base & cand)))
+
+
+def mcnemar_counts_p(b: int, c: int) -> float:
+    """``mcnemar_exact_p`` of paired booleans with ``b`` cases True only in the baseline, ``c`` only in the
+    candidate (1 when both are 0)."""
+    if b < 0 or c < 0:
+        raise ValueError(f"b and c must be counts of 0 or more, got {b} and {c}")
     return _sign_test(b, c)
 
 
