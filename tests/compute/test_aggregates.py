@@ -3,7 +3,9 @@ the frame of all the cases at once; and that frame's statistics are the ones of 
 
 from __future__ import annotations
 
+import itertools
 import math
+import pickle
 import random
 
 import numpy as np
@@ -62,7 +64,9 @@ def _cases(n: int, seed: int, *, reduced: bool = False) -> pl.DataFrame:
             columns[f"{side}_{name}"] = np.where(present, value, np.nan)
             if reduced:
                 columns[f"{side}_{name}_all_cases"] = np.where(ok, value * 0.9, np.nan)
-                columns[f"{side}_{name}_variance"] = np.where(present & (rng.random(n) < 0.7), rng.random(n) / 10, np.nan)
+                columns[f"{side}_{name}_variance"] = np.where(
+                    present & (rng.random(n) < 0.7), rng.random(n) / 10, np.nan
+                )
     return pl.DataFrame(columns).fill_nan(None)
 
 
@@ -71,7 +75,7 @@ def _partitions(frame: pl.DataFrame, parts: int, rng: random.Random) -> list[pl.
     shuffled = frame.sample(fraction=1.0, shuffle=True, seed=rng.randrange(2**32))
     cuts = sorted(rng.randrange(frame.height + 1) for _ in range(parts - 1))
     bounds = [0, *cuts, frame.height]
-    return [shuffled.slice(start, stop - start) for start, stop in zip(bounds, bounds[1:], strict=False)]
+    return [shuffled.slice(start, stop - start) for start, stop in itertools.pairwise(bounds)]
 
 
 def _merged_aggregates(parts: list[pl.DataFrame], rng: random.Random, *, reduced: bool) -> pl.DataFrame:
@@ -206,8 +210,6 @@ def test_finishing_without_the_second_pass_is_refused(cases: pl.DataFrame) -> No
 
 def test_partials_survive_pickling(cases: pl.DataFrame) -> None:
     # A Ray job ships partials between processes.
-    import pickle
-
     partial = aggregate_partial(cases, SIGNALS)
     second = resampling_partial(cases, resampling_plan(partial))
     revived = pickle.loads(pickle.dumps(partial)), pickle.loads(pickle.dumps(second))

@@ -12,6 +12,7 @@ from hypothesis import strategies as st
 from scipy import stats as scipy_stats
 
 from rag_compare.compute import stats
+from rag_compare.compute.delta_histogram import DeltaHistogram
 from rag_compare.compute.stats import bootstrap_ci, holm, mcnemar_exact_p, permutation_p_value
 
 # Forcing each resampling path: 1 groups any sample by distinct value, 10**9 never does; 20 groups the often
@@ -317,6 +318,78 @@ def test_permutation_p_value_near_a_zero_mean_matches_scipy_monte_carlo() -> Non
     expected = _scipy_permutation_p(deltas, np.zeros_like(deltas), resamples, seed=8)
     assert expected < 1.0
     assert p == pytest.approx(expected, abs=5 * math.sqrt(2 * expected * (2 - expected) / resamples))
+
+
+# --- histogram path: independent of order and partitioning ------------------------------------------------------
+
+
+def _reference_multinomial_ci(deltas: np.ndarray, resamples: int, seed: int) -> tuple[float, float]:
+    """The grouped bootstrap as main's code drew it, written out: one multinomial draw per resample over the
+    sorted distinct values (one chunk: resamples x distinct values is far below the chunk size)."""
+    values, counts = np.unique(deltas, return_counts=True)
+    means = np.random.default_rng(seed).multinomial(deltas.size, counts / deltas.size, size=resamples) @ values
+    # The levels as main computes them from the confidence: (1 - 0.95) / 2 is 0.025000000000000022, not 0.025.
+    low, high = np.quantile(means / deltas.size, [(1 - 0.95) / 2, (1 + 0.95) / 2])
+    return float(low), float(high)
+
+
+def _reference_grouped_permutation_p(deltas: np.ndarray, resamples: int, seed: int) -> float:
+    """The sign-flip p where every nonzero |delta| repeats _MIN_REPEATS times or more, written out: one
+    Binomial(c, 1/2) per sorted distinct |delta| and resample; observed sum and tolerance in exact arithmetic."""
+    magnitudes, counts = np.unique(np.abs(deltas[deltas != 0]), return_counts=True)
+    assert (counts >= stats._MIN_REPEATS).all()
+    null = (2 * np.random.default_rng(seed).binomial(counts, 0.5, size=(resamples, counts.size)) - counts) @ magnitudes
+    observed, tie = math.fsum(deltas), 1e-9 * math.fsum(np.abs(deltas))
+    less = (np.count_nonzero(null <= observed + tie) + 1) / (resamples + 1)
+    greater = (np.count_nonzero(null >= observed - tie) + 1) / (resamples + 1)
+    return min(1.0, 2 * min(less, greater))
+
+
+_REPEATED = [
+    _ternary(3_000, 90),
+    np.random.default_rng(91).choice([-0.75, -0.25, 0.0, 0.25, 0.5, 1.0], size=2_000),
+    np.random.default_rng(92).choice([-1 / 3, 1 / 3, 2 / 3, 0.1, -0.2], size=1_500, p=[0.3, 0.3, 0.2, 0.1, 0.1]),
+]
+
+
+@pytest.mark.parametrize("deltas", _REPEATED)
+def test_grouped_statistics_equal_main_s_draws_written_out(deltas: np.ndarray) -> None:
+    assert bootstrap_ci(deltas) == _reference_multinomial_ci(deltas, 2000, stats.SEED)
+    assert bootstrap_ci(deltas, resamples=500, seed=3) == _reference_multinomial_ci(deltas, 500, 3)
+    assert permutation_p_value(deltas) == _reference_grouped_permutation_p(deltas, 10_000, stats.SEED)
+    assert permutation_p_value(deltas, seed=4) == _reference_grouped_permutation_p(deltas, 10_000, 4)
+
+
+def _random_split(deltas: np.ndarray, parts: int, seed: int) -> list[np.ndarray]:
+    shuffled = np.random.default_rng(seed).permutation(deltas)
+    cuts = np.sort(np.random.default_rng(seed + 1).integers(0, deltas.size + 1, parts - 1))
+    return np.split(shuffled, cuts)
+
+
+@pytest.mark.parametrize("deltas", [*_REPEATED, _normal(500, 93), _mixed(600, 94, 1.0), np.round(_normal(400, 95), 1)])
+@pytest.mark.parametrize("parts", [1, 2, 4, 7])
+def test_histogram_statistics_of_merged_partitions_equal_the_whole_sample(deltas: np.ndarray, parts: int) -> None:
+    # Shuffled and split at random: the merged histogram is the whole sample's, and so is every statistic drawn
+    # from it, bit for bit (the permutation test's rarer deltas are drawn in increasing order of |delta|).
+    merged = DeltaHistogram.merged(DeltaHistogram.of(part) for part in _random_split(deltas, parts, parts))
+    whole = DeltaHistogram.of(deltas)
+    np.testing.assert_array_equal(merged.values, whole.values)
+    np.testing.assert_array_equal(merged.counts, whole.counts)
+    assert stats.histogram_permutation_p(merged) == permutation_p_value(deltas)
+    assert stats.histogram_permutation_p(merged) == permutation_p_value(np.random.default_rng(1).permutation(deltas))
+    if stats.resampled_by_counts(merged):
+        assert stats.histogram_bootstrap_ci(merged) == bootstrap_ci(deltas)
+
+
+def test_the_sign_flip_null_is_drawn_in_increasing_order_of_magnitude(monkeypatch: pytest.MonkeyPatch) -> None:
+    # Deltas drawn one by one: bit j of a resample flips the j-th smallest |delta|, whatever the input order.
+    monkeypatch.setattr(stats, "_MIN_REPEATS", 10**9)
+    deltas = np.array([0.5, -2.0, 1.0, -0.25] * 5)
+    rng = np.random.default_rng(0)
+    null = stats._sampled_sign_flip_sums(DeltaHistogram.of(deltas).magnitudes(), 16, rng)
+    bits = stats._random_bits(np.random.default_rng(0), range(16), deltas.size)
+    ordered = np.sort(np.abs(deltas))
+    np.testing.assert_allclose(null, 2 * bits @ ordered - ordered.sum(), rtol=0, atol=1e-12)
 
 
 # --- mcnemar_exact_p --------------------------------------------------------------------------------------------
