@@ -237,12 +237,12 @@ def resampling_partial(frame: pl.DataFrame, plan: ResamplingPlan) -> ResamplingP
     """The second pass over a partition: the Poisson bootstrap sums of the planned signals' deltas."""
     if not plan.layouts:
         return ResamplingPartial({})
-    hashes = case_hash(frame.get_column("case_id")).to_numpy()
+    hashed = frame.with_columns(case_hash(frame.get_column("case_id")))
     by_name = {signal.name: signal for signal in plan.signals}
 
     def sums(key: Key) -> PoissonSums:
         scope, name = key
-        pairs = _pairs(frame.with_columns(case_hash=hashes), scope, by_name[name], plan.reduced, pl.col("case_hash"))
+        pairs = _pairs(hashed, scope, by_name[name], plan.reduced, pl.col("case_hash"))
         deltas = (pairs.get_column("candidate") - pairs.get_column("baseline")).to_numpy()
         keys = pairs.get_column("case_hash").to_numpy()
         return poisson_sums(deltas, keys, plan.layouts[key], resamples=BOOTSTRAP_RESAMPLES, seed=SEED)

@@ -1,10 +1,19 @@
 """Paired statistics for two runs on the same cases: numpy only, seeded, so reruns are bit-identical.
 
-A bootstrap resample of n deltas matters only through how often each distinct value is drawn, and those counts are
-Multinomial(n, counts / n): drawing the counts gives exactly the ordinary percentile bootstrap of the mean, at
-O(resamples x distinct values) instead of O(resamples x n). Likewise the sign-flip permutation test (scipy's definition)
-draws Binomial(count, 1/2) positive signs per distinct |delta|. McNemar and the sign test are the exact binomial
-test; ``binomial_ci`` is its exact (Clopper-Pearson) interval of a proportion; holm adjusts p.
+The resampling statistics are functions of the deltas' histogram (``DeltaHistogram``: distinct values sorted,
+their counts), never of the order the deltas come in, so the histograms of partitions of the cases, merged, give
+exactly the statistics of the whole sample (see ``partials``).
+
+The bootstrap of the mean takes one of two paths. Where values repeat (``resampled_by_counts``: 32 times on
+average or more) a resample matters only through how often each distinct value is drawn, and those counts are
+Multinomial(n, counts / n): drawing the counts gives exactly the ordinary percentile bootstrap, at
+O(resamples x distinct values) instead of O(resamples x n). Where they are mostly distinct it is a Poisson
+bootstrap (``poisson_bootstrap``): each case is weighed Poisson(1) in each replicate by a hash of its id and the
+replicate, with exact sums, so partitions of the cases merge to the same interval. The sign-flip permutation
+test (scipy's definition) draws Binomial(count, 1/2) positive signs per often repeated |delta| and one sign per
+rarer delta, in increasing order of |delta|; its observed sum and tie tolerance are summed over the sorted
+histogram. McNemar and the sign test are the exact binomial test (McNemar from its discordant counts alone);
+``binomial_ci`` is its exact (Clopper-Pearson) interval of a proportion; holm adjusts p.
 """
 
 from __future__ import annotations
