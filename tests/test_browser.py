@@ -95,7 +95,7 @@ def test_the_report_shows_the_regressed_cases_and_the_aggregates_table(browser: 
     table = browser.find_element(By.ID, "aggregates-paired")
     rows = table.find_elements(By.CSS_SELECTOR, "tbody tr")
     assert len(rows) == 12
-    assert rows[0].text.split() == ["recall", "0.860", "1.000", "+0.140", "[+0.060,", "+0.240]", "0.016", "0.172", "25"]
+    assert rows[0].text.split() == ["recall", "0.860", "1.000", "+0.140", "[+0.056,", "+0.237]", "0.016", "0.172", "25"]
     assert len(browser.find_elements(By.CSS_SELECTOR, "svg")) == 4  # statuses, two delta charts, categories
 
 

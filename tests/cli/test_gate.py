@@ -37,13 +37,13 @@ HELD = [
     # Paired precision: 0.413 -> 0.304 over 25 cases; the 95% CI and Holm p are the tool's (checked below).
     (
         "precision:worse",
-        "paired precision delta -0.109, 95% CI [-0.155, -0.0587] (entirely below 0), "
+        "paired precision delta -0.109, 95% CI [-0.158, -0.0583] (entirely below 0), "
         "p (Holm) 0.0022 < alpha 0.05; n 25",
     ),
     # All cases: 29 (the 5 missing from both or failed on a side count at precision 0): 0.391 -> 0.269.
     (
         "all_cases.precision:worse",
-        "all_cases precision delta -0.122, 95% CI [-0.172, -0.0667] (entirely "
+        "all_cases precision delta -0.122, 95% CI [-0.179, -0.0667] (entirely "
         "below 0), p (Holm) 0.0022 < alpha 0.05; n 29",
     ),
     # grounded 0.967 -> 0.913 over 25 paired cases: delta -0.0533.

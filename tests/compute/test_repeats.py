@@ -13,7 +13,9 @@ from hypothesis import strategies as st
 from scipy import stats
 
 from rag_compare.compute.compare_runs import compare
+from rag_compare.compute.poisson_bootstrap import poisson_weights
 from rag_compare.compute.stats import SEED
+from rag_compare.core.digest import case_hash
 from rag_compare.io.runs import Run, freeze_run
 from tests.helpers.data import ROOT
 
@@ -132,20 +134,20 @@ def test_paired_and_all_cases_recall_take_one_value_per_case(comparison) -> None
 
 
 def test_the_bootstrap_resamples_cases_as_a_hand_written_cluster_bootstrap_does(comparison) -> None:  # type: ignore[no-untyped-def]
-    # Per-case means of recall written out by hand (EXPECTED.md), then resampled case by case with the
-    # generator the library seeds: 5 distinct deltas among 6 cases, so indices are drawn, 2000 x 6.
+    # Per-case means of recall written out by hand (EXPECTED.md), then resampled case by case: 5 distinct deltas
+    # among 6 cases, so each replicate weighs each case by its Poisson(1) weight, drawn from the hash of its id.
     deltas = np.array([float(Fraction(text)) for text in ("-1", "-1/3", "1", "0", "0", "-2/3")])
-    indices = np.random.default_rng(SEED).integers(0, deltas.size, size=(2000, deltas.size))
-    low, high = np.quantile(deltas[indices].mean(axis=1), [0.025, 0.975])
+    pairs = comparison.cases.filter(
+        pl.col("baseline_recall").is_not_null() & pl.col("candidate_recall").is_not_null()
+    ).select("case_id", (pl.col("candidate_recall") - pl.col("baseline_recall")).alias("delta"))
+    assert sorted(pairs["delta"].to_list()) == pytest.approx(sorted(deltas))
+    weights = poisson_weights(case_hash(pairs["case_id"]).to_numpy(), 2000, SEED).astype(np.float64)
+    kept = weights.sum(axis=1) > 0  # a replicate that weighs no case is left out
+    means = (weights[kept] @ pairs["delta"].to_numpy()) / weights[kept].sum(axis=1)
+    low, high = np.quantile(means, [0.025, 0.975])
     paired = comparison.aggregates.filter((pl.col("signal") == "recall") & (pl.col("scope") == "paired")).row(
         0, named=True
     )
-    assert sorted(
-        comparison.cases.filter(pl.col("baseline_recall").is_not_null() & pl.col("candidate_recall").is_not_null())
-        .select(pl.col("candidate_recall") - pl.col("baseline_recall"))
-        .to_series()
-        .to_list()
-    ) == pytest.approx(sorted(deltas))
     assert (paired["ci_low"], paired["ci_high"]) == (pytest.approx(low), pytest.approx(high))
     # The sign-flip test over the 6 case means is exact (2**6 sign vectors), as SciPy's is.
     scipy_p = stats.permutation_test(
