@@ -21,6 +21,7 @@ from rag_compare.io.runs import load_run
 from tests.helpers.data import HANDMADE_RUNS, SMALL_CORPUS, SMALL_RECORDS
 from tests.helpers.golden import check_golden
 from tests.helpers.hostile import hostile_comparison
+from tests.helpers.producers import produce
 
 
 @pytest.fixture
@@ -146,3 +147,17 @@ def reply_cache(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     for name in ("OPENAI_BASE_URL", "OPENAI_API_KEY", "RAG_COMPARE_DEBUG"):
         monkeypatch.delenv(name, raising=False)
     return path
+
+
+@pytest.fixture(scope="session")
+def ragas_made(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The files ``tests/producers/make_ragas.py`` writes, made once: the Ragas reader's tests and the ragas
+    preset's read them (and write nothing there)."""
+    return produce("make_ragas.py", tmp_path_factory.mktemp("ragas"))
+
+
+@pytest.fixture(scope="session")
+def deepeval_made(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The files ``tests/producers/make_deepeval.py`` writes, made once: the DeepEval reader's tests and the
+    deepeval preset's read them (and write nothing there)."""
+    return produce("make_deepeval.py", tmp_path_factory.mktemp("deepeval"))
