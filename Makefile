@@ -17,16 +17,19 @@ HANDMADE := tests/fixtures/handmade
 
 .PHONY: demo report tour test lint producers examples handmade clean
 
-# The runtime dependencies only, for the commands a newcomer runs first; the dev extras on top for lint and tests.
-$(RUNTIME): pyproject.toml
+# The runtime dependencies only, for the commands a newcomer runs first; for lint and tests the dev extras with them,
+# in one resolver pass (so they are the runtime's too).
+$(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install --quiet --upgrade pip
+
+$(RUNTIME): pyproject.toml | $(BIN)/python
 	$(BIN)/python -m pip install --quiet -e .
 	touch $(RUNTIME)
 
-$(DEV): $(RUNTIME)
+$(DEV): pyproject.toml | $(BIN)/python
 	$(BIN)/python -m pip install --quiet -e ".[dev]"
-	touch $(DEV)
+	touch $(RUNTIME) $(DEV)
 
 demo: $(RUNTIME)
 	$(BIN)/rag-compare runs/baseline.arrow runs/candidate.arrow --passages corpora/handbook_passages.csv
@@ -67,12 +70,17 @@ $(PHOENIX)/.stamp: $(PRODUCED)/phoenix-requirements.txt
 	touch $@
 
 $(PRODUCED)/node_modules/.stamp: $(PRODUCED)/package.json
-	if command -v npm >/dev/null; then cd $(PRODUCED) && npm install --no-audit --no-fund --silent && touch node_modules/.stamp; fi
+	if command -v npm >/dev/null; then cd $(PRODUCED) && npm install --no-audit --no-fund --silent --prefer-offline \
+		&& touch node_modules/.stamp; fi
 
 producers: $(PRODUCERS)/.stamp $(PHOENIX)/.stamp $(PRODUCED)/node_modules/.stamp
 
-test: lint producers
-	$(BIN)/pytest
+# The environments are made side by side (most of their time is spent waiting on downloads), lint beside them; then
+# the tests run in two processes, each test file in one of them (its module fixtures made once), in the order of
+# tests/conftest.py (the slowest files first).
+test:
+	$(MAKE) --jobs=4 lint producers
+	$(BIN)/pytest --numprocesses=2 --dist=loadfile --no-loadscope-reorder
 
 # Capture the example runs offline with examples/capture.py (BM25, a 600-character context budget, the extractive
 # generator): the baseline is main's pipeline (top_k 3); the candidate retrieves 5, keeps stopwords, answers on weaker

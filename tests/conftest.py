@@ -14,6 +14,7 @@ from typing import Any
 
 import pytest
 from click.testing import CliRunner, Result
+from hypothesis import settings
 
 from rag_compare import Comparison
 from rag_compare.cli.main import main
@@ -21,6 +22,12 @@ from rag_compare.io.runs import load_run
 from tests.helpers.data import HANDMADE_RUNS, SMALL_CORPUS, SMALL_RECORDS
 from tests.helpers.golden import check_golden
 from tests.helpers.hostile import hostile_comparison
+from tests.helpers.producers import produce
+
+settings.register_profile("shared-cores", deadline=None)
+settings.load_profile("shared-cores")
+"""No example fails for its time alone: on two cores shared by two test processes (``make test``) and more, an
+example's time says more about the machine than about the code."""
 
 
 @pytest.fixture
@@ -146,3 +153,36 @@ def reply_cache(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     for name in ("OPENAI_BASE_URL", "OPENAI_API_KEY", "RAG_COMPARE_DEBUG"):
         monkeypatch.delenv(name, raising=False)
     return path
+
+
+@pytest.fixture(scope="session")
+def ragas_made(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The files ``tests/producers/make_ragas.py`` writes, made once: the Ragas reader's tests and the ragas
+    preset's read them (and write nothing there)."""
+    return produce("make_ragas.py", tmp_path_factory.mktemp("ragas"))
+
+
+@pytest.fixture(scope="session")
+def deepeval_made(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The files ``tests/producers/make_deepeval.py`` writes, made once: the DeepEval reader's tests and the
+    deepeval preset's read them (and write nothing there)."""
+    return produce("make_deepeval.py", tmp_path_factory.mktemp("deepeval"))
+
+
+SLOWEST_FILES = (
+    "tests/test_benchmarks.py",
+    "tests/io/sources/test_openinference.py",
+    "tests/cli/test_main.py",
+    "tests/io/test_score_presets.py",
+    "tests/compute/test_repeats.py",
+    "tests/test_notebooks.py",
+    "tests/cli/test_capture.py",
+    "tests/compute/test_compare_runs.py",
+)
+"""The test files that take longest (about half the suite's time), slowest first. They run first, so that with the
+files shared out over processes (``make test``) the quick files fill in around them at the end."""
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    rank = {path: place for place, path in enumerate(SLOWEST_FILES)}
+    items.sort(key=lambda item: rank.get(item.nodeid.partition("::")[0], len(rank)))

@@ -278,7 +278,7 @@ def test_bad_settings_are_refused(settings: dict[str, object], message: str) -> 
 
 
 @given(st.lists(st.tuples(st.none() | st.text(max_size=60), st.none() | st.text(max_size=120)), max_size=8))
-@settings(max_examples=100, deadline=None)
+@settings(max_examples=40, deadline=None)
 def test_grounded_is_a_share_or_null(rows: list[tuple[str | None, str | None]]) -> None:
     cases = pl.DataFrame(
         {"answer": [a for a, _ in rows], "context": [c for _, c in rows], "answerability": ["answerable"] * len(rows)},
@@ -292,7 +292,7 @@ def test_grounded_is_a_share_or_null(rows: list[tuple[str | None, str | None]]) 
 
 
 @given(st.text(max_size=200))
-@settings(max_examples=100, deadline=None)
+@settings(max_examples=40, deadline=None)
 def test_the_context_itself_as_answer_is_fully_grounded(text: str) -> None:
     assert judged(text, context=text)["grounded"] in (None, 1.0)
 
@@ -303,7 +303,7 @@ SENTENCES = st.lists(st.one_of(WORDS, NUMBERS), min_size=1, max_size=8).map(lamb
 
 
 @given(st.lists(SENTENCES, min_size=1, max_size=6), st.data())
-@settings(max_examples=100, deadline=None)
+@settings(max_examples=40, deadline=None)
 def test_sentences_copied_from_the_context_are_fully_grounded(sentences: list[str], data: st.DataObject) -> None:
     copied = data.draw(st.lists(st.sampled_from(sentences), min_size=1, max_size=3))
     assert judged(" ".join(copied), context="\n".join(sentences))["grounded"] == 1.0

@@ -28,7 +28,7 @@ from rag_compare.io.scores import load_scores
 from tests.helpers.data import EXAMPLE_CORPUS, ROOT
 from tests.helpers.judged import CORPUS as JUDGED_CORPUS
 from tests.helpers.judged import SAMPLED_RECORDS
-from tests.helpers.producers import PRODUCERS, produce, promptfoo_eval
+from tests.helpers.producers import PRODUCERS, promptfoo_eval
 
 NOT_IMPORTED = {
     "exact_match": "correctness comes from string_present",
@@ -37,14 +37,14 @@ NOT_IMPORTED = {
 
 
 @pytest.fixture(scope="module")
-def made(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    return produce("make_ragas.py", tmp_path_factory.mktemp("ragas"))
+def made(ragas_made: Path) -> Path:
+    return ragas_made
 
 
 @pytest.fixture(scope="module")
-def deepeval_run(tmp_path_factory: pytest.TempPathFactory) -> Path:
+def deepeval_run(deepeval_made: Path) -> Path:
     """DeepEval's ``.latest_test_run.json`` of the same five cases (``tests/producers/make_deepeval.py``)."""
-    return produce("make_deepeval.py", tmp_path_factory.mktemp("deepeval")) / ".deepeval" / ".latest_test_run.json"
+    return deepeval_made / ".deepeval" / ".latest_test_run.json"
 
 
 @pytest.fixture(scope="module")

@@ -22,15 +22,14 @@ from rag_compare.io.sources.deepeval import read_deepeval
 from rag_compare.io.sources.ragas import CONTEXT_SEPARATOR
 from rag_compare.io.sources.rows import SOURCE_SCHEMA, Skipped
 from tests.helpers.data import EXAMPLE_CORPUS, ROOT
-from tests.helpers.producers import produce
 
 LATEST = ".deepeval/.latest_test_run.json"
 FULL = ".deepeval/.latest_run_full.json"
 
 
 @pytest.fixture(scope="module")
-def made(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    return produce("make_deepeval.py", tmp_path_factory.mktemp("deepeval"))
+def made(deepeval_made: Path) -> Path:
+    return deepeval_made
 
 
 @pytest.fixture(scope="module")

@@ -19,15 +19,14 @@ from rag_compare.io.run_import import import_run
 from rag_compare.io.sources.ragas import CONTEXT_SEPARATOR, read_ragas
 from rag_compare.io.sources.rows import SOURCE_SCHEMA, Skipped
 from tests.helpers.data import EXAMPLE_CORPUS, ROOT
-from tests.helpers.producers import produce
 
 CAPTURED = ROOT / "runs" / "baseline.arrow"
 """A run captured by rag-compare over the example corpus (all 35 reviewed cases)."""
 
 
 @pytest.fixture(scope="module")
-def made(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    return produce("make_ragas.py", tmp_path_factory.mktemp("ragas"))
+def made(ragas_made: Path) -> Path:
+    return ragas_made
 
 
 @pytest.fixture(scope="module")
