@@ -124,18 +124,19 @@ class _CorpusBuckets:
             numbered = loaded.frame.with_row_index(ROW, offset=1)
             self._keyed = numbered.with_columns(bucket_of(numbered.get_column("case_id"), buckets))
 
-    def bucket(self, bucket: int) -> tuple[Corpus, pl.DataFrame, list[Problem]]:
-        """The bucket's corpus, its rows (``ROW`` numbered across the corpus) and its problems."""
+    def bucket(self, bucket: int) -> tuple[Corpus, pl.Series, list[Problem]]:
+        """The bucket's corpus, the rows of its cases (``ROW``, numbered across the corpus) and its problems."""
         if self.loaded is not None:
             rows = self._keyed.filter(pl.col("bucket") == bucket).drop("bucket")
-            return Corpus(frame=rows.drop(ROW), source=self.loaded.source, fingerprint=""), rows, []
+            return Corpus(frame=rows.drop(ROW), source=self.loaded.source, fingerprint=""), rows.get_column(ROW), []
         assert self.spilled is not None
         rows = bucket_frame(self.spilled, bucket)
         try:
             checked = corpus_of_table(self.name, rows)
         except ContractError as error:
-            return Corpus(frame=rows.drop(ROW), source=self.name, fingerprint=""), rows, list(error.problems)
-        return checked, rows, []
+            failed = Corpus(frame=rows.drop(ROW), source=self.name, fingerprint="")
+            return failed, rows.get_column(ROW), list(error.problems)
+        return checked, rows.get_column(ROW), []
 
 
 def _corpus_parts(corpus: str | Path | pl.DataFrame | Corpus, folder: Path, buckets: int) -> _CorpusBuckets:
@@ -159,20 +160,21 @@ def _write_buckets(
     include_unreviewed: bool,
 ) -> tuple[tuple[Part, ...], dict[str, Any]]:
     """Check and write each bucket's part; the parts and what the config records of the corpus."""
-    found = _Found(corpus=list(corpus.spilled.problems) if corpus.spilled else [], records=[], unreviewed=[])
+    found = _Found(list(corpus.spilled.problems) if corpus.spilled else [], list(spilled.problems), [])
     places = spilled.places() if len(spilled.sources) > 1 else None
     parts, fingerprints, cases = [], [], 0
     for bucket in range(buckets):
         bucket_corpus, corpus_rows, corpus_problems = corpus.bucket(bucket)
         found.corpus += corpus_problems
-        cases += corpus_rows.height
+        cases += corpus_rows.len()
         fingerprints.append(bucket_corpus.fingerprint)
         if corpus_problems:
             continue
         joined, problems = labelled_records(bucket_frame(spilled, bucket), bucket_corpus, environ, places)
         found.records += problems
         if not include_unreviewed and not problems:
-            unreviewed = corpus_rows.filter(unreviewed_where(joined.get_column("case_id")))
+            numbered = bucket_corpus.frame.with_columns(corpus_rows)
+            unreviewed = numbered.filter(unreviewed_where(joined.get_column("case_id")))
             found.unreviewed += unreviewed.select(ROW, "case_id").rows()
         if not (found.corpus or found.records or found.unreviewed):
             parts.append(write_part(joined, staged, bucket))
