@@ -164,7 +164,7 @@ def test_a_part_changed_after_loading_is_refused_when_read(tmp_path: Path) -> No
     loaded = load_run(tmp_path / "base")
     part = tmp_path / "base" / "part-00003.parquet"
     part.write_bytes(part.read_bytes() + b"x")
-    with pytest.raises(RunIntegrityError, match="part-00003.parquet"):
+    with pytest.raises(RunIntegrityError, match=r"part-00003\.parquet"):
         _ = loaded.records
 
 
@@ -178,7 +178,9 @@ def test_a_missing_or_an_extra_part_is_refused(tmp_path: Path) -> None:
     moved.rename(run_dir / "part-00002.parquet")
     load_run(run_dir)
     (run_dir / "part-00004.parquet").write_bytes((run_dir / "part-00000.parquet").read_bytes())
-    with pytest.raises(RunIntegrityError, match=r"part-00004\.parquet: is in the run directory but not in its manifest"):
+    with pytest.raises(
+        RunIntegrityError, match=r"part-00004\.parquet: is in the run directory but not in its manifest"
+    ):
         load_run(run_dir)
     (run_dir / "part-00004.parquet").unlink()
     (run_dir / ".DS_Store").write_bytes(b"")
@@ -213,7 +215,9 @@ def write_parts(folder: Path, frame: pl.DataFrame, sizes: list[int], suffix: str
 def test_a_glob_of_record_parts_freezes_as_the_file_of_them_all(tmp_path: Path) -> None:
     records = pl.read_ndjson(FIXTURE / "baseline.jsonl")
     write_parts(tmp_path / "in", records, [4, 3, 4])
-    whole = freeze_run(FIXTURE / "baseline.jsonl", FIXTURE / "corpus.csv", {"name": "b"}, output=tmp_path / "whole.arrow")
+    whole = freeze_run(
+        FIXTURE / "baseline.jsonl", FIXTURE / "corpus.csv", {"name": "b"}, output=tmp_path / "whole.arrow"
+    )
     pattern = str(tmp_path / "in" / "part*")
     parted = freeze_run(pattern, FIXTURE / "corpus.csv", {"name": "b"}, output=tmp_path / "run", buckets=3)
     assert parted.config["records"] == {"path": pattern}
@@ -230,15 +234,15 @@ def test_a_corpus_in_parts_has_the_fingerprint_of_its_buckets(tmp_path: Path) ->
     corpus = load_corpus(FIXTURE / "corpus.csv").frame
     raw = pl.read_csv(FIXTURE / "corpus.csv", infer_schema=False)
     write_parts(tmp_path / "corpus", raw, [5, 8])
-    run = freeze_run(
-        FIXTURE / "baseline.jsonl", tmp_path / "corpus", output=tmp_path / "run", buckets=3, environ=EPOCH
-    )
+    run = freeze_run(FIXTURE / "baseline.jsonl", tmp_path / "corpus", output=tmp_path / "run", buckets=3, environ=EPOCH)
     whole = freeze_run(FIXTURE / "baseline.jsonl", FIXTURE / "corpus.csv", environ=EPOCH)
     assert run.records.sort("case_id").equals(whole.records.sort("case_id"))
     contract = corpus.columns  # all contract columns; this corpus has no metadata
     buckets = bucket_of(corpus.get_column("case_id"), 3)
     digests = [
-        hashlib.sha256(corpus.filter(buckets == bucket).select(contract).sort("case_id").write_ndjson().encode()).hexdigest()
+        hashlib.sha256(
+            corpus.filter(buckets == bucket).select(contract).sort("case_id").write_ndjson().encode()
+        ).hexdigest()
         for bucket in range(3)
     ]
     expected = hashlib.sha256("\n".join(digests).encode()).hexdigest()
