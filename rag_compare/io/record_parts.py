@@ -109,7 +109,7 @@ def spill_parts(
         for (bucket,), piece in keyed.partition_by("bucket", as_dict=True, include_key=False).items():
             target = folder / f"{bucket:05d}"
             target.mkdir(exist_ok=True)
-            piece.write_parquet(target / f"{index:06d}.parquet", compression="lz4", statistics=False)
+            piece.write_ipc(target / f"{index:06d}.arrow", compression="lz4")
     unseen = [spec.name for spec in specs if not spec.required and spec.name not in optional_seen]
     spilled.template = spilled.template.drop(name for name in unseen if name in spilled.template.columns)
     return spilled
@@ -117,8 +117,10 @@ def spill_parts(
 
 def bucket_frame(spilled: Spilled, bucket: int) -> pl.DataFrame:
     """The rows of ``bucket`` from every part, in part order, in the template's columns and types."""
-    pieces = sorted((spilled.folder / f"{bucket:05d}").glob("*.parquet"))
-    return pl.concat([spilled.template, *(pl.read_parquet(piece) for piece in pieces)], how="diagonal_relaxed")
+    pieces = sorted((spilled.folder / f"{bucket:05d}").glob("*.arrow"))
+    return pl.concat(
+        [spilled.template, *(pl.read_ipc(piece, memory_map=False) for piece in pieces)], how="diagonal_relaxed"
+    )
 
 
 def refuse_part_problems(spilled: Spilled, problems: dict[int, list[Problem]], what: str) -> None:
