@@ -118,9 +118,7 @@ def spill_parts(
 def bucket_frame(spilled: Spilled, bucket: int) -> pl.DataFrame:
     """The rows of ``bucket`` from every part, in part order, in the template's columns and types."""
     pieces = sorted((spilled.folder / f"{bucket:05d}").glob("*.arrow"))
-    return pl.concat(
-        [spilled.template, *(pl.read_ipc(piece, memory_map=False) for piece in pieces)], how="diagonal_relaxed"
-    )
+    return pl.concat([spilled.template, *(pl.read_ipc(piece) for piece in pieces)], how="diagonal_relaxed")
 
 
 def refuse_part_problems(spilled: Spilled, problems: dict[int, list[Problem]], what: str) -> None:
