@@ -53,7 +53,6 @@ class Spilled:
     their checks found."""
 
     folder: Path
-    specs: Sequence[ColumnSpec]
     sources: list[str] = field(default_factory=list)
     starts: list[int] = field(default_factory=list)
     """Rows before each part: part ``i``'s row ``r`` is row ``starts[i] + r`` of all the parts."""
@@ -87,7 +86,7 @@ def spill_parts(
     """Read each of ``sources`` (``what`` names them: "run records", "corpus"), check its cells against
     ``specs`` and write its rows by bucket into ``folder``; a part missing a required column is refused at
     once (``ContractError`` naming it). Optional contract columns no part has are left out."""
-    spilled = Spilled(folder, specs)
+    spilled = Spilled(folder)
     optional_seen: set[str] = set()
     total = 0
     for index, source in enumerate(sources):

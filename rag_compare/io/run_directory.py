@@ -91,10 +91,6 @@ class RunDirectory:
         """The parts' paths, by bucket."""
         return tuple(self.path / part.file for part in self.parts)
 
-    @property
-    def rows(self) -> int:
-        return sum(part.rows for part in self.parts)
-
 
 def is_directory_output(output: str | Path | None, buckets: int | None) -> bool:
     """Whether ``output`` asks for a run directory: ``buckets`` given, a trailing ``/``, or an existing
