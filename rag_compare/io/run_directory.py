@@ -20,9 +20,9 @@ folder beside the output and renamed into place once whole; an existing output i
 
 from __future__ import annotations
 
-import hashlib
 import io
 import json
+import mmap
 import os
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
@@ -31,7 +31,7 @@ from typing import Any
 
 import polars as pl
 
-from rag_compare.core.digest import case_hash
+from rag_compare.core.digest import bytes_digest, case_hash, json_digest
 from rag_compare.core.errors import RunExistsError, RunFileError, RunIntegrityError
 
 __all__ = [
@@ -138,7 +138,7 @@ def write_manifest(folder: Path, config: Mapping[str, Any], parts: tuple[Part, .
         "bucket_rule": BUCKET_RULE,
         "parts": [part.to_dict() for part in parts],
     }
-    fingerprint = hashlib.sha256(_canonical(body)).hexdigest()
+    fingerprint = json_digest(body)
     (folder / MANIFEST).write_bytes(_canonical({**body, "fingerprint": fingerprint}))
     return fingerprint
 
@@ -174,10 +174,7 @@ def read_run_directory(path: Path) -> RunDirectory:
             f"{DIRECTORY_FORMAT}. Freeze the run again with this version."
         )
     fingerprint = manifest.pop("fingerprint", None)
-    if (
-        data != _canonical({**manifest, "fingerprint": fingerprint})
-        or fingerprint != hashlib.sha256(_canonical(manifest)).hexdigest()
-    ):
+    if data != _canonical({**manifest, "fingerprint": fingerprint}) or fingerprint != json_digest(manifest):
         raise RunIntegrityError(
             f"{manifest_path}: does not match the run's fingerprint {str(fingerprint)[:12]}: the manifest was "
             "changed after the run was frozen. Restore the directory from where it was kept, or freeze the run "
@@ -195,7 +192,7 @@ def iter_buckets(run_dir: str | Path | RunDirectory) -> Iterator[tuple[int, pl.D
     for bucket, part in enumerate(directory.parts):
         path = directory.path / part.file
         data = _part_bytes(path)
-        if hashlib.sha256(data).hexdigest() != part.sha256:
+        if bytes_digest(data) != part.sha256:
             raise _changed_part(path, "its bytes do not match the SHA-256 the manifest lists")
         try:
             frame = pl.read_parquet(io.BytesIO(data))
@@ -275,9 +272,14 @@ def _part_bytes(path: Path) -> bytes:
 
 
 def _file_digest(path: Path) -> str:
+    """The SHA-256 of the file at ``path``, hashed from a read-only map of it (pages read as hashed, never
+    copied whole into memory)."""
     try:
         with path.open("rb") as stream:
-            return hashlib.file_digest(stream, "sha256").hexdigest()
+            if os.fstat(stream.fileno()).st_size == 0:
+                return bytes_digest(b"")
+            with mmap.mmap(stream.fileno(), 0, access=mmap.ACCESS_READ) as mapped:
+                return bytes_digest(memoryview(mapped))
     except OSError:
         raise _changed_part(path, "it cannot be read") from None
 
@@ -290,5 +292,5 @@ def _changed_part(path: Path, why: str) -> RunIntegrityError:
 
 
 def _canonical(value: Any) -> bytes:
-    """The canonical JSON bytes of ``value``: sorted keys, no spaces, ASCII."""
+    """The canonical JSON bytes of ``value``: sorted keys, no spaces, ASCII (what ``json_digest`` hashes)."""
     return json.dumps(value, sort_keys=True, separators=(",", ":"), ensure_ascii=True).encode()
