@@ -73,7 +73,7 @@ def test_the_demo_shows_every_outcome(demo: Comparison) -> None:
 
 
 def test_a_regression_is_the_budget_cutting_a_retrieved_exception(demo: Comparison) -> None:
-    case = demo.cases.filter(pl.col("case_id") == "equipment-budget@2026-01").row(0, named=True)
+    case = demo.with_texts(demo.cases.filter(pl.col("case_id") == "equipment-budget@2026-01")).row(0, named=True)
     exception = "equipment-budget-exception-1@2026-01"
     assert case["status"] == "regressed"
     assert exception in case["baseline_context_passage_ids"]

@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING, TextIO, cast
 import click
 
 from rag_compare.cli.exits import EXIT_FOUND, say
-from rag_compare.cli.options import OFFLINE_JUDGE, PATH, Command, finite_float, format_option
+from rag_compare.cli.options import FILE_OR_FOLDER, OFFLINE_JUDGE, PATH, Command, finite_float, format_option
 from rag_compare.cli.output import emit
 from rag_compare.compute.gate_grammar import GATE_GRAMMAR
 from rag_compare.core.result import CI_FORMATS, DEFAULT_MAX_CASES, FORMATS, REPORT_FORMATS
@@ -67,7 +67,12 @@ __all__ = ["compare_command"]
     show_default=True,
     help="Reports (markdown, html) list at most this many cases per status; 0 lists every one.",
 )
-@click.option("--output", type=PATH, help="Write the output to this file (replaced atomically) instead of stdout.")
+@click.option(
+    "--output",
+    type=FILE_OR_FOLDER,
+    help="Write the output to this file (replaced atomically) instead of stdout; with a trailing / a new folder: "
+    "summary.json (the JSON without its cases) and the cases as cases/part-*.parquet, for large comparisons.",
+)
 @click.option(
     "--fail-on",
     multiple=True,
@@ -109,7 +114,7 @@ def compare_command(
     output_format: str,
     all_cases: bool,
     max_cases: int,
-    output: Path | None,
+    output: Path | str | None,
     fail_on: tuple[str, ...],
     gate_file: Path | None,
     alpha: float | None,
@@ -131,6 +136,10 @@ def compare_command(
     from rag_compare.compute.compare_runs import compare
 
     gate = _gate(fail_on, gate_file, alpha)
+    folder = Path(output) if isinstance(output, str) else None
+    file = output if isinstance(output, Path) else None
+    if folder is not None:
+        _check_folder(folder, output_format)
     comparison = compare(
         baseline,
         candidate,
@@ -149,22 +158,41 @@ def compare_command(
     )
     gate_result = None if gate is None else gate.evaluate(comparison)
     limit = max_cases or None
-    if output_format == "github":
-        _write_github(comparison, gate_result, output, all_cases=all_cases, max_cases=limit)
+    if folder is not None:
+        comparison.write_directory(folder)
+        say(f"wrote the comparison to {folder}/: {comparison.counts_text(', ')}")
+    elif output_format == "github":
+        _write_github(comparison, gate_result, file, all_cases=all_cases, max_cases=limit)
     else:
         emit(
             lambda stream: comparison.write(
                 stream, output_format, all_cases=all_cases, max_cases=limit, gate=gate_result
             ),
-            output,
+            file,
         )
-    if output is not None:
+    if file is not None:
         what = "Markdown summary" if output_format == "github" else f"{output_format} comparison"
-        say(f"wrote the {what} to {output}: {comparison.counts_text(', ')}", err=output_format == "github")
+        say(f"wrote the {what} to {file}: {comparison.counts_text(', ')}", err=output_format == "github")
     if gate_result is not None:
         _say_gate(gate_result)
         if not gate_result.passed:
             sys.exit(EXIT_FOUND)
+
+
+def _check_folder(folder: Path, output_format: str) -> None:
+    """Refuse, before any work, a folder output that exists, or with a format other than JSON (the folder
+    holds the JSON summary and the cases as Parquet)."""
+    from click.core import ParameterSource
+
+    from rag_compare.io.runfile import ensure_new
+
+    ensure_new(folder, "comparison folder")
+    given = click.get_current_context().get_parameter_source("output_format") is not ParameterSource.DEFAULT
+    if given and output_format != "json":
+        raise click.UsageError(
+            f"--output with a trailing / writes a folder of JSON and Parquet, not {output_format}: "
+            "leave out --format (or give --format json), or give --output a file name."
+        )
 
 
 def _gate(fail_on: Sequence[str], gate_file: Path | None, alpha: float | None) -> Gate | None:

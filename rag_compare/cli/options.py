@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import functools
 import math
+import os
 from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -19,6 +20,7 @@ if TYPE_CHECKING:
 __all__ = [
     "ASSIGNMENTS",
     "BASE_URL",
+    "BASE_URLS",
     "BUCKETS",
     "CACHE",
     "FORMAT",
@@ -36,6 +38,19 @@ __all__ = [
 ]
 
 PATH = click.Path(path_type=Path)  # existence is checked by the library, with its own messages
+
+
+class _FileOrFolder(click.Path):
+    """A path to write: a ``Path``, or the text as written when it ends with ``/``, which asks for a folder."""
+
+    def convert(self, value: Any, param: click.Parameter | None, ctx: click.Context | None) -> Any:
+        if isinstance(value, str) and value.endswith(("/", os.sep)):
+            return value
+        return super().convert(value, param, ctx)
+
+
+FILE_OR_FOLDER = _FileOrFolder(path_type=Path)
+"""An output path; with a trailing ``/`` (kept as text) a folder to write."""
 _WRITTEN = ("output", "cache_path")
 """The parameters naming files a command writes; none may be the same file as another path it was given."""
 
@@ -118,6 +133,21 @@ BUCKETS = click.option(
     "file [default for an --output ending in /: 16].",
 )
 BASE_URL = click.option("--base-url", help="The endpoint, e.g. http://localhost:8000/v1 [default: $OPENAI_BASE_URL].")
+
+
+def _pool(ctx: click.Context, param: click.Parameter, values: Sequence[str]) -> str | tuple[str, ...] | None:
+    return None if not values else values[0] if len(values) == 1 else tuple(values)
+
+
+BASE_URLS = click.option(
+    "--base-url",
+    multiple=True,
+    callback=_pool,
+    help="The endpoint, e.g. http://localhost:8000/v1 [default: $OPENAI_BASE_URL]. Repeat it for a pool of "
+    "endpoints serving the same model: requests go to the one with the fewest in flight, within --concurrency.",
+)
+"""``--base-url`` of a command that can spread its requests over a pool: the command gets one URL, a tuple
+of them, or ``None``."""
 INCLUDE_UNREVIEWED = click.option(
     "--include-unreviewed",
     is_flag=True,
@@ -167,9 +197,9 @@ JUDGE_SAMPLING = _stacked(
 DRY_RUN = click.option("--dry-run", is_flag=True, help="Print the requests and a token estimate; send nothing.")
 
 
-def endpoint_settings(base_url: str | None, limits: Limits, cache: Path | bool) -> dict[str, Any]:
-    """The library keywords of a command that calls an endpoint: where it is, the ``limits``, the reply
-    ``cache``, and a progress bar."""
+def endpoint_settings(base_url: str | Sequence[str] | None, limits: Limits, cache: Path | bool) -> dict[str, Any]:
+    """The library keywords of a command that calls an endpoint: where it is (one URL or a pool), the
+    ``limits``, the reply ``cache``, and a progress bar."""
     return {"base_url": base_url, "limits": limits, "cache": cache, "progress": True}
 
 

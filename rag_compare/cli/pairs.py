@@ -9,7 +9,7 @@ import click
 
 from rag_compare.cli.exits import interrupted, say
 from rag_compare.cli.options import (
-    BASE_URL,
+    BASE_URLS,
     CACHE,
     DRY_RUN,
     FORMAT,
@@ -33,7 +33,7 @@ __all__ = ["judge_pairs_command"]
 @click.argument("baseline", type=PATH)
 @click.argument("candidate", type=PATH)
 @model_option("The model the endpoint serves (required).")
-@BASE_URL
+@BASE_URLS
 @limit_options(concurrency=8, timeout=60.0, max_retries=4, unit="request")
 @JUDGE_SAMPLING
 @CACHE
@@ -44,7 +44,7 @@ def judge_pairs_command(
     baseline: Path,
     candidate: Path,
     model: str | None,
-    base_url: str | None,
+    base_url: str | tuple[str, ...] | None,
     limits: Limits,
     temperature: float,
     seed: int | None,
@@ -83,6 +83,8 @@ def judge_pairs_command(
         click.echo(pairs.to_json(), nl=False)
     else:
         _say_judged(pairs, output)
+    for line in judge.pool_summary():
+        say(line, err=True)
 
 
 def _say_judged(pairs: Pairs, output: Path | None) -> None:

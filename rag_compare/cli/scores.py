@@ -11,7 +11,7 @@ import click
 from rag_compare.cli.exits import interrupted, say
 from rag_compare.cli.options import (
     ASSIGNMENTS,
-    BASE_URL,
+    BASE_URLS,
     CACHE,
     DRY_RUN,
     FORMAT,
@@ -59,7 +59,7 @@ def _checks(ctx: click.Context, param: click.Parameter, value: str) -> tuple[str
     help="openai: an LLM over any OpenAI-compatible endpoint; lexical: the offline judge's verdicts, frozen.",
 )
 @model_option("The model the endpoint serves (required with --judge openai).")
-@BASE_URL
+@BASE_URLS
 @click.option(
     "--checks",
     callback=_checks,
@@ -78,7 +78,7 @@ def score(
     run: Path,
     judge_name: str,
     model: str | None,
-    base_url: str | None,
+    base_url: str | tuple[str, ...] | None,
     checks: tuple[str, ...],
     limits: Limits,
     temperature: float,
@@ -122,12 +122,15 @@ def score(
         click.echo(scores.to_json(), nl=False)
     else:
         _say_scored(scores, loaded.name, judge, output)
+    if isinstance(judge, OpenAIJudge):
+        for line in judge.pool_summary():
+            say(line, err=True)
 
 
 def _llm_judge(
     offline_judge: LexicalJudge,
     model: str | None,
-    base_url: str | None,
+    base_url: str | tuple[str, ...] | None,
     checks: tuple[str, ...],
     temperature: float,
     seed: int | None,

@@ -7,7 +7,7 @@ import io
 from collections import deque
 from collections.abc import Mapping
 from concurrent.futures import Future, ThreadPoolExecutor
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from types import MappingProxyType
 from typing import TYPE_CHECKING, Any, TextIO
@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING, Any, TextIO
 import polars as pl
 
 from rag_compare.compute.case_status import CASE_STATUSES, SIDES
+from rag_compare.compute.case_texts import CaseTexts
 from rag_compare.compute.configdiff import ConfigChange
 from rag_compare.compute.preference import PREFERENCE_COLUMNS, Preference
 from rag_compare.compute.repeats import NoiseFloor, repeat_counts
@@ -23,7 +24,8 @@ from rag_compare.core.result import CI_FORMATS, DEFAULT_MAX_CASES, REPORT_FORMAT
 from rag_compare.core.result import FORMATS as SUMMARY_FORMATS  # the text and JSON every result renders
 from rag_compare.core.rows import count_by
 from rag_compare.core.signals import JUDGE_COLUMNS, Signal, signals_in
-from rag_compare.io.runs import Run
+from rag_compare.io.runfile import atomic_directory
+from rag_compare.io.runs import OpenedRun, Run, json_ready
 from rag_compare.io.scores import evaluator_label
 
 if TYPE_CHECKING:
@@ -60,6 +62,8 @@ REPORTED_STATUSES = (
 _REPEAT_COUNTS = ("repeats", "failed_repeats", "judge_failed_repeats")
 _JSON_SLICE_ROWS = 50_000
 """Cases serialised at a time: a million cases never sit in memory as one string."""
+PART_ROWS = 1_000_000
+"""Cases per Parquet part of a comparison written as a folder (``write_directory``)."""
 SCOPE_TITLES = {
     "paired": "Paired: the cases with a value on both sides",
     "all_cases": "All cases: a missing or failed case counts at the signal's worst value",
@@ -86,10 +90,11 @@ class ComparedRun:
         return str(self.path or "(not written)")
 
     @classmethod
-    def of(cls, run: Run, *, k: int | None) -> ComparedRun:
-        config = run.to_dict()["config"]
-        repeats = MappingProxyType(repeat_counts(run.records))
-        return cls(run.name, run.path, run.fingerprint, run.created_at, MappingProxyType(config), k, repeats)
+    def of(cls, run: Run | OpenedRun, *, k: int | None, records: pl.DataFrame) -> ComparedRun:
+        """What is kept of ``run``, whose records (``case_id``, ``status`` and ``repeat`` at least) are ``records``."""
+        config = MappingProxyType(json_ready(run.config))
+        repeats = MappingProxyType(repeat_counts(records))
+        return cls(run.name, run.path, run.fingerprint, run.created_at, config, k, repeats)
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -105,13 +110,15 @@ class ComparedRun:
 class Comparison(Report):
     """Two runs compared case by case.
 
-    ``cases`` has one row per case: ``case_id``, ``status``, ``reasons``, the case's labels, then per
-    side (``baseline_``/``candidate_`` prefixes) its record's status, error, ids and answer and every
-    signal (with repeats: each signal's mean and spread, and the sample counts; see ``repeats``).
-    ``aggregates`` and ``breakdowns`` summarise the signals; ``flaky`` lists the cases whose own
-    repeats disagree, most first (empty without repeats); all four are Polars frames. With a pairs
-    file, ``cases`` also has ``preferred`` (the pairwise judge's verdict) and ``preference_reason``,
-    and ``preference`` sums the verdicts up.
+    ``cases`` has one row per case: ``case_id``, ``status``, ``reasons``, ``answerability`` and
+    ``category``, then per side (``baseline_``/``candidate_`` prefixes) its record's status and error,
+    every signal, ``missing_from_context`` and how judging went (with repeats: each signal's mean and
+    spread, and the sample counts; see ``repeats``). The texts, a case's question, acceptance note,
+    source version and required passages and each side's answer and passage lists, stay in the runs:
+    ``with_texts`` reads them back for the cases asked. ``aggregates`` and ``breakdowns`` summarise the
+    signals; ``flaky`` lists the cases whose own repeats disagree, most first (empty without repeats);
+    all four are Polars frames. With a pairs file, ``cases`` also has ``preferred`` (the pairwise
+    judge's verdict) and ``preference_reason``, and ``preference`` sums the verdicts up.
     """
 
     baseline: ComparedRun
@@ -128,8 +135,10 @@ class Comparison(Report):
     noise_floor: NoiseFloor | None
     """The A/A counts of a side's repeats compared with each other; ``None`` without repeats."""
     flaky: pl.DataFrame
-    preference: Preference | None = None
+    preference: Preference | None
     """A pairwise judge's verdicts summed up (see ``preference``); ``None`` without a pairs file."""
+    texts: CaseTexts = field(compare=False)
+    """Where the cases' texts are read back from (see ``with_texts``)."""
 
     def __repr__(self) -> str:
         runs = " → ".join(f"{run.name} ({run.fingerprint[:12]})" for run in (self.baseline, self.candidate))
@@ -161,6 +170,13 @@ class Comparison(Report):
     def signals_without_values(self) -> list[str]:
         """The signals no case has a value of (``answer_completeness`` without passages, say)."""
         return self.aggregates.filter(pl.col("n") == 0).get_column("signal").unique(maintain_order=True).to_list()
+
+    def with_texts(self, cases: pl.DataFrame) -> pl.DataFrame:
+        """``cases`` (rows of ``cases``, ``case_id`` at least) with their texts beside them: the labels of
+        ``TEXT_LABELS`` and each side's ``SIDE_TEXTS`` (see ``case_texts``), read back from the runs for
+        those cases only. Raises ``CompareError`` when a run file has changed since it was compared."""
+        texts = self.texts.of(cases.get_column("case_id"))
+        return pl.concat([cases, texts.drop("case_id")], how="horizontal")
 
     def to_dict(self) -> dict[str, Any]:
         return self._summary() | {"cases": self._case_objects().to_dicts()}
@@ -240,6 +256,21 @@ class Comparison(Report):
             while pending:
                 stream.write(pending.popleft().result())
         stream.write("\n  ]\n}\n")
+
+    def write_directory(self, path: str | Path) -> Path:
+        """Write the comparison as a new folder ``path``, for sizes where one JSON file is not sensible:
+        ``summary.json`` (the JSON of ``to_dict`` without ``cases``) and ``cases/part-00000.parquet``, ...
+        (``PART_ROWS`` cases each, in ``case_id`` order, with the fields of the JSON's cases: each side a
+        struct). Written whole or not at all; an existing ``path`` is refused."""
+        path = Path(path)
+        with atomic_directory(path, what="comparison folder") as folder:
+            (folder / "summary.json").write_text(to_json(self._summary()), encoding="utf-8")
+            (folder / "cases").mkdir()
+            objects = self._case_objects()
+            for index, start in enumerate(range(0, max(objects.height, 1), PART_ROWS)):
+                part = folder / "cases" / f"part-{index:05d}.parquet"
+                objects.slice(start, PART_ROWS).write_parquet(part, compression="zstd")
+        return path
 
     def _summary(self) -> dict[str, Any]:
         return {

@@ -35,6 +35,7 @@ __all__ = [
     "noise_floor",
     "reduced_side",
     "repeat_counts",
+    "shown_value",
 ]
 
 MAX_NOISE_REPEATS = 10
@@ -97,17 +98,19 @@ def reduced_side(samples: pl.DataFrame, signals: Sequence[Signal]) -> pl.DataFra
     return ordered.group_by("case_id", maintain_order=True).agg(
         pl.when(ok.any()).then(pl.lit("ok")).otherwise(pl.col("status").first()).alias("status"),
         pl.col("error").filter(~ok).first().alias("error"),
-        *(
-            judge[name].alias(name)
-            if name in judge
-            else pl.coalesce(pl.col(name).filter(ok).first(), pl.col(name).first()).alias(name)
-            for name in kept
-        ),
+        *(judge[name].alias(name) if name in judge else shown_value(name) for name in kept),
         *(expr for signal in signals for expr in _signal_summary(signal, ok, judge_ok)),
         pl.len().cast(pl.UInt32).alias("repeats"),
         (~ok).sum().cast(pl.UInt32).alias("failed_repeats"),
         (ok & ~judge_ok).sum().cast(pl.UInt32).alias("judge_failed_repeats"),
     )
+
+
+def shown_value(name: str) -> pl.Expr:
+    """A case's ``name`` as its reduced row shows it, in a group of its samples in repeat order: the first
+    sample's that succeeded, else the first sample's."""
+    ok = record_ok()
+    return pl.coalesce(pl.col(name).filter(ok).first(), pl.col(name).first()).alias(name)
 
 
 def _signal_summary(signal: Signal, ok: pl.Expr, judge_ok: pl.Expr) -> list[pl.Expr]:

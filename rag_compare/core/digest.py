@@ -6,16 +6,22 @@ from __future__ import annotations
 
 import hashlib
 import json
+from collections.abc import Iterable
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     import polars as pl
 
-__all__ = ["bytes_digest", "case_hash", "content_fingerprint", "json_digest", "text_digest"]
+__all__ = ["bytes_digest", "case_hash", "content_fingerprint", "json_digest", "streamed_digest", "text_digest"]
 
 
 def bytes_digest(*pieces: bytes | bytearray | memoryview) -> str:
     """SHA-256 of ``pieces`` one after the other (a large buffer is hashed in slices, never copied)."""
+    return streamed_digest(pieces)
+
+
+def streamed_digest(pieces: Iterable[bytes | bytearray | memoryview]) -> str:
+    """SHA-256 of ``pieces`` one after the other, taken as they come (a file read a slice at a time)."""
     digest = hashlib.sha256()
     for piece in pieces:
         digest.update(piece)

@@ -24,7 +24,7 @@ import io
 import json
 import mmap
 import os
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -39,6 +39,7 @@ __all__ = [
     "DEFAULT_BUCKETS",
     "DIRECTORY_FORMAT",
     "MANIFEST",
+    "DirectoryRecords",
     "Part",
     "RunDirectory",
     "bucket_of",
@@ -90,6 +91,24 @@ class RunDirectory:
     def part_paths(self) -> tuple[Path, ...]:
         """The parts' paths, by bucket."""
         return tuple(self.path / part.file for part in self.parts)
+
+
+class DirectoryRecords:
+    """A checked run directory's records as an opened run reads them: its schema, its parts one at a time
+    (each checked against its digest as it is read), or all of them."""
+
+    def __init__(self, directory: RunDirectory) -> None:
+        self.directory = directory
+        self.schema: Mapping[str, pl.DataType] = dict(pl.read_parquet_schema(directory.part_paths[0]))
+
+    def batches(self, columns: Sequence[str] | None = None) -> Iterator[pl.DataFrame]:
+        """Its records a part at a time, by bucket (``columns``: only those)."""
+        for _, frame in iter_buckets(self.directory):
+            yield frame if columns is None else frame.select(columns)
+
+    def read(self) -> pl.DataFrame:
+        """Every part, by bucket."""
+        return pl.concat(list(self.batches()), how="vertical")
 
 
 def is_directory_output(output: str | Path | None, buckets: int | None) -> bool:

@@ -4,6 +4,9 @@ The fingerprint is the SHA-256 of the file's bytes with the fingerprint itself b
 stored in the schema metadata, which Arrow writes twice: after the magic and in the footer). So any
 byte changed anywhere, or a file cut short, no longer matches and is refused when loaded. Files are
 written atomically and never replace an existing file.
+
+Rows are written in record batches of ``BATCH_ROWS``, so a reader can take a large run a batch at a time
+(``open_frozen``) instead of decoding it whole.
 """
 
 from __future__ import annotations
@@ -14,27 +17,39 @@ import io
 import os
 import re
 import secrets
+import shutil
 import tempfile
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterator, Mapping, Sequence
+from dataclasses import dataclass
 from pathlib import Path
+from types import MappingProxyType
 from typing import Any, BinaryIO, cast
 
 import polars as pl
 
-from rag_compare.core.digest import bytes_digest
+from rag_compare.core.digest import bytes_digest, streamed_digest
 from rag_compare.core.errors import RunExistsError, RunFileError, RunIntegrityError
 
 __all__ = [
+    "BATCH_ROWS",
     "FINGERPRINT_KEY",
+    "FrozenFile",
+    "atomic_directory",
     "atomic_output",
     "ensure_absent",
+    "ensure_new",
     "freeze_frame",
+    "open_frozen",
     "read_frozen",
     "serialize",
     "write_atomically",
 ]
 
 FINGERPRINT_KEY = "rag_compare.fingerprint"
+BATCH_ROWS = 1 << 16
+"""Rows per record batch of a frozen file."""
+_READ_BYTES = 1 << 23
+"""Bytes read at a time while a file's fingerprint is checked."""
 _DIGEST_LENGTH = 64
 _ARROW_MAGIC = b"ARROW1"
 """The bytes an Arrow IPC file starts with."""
@@ -50,7 +65,7 @@ def serialize(frame: pl.DataFrame, metadata: Mapping[str, str]) -> tuple[bytes, 
     sink = pa.BufferOutputStream()
     options = pa.ipc.IpcWriteOptions(compression="zstd")
     with pa.ipc.new_file(sink, table.schema, options=options) as writer:
-        writer.write_table(table)
+        writer.write_table(table, max_chunksize=BATCH_ROWS)
     data = bytearray(sink.getvalue().to_pybytes())
     positions = _positions(data, placeholder)
     fingerprint = _digest(data, positions)
@@ -59,19 +74,55 @@ def serialize(frame: pl.DataFrame, metadata: Mapping[str, str]) -> tuple[bytes, 
     return bytes(data), fingerprint
 
 
-def read_frozen(path: Path) -> tuple[pl.DataFrame, dict[str, str], str]:
-    """The frame, schema metadata and fingerprint of a frozen file, after checking its integrity."""
+@dataclass(frozen=True)
+class FrozenFile:
+    """A frozen file whose bytes matched its fingerprint when opened: its schema metadata, fingerprint and
+    the number of record batches it holds, read one at a time by ``batches``."""
+
+    path: Path
+    metadata: Mapping[str, str]
+    fingerprint: str
+    schema: Mapping[str, pl.DataType]
+
+    def batches(self, columns: Sequence[str] | None = None) -> Iterator[pl.DataFrame]:
+        """The file's rows, a record batch at a time (``columns``: only those, in that order)."""
+        import pyarrow as pa
+
+        try:
+            with pa.OSFile(str(self.path)) as source:
+                reader = pa.ipc.open_file(source, memory_pool=pa.system_memory_pool())
+                for index in range(reader.num_record_batches):
+                    batch = reader.get_batch(index)
+                    yield pl.DataFrame(batch if columns is None else batch.select(list(columns)))
+        except (pa.ArrowException, OSError, pl.exceptions.PolarsError):
+            raise RunIntegrityError(f"{self.path}: its records cannot be read. Freeze the run again.") from None
+
+    def read(self) -> pl.DataFrame:
+        """Every row of the file, decoded on several threads."""
+        import pyarrow as pa
+
+        try:
+            # Arrow decodes the columns on several threads, and Polars takes its buffers without a copy. The
+            # system allocator gives a run's memory back to the OS as soon as the run is let go.
+            with pa.OSFile(str(self.path)) as source:
+                table = pa.ipc.open_file(source, memory_pool=pa.system_memory_pool()).read_all()
+            return pl.DataFrame(table)
+        except (pa.ArrowException, OSError, pl.exceptions.PolarsError):
+            raise RunIntegrityError(f"{self.path}: its records cannot be read. Freeze the run again.") from None
+
+
+def open_frozen(path: Path) -> FrozenFile:
+    """A frozen file, after checking that its bytes match its fingerprint (read a slice at a time)."""
     import pyarrow as pa
 
     if not path.is_file():
         raise RunFileError(f"{path}: no such run file. Check the path, or freeze the run first.")
-    data = path.read_bytes()
     try:
-        # Arrow decodes the columns on several threads, and Polars takes its buffers without a copy. The
-        # system allocator gives a run's memory back to the OS as soon as the run is let go.
-        reader = pa.ipc.open_file(pa.BufferReader(data), memory_pool=pa.system_memory_pool())
-        metadata = {key.decode(): value.decode() for key, value in (reader.schema.metadata or {}).items()}
-    except (pa.ArrowInvalid, pa.ArrowException, OSError, UnicodeDecodeError):
+        with pa.OSFile(str(path)) as source:
+            arrow_schema = pa.ipc.open_file(source).schema
+        metadata = {key.decode(): value.decode() for key, value in (arrow_schema.metadata or {}).items()}
+        schema = pl.DataFrame(arrow_schema.empty_table()).schema
+    except (pa.ArrowInvalid, pa.ArrowException, OSError, UnicodeDecodeError, pl.exceptions.PolarsError):
         raise RunIntegrityError(
             f"{path}: is not a readable frozen run (cut short, changed, or not an Arrow file). "
             "Restore it from where it was kept, or freeze the run again."
@@ -79,16 +130,18 @@ def read_frozen(path: Path) -> tuple[pl.DataFrame, dict[str, str], str]:
     fingerprint = metadata.pop(FINGERPRINT_KEY, None)
     if fingerprint is None or not re.fullmatch(r"[0-9a-f]{64}", fingerprint):
         raise RunFileError(f"{path}: is an Arrow file but not a frozen run (no fingerprint). Use `freeze_run`.")
-    if _digest(data, _positions(data, fingerprint)) != fingerprint:
+    if _file_digest(path, fingerprint) != fingerprint:
         raise RunIntegrityError(
             f"{path}: does not match its fingerprint {fingerprint[:12]}: the file was changed or damaged "
             "after it was frozen. Restore it, or freeze the run again under a new name."
         )
-    try:
-        frame = pl.DataFrame(reader.read_all())
-    except (pa.ArrowException, pl.exceptions.PolarsError):
-        raise RunIntegrityError(f"{path}: its records cannot be read. Freeze the run again.") from None
-    return frame, metadata, fingerprint
+    return FrozenFile(path, MappingProxyType(metadata), fingerprint, MappingProxyType(dict(schema)))
+
+
+def read_frozen(path: Path) -> tuple[pl.DataFrame, dict[str, str], str]:
+    """The frame, schema metadata and fingerprint of a frozen file, after checking its integrity."""
+    frozen = open_frozen(path)
+    return frozen.read(), dict(frozen.metadata), frozen.fingerprint
 
 
 def freeze_frame(
@@ -160,6 +213,47 @@ def atomic_output(path: Path, *, replace: bool = False, what: str = "new file") 
             os.unlink(temporary)
 
 
+@contextlib.contextmanager
+def atomic_directory(path: Path, *, what: str) -> Iterator[Path]:
+    """A new, empty folder whose files become the folder ``path`` only once the block ends without an error.
+
+    An existing ``path`` is refused (``what`` names what is written, in that message); on an error nothing
+    is left behind, and a failed write raises ``RunFileError`` naming ``path``.
+    """
+    ensure_new(path, what)
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        temporary = Path(tempfile.mkdtemp(prefix=f".{path.name}.", suffix=".partial", dir=path.parent))
+    except OSError as error:
+        raise _unwritable(path, error) from None
+    try:
+        os.chmod(temporary, 0o777 & ~_current_umask())
+        yield temporary
+        _fsync_tree(temporary)
+        if path.exists():
+            raise _exists(path, what)
+        os.rename(temporary, path)
+    except OSError as error:
+        raise _unwritable(path, error) from None
+    finally:
+        shutil.rmtree(temporary, ignore_errors=True)
+
+
+def _fsync_tree(folder: Path) -> None:
+    """Flush every file under ``folder``, and the folders, to disk."""
+    for file in sorted(folder.rglob("*")):
+        handle = os.open(file, os.O_RDONLY)
+        try:
+            os.fsync(handle)
+        finally:
+            os.close(handle)
+    handle = os.open(folder, os.O_RDONLY)
+    try:
+        os.fsync(handle)
+    finally:
+        os.close(handle)
+
+
 def _is_arrow_file(path: Path) -> bool:
     try:
         with path.open("rb") as stream:
@@ -225,11 +319,42 @@ def ensure_absent(path: Path, what: str = "frozen run") -> None:
         raise _exists(path, what)
 
 
+def ensure_new(path: Path, what: str) -> None:
+    """Refuse early, before any work, when a file or folder is at ``path``, where a folder is to be written."""
+    if path.exists():
+        raise _exists(path, what)
+
+
 def _exists(path: Path, what: str) -> RunExistsError:
     return RunExistsError(
         f"{path}: already exists and is never overwritten by the {what}. Choose a new output path, "
         "or move the file away first."
     )
+
+
+def _file_digest(path: Path, marker: str) -> str:
+    """``_digest`` of the file at ``path``, its spans holding ``marker`` read as zeros, read a slice at a time."""
+    return streamed_digest(_blanked(path, marker))
+
+
+def _blanked(path: Path, marker: str) -> Iterator[bytes | memoryview]:
+    """The bytes of the file with each span holding ``marker`` (the ones ``_positions`` finds in the whole
+    file, even across two slices) as zeros."""
+    needle, pending = re.compile(re.escape(marker.encode())), b""
+    with path.open("rb") as stream:
+        while True:
+            chunk = stream.read(_READ_BYTES)
+            pending += chunk
+            done = 0
+            for match in needle.finditer(pending):
+                yield memoryview(pending)[done : match.start()]
+                yield b"0" * _DIGEST_LENGTH
+                done = match.end()
+            keep = max(done, len(pending) - _DIGEST_LENGTH + 1) if chunk else len(pending)
+            yield memoryview(pending)[done:keep]
+            pending = pending[keep:]
+            if not chunk:
+                return
 
 
 def _positions(data: bytes | bytearray, marker: str) -> list[int]:

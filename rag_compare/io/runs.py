@@ -6,7 +6,7 @@ from __future__ import annotations
 import json
 import os
 from collections import Counter
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from types import MappingProxyType
@@ -26,15 +26,27 @@ from rag_compare.io.corpus import Corpus, load_corpus, refuse_unreviewed
 from rag_compare.io.records import join_labels
 from rag_compare.io.run_directory import (
     DEFAULT_BUCKETS,
+    DirectoryRecords,
     RunDirectory,
     is_directory_output,
     iter_buckets,
     read_run_directory,
     verify_parts,
 )
-from rag_compare.io.runfile import ensure_absent, freeze_frame, read_frozen
+from rag_compare.io.runfile import FrozenFile, ensure_absent, freeze_frame, open_frozen
 
-__all__ = ["PAIRS_FORMAT", "SCORES_FORMAT", "Run", "freeze_run", "frozen_format", "load_run", "write_run"]
+__all__ = [
+    "PAIRS_FORMAT",
+    "SCORES_FORMAT",
+    "OpenedRun",
+    "Run",
+    "freeze_run",
+    "frozen_format",
+    "json_ready",
+    "load_run",
+    "open_run",
+    "write_run",
+]
 
 CONFIG_KEY = "rag_compare.config"
 FORMAT_KEY = "rag_compare.format"
@@ -127,7 +139,7 @@ class Run(Report):
             **counts,
             "corpus_cases": corpus.get("cases"),
             "status_counts": statuses,
-            "config": _json_ready(self.config),
+            "config": json_ready(self.config),
         }
 
 
@@ -227,16 +239,66 @@ def write_run(frame: pl.DataFrame, config: Mapping[str, Any], output: str | Path
     return Run(records=frame, config=MappingProxyType(dict(config)), fingerprint=fingerprint, path=path)
 
 
+@dataclass(frozen=True)
+class OpenedRun:
+    """A run file (or run directory) opened and checked against its fingerprint, its records not read
+    yet: a large run is read a record batch (a directory: a part) at a time (``batches``), or the rows of
+    a few cases (``rows``)."""
+
+    config: Mapping[str, Any]
+    fingerprint: str
+    path: Path
+    frozen: FrozenFile | DirectoryRecords = field(repr=False)
+
+    @property
+    def name(self) -> str:
+        return str(self.config.get("name", ""))
+
+    @property
+    def created_at(self) -> str:
+        return str(self.config.get("created_at", ""))
+
+    @property
+    def columns(self) -> list[str]:
+        return list(self.frozen.schema)
+
+    def batches(self, columns: Sequence[str] | None = None) -> Iterator[pl.DataFrame]:
+        """Its records a record batch at a time (``columns``: only those)."""
+        return self.frozen.batches(columns)
+
+    def rows(self, case_ids: pl.Series, columns: Sequence[str]) -> pl.DataFrame:
+        """``columns`` of the records of ``case_ids``, in file order."""
+        wanted = case_ids.implode()
+        parts = [batch.filter(pl.col("case_id").is_in(wanted)) for batch in self.batches(columns)]
+        return pl.concat(parts) if parts else pl.DataFrame(schema={name: self.frozen.schema[name] for name in columns})
+
+    def load(self) -> Run:
+        """The whole run in memory (a run directory's: read when first used)."""
+        if isinstance(self.frozen, DirectoryRecords):
+            return _directory_run(self.frozen.directory)
+        return Run(records=self.frozen.read(), config=self.config, fingerprint=self.fingerprint, path=self.path)
+
+
 def load_run(path: str | Path) -> Run:
     """Read a frozen run, refusing a file whose bytes no longer match its fingerprint; or a run
     directory, refusing one whose manifest or any part was changed, or with a part missing or a file
-    it does not list (each part's digest is checked here, a chunk at a time, and again when read)."""
+    it does not list (each part's digest is checked here, a part at a time, and again when read)."""
+    return open_run(path).load()
+
+
+def open_run(path: str | Path) -> OpenedRun:
+    """Open a frozen run (a file or a run directory) without reading its records, refusing one that no
+    longer matches its fingerprint, or that is not a run of this format."""
     path = Path(path)
     if path.is_dir():
         directory = read_run_directory(path)
         verify_parts(directory)
-        return _directory_run(directory)
-    frame, metadata, fingerprint = read_frozen(path)
+        records = DirectoryRecords(directory)
+        _refuse_wrong_columns(directory.part_paths[0], records.schema)
+        config = MappingProxyType(dict(directory.config))
+        return OpenedRun(config=config, fingerprint=directory.fingerprint, path=path, frozen=records)
+    frozen = open_frozen(path)
+    metadata = frozen.metadata
     if metadata.get(FORMAT_KEY) == SCORES_FORMAT:
         raise RunFileError(
             f"{path}: is a scores file, not a run. Pass it with `baseline_scores` or `candidate_scores` "
@@ -252,9 +314,9 @@ def load_run(path: str | Path) -> Run:
             f"{path}: is run format {metadata.get(FORMAT_KEY)!r}; this rag-compare reads format {FORMAT_VERSION}. "
             "Freeze the run again with this version."
         )
-    _refuse_wrong_columns(path, frame.schema)
+    _refuse_wrong_columns(path, frozen.schema)
     config = json.loads(metadata[CONFIG_KEY])
-    return Run(records=frame, config=MappingProxyType(config), fingerprint=fingerprint, path=path)
+    return OpenedRun(config=MappingProxyType(config), fingerprint=frozen.fingerprint, path=path, frozen=frozen)
 
 
 def _refuse_wrong_columns(path: Path, schema: Mapping[str, pl.DataType]) -> None:
@@ -270,7 +332,6 @@ def _refuse_wrong_columns(path: Path, schema: Mapping[str, pl.DataType]) -> None
 def _directory_run(directory: RunDirectory) -> Run:
     """The run of a checked run directory, its records not read yet."""
     parts = directory.part_paths
-    _refuse_wrong_columns(parts[0], pl.read_parquet_schema(parts[0]))
     return Run(
         records=cast(pl.DataFrame, None),
         config=MappingProxyType(dict(directory.config)),
@@ -295,10 +356,10 @@ def frozen_format(path: str | Path) -> str | None:
     return None if found is None else found.decode(errors="replace")
 
 
-def _json_ready(value: Any) -> Any:
+def json_ready(value: Any) -> Any:
     """A JSON-ready copy of a config (read-only mappings become dicts)."""
     if isinstance(value, Mapping):
-        return {key: _json_ready(item) for key, item in value.items()}
+        return {key: json_ready(item) for key, item in value.items()}
     if isinstance(value, list | tuple):
-        return [_json_ready(item) for item in value]
+        return [json_ready(item) for item in value]
     return value

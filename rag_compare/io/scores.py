@@ -37,7 +37,7 @@ from rag_compare.core.signals import JUDGE_FAILED, SCORED_SIGNALS, SIGNALS_BY_NA
 from rag_compare.io.config import check_config
 from rag_compare.io.credential_scan import refuse_credentials
 from rag_compare.io.runfile import ensure_absent, freeze_frame, read_frozen
-from rag_compare.io.runs import FORMAT_KEY, SCORES_FORMAT, Run
+from rag_compare.io.runs import FORMAT_KEY, SCORES_FORMAT, OpenedRun, Run
 
 __all__ = [
     "JUDGE_STATUSES",
@@ -77,7 +77,7 @@ class Scores(Report):
         """Records (samples, with repeats) per judge status."""
         return count_by(self.frame, "judge_status", JUDGE_STATUSES)
 
-    def check_scored(self, run: Run) -> None:
+    def check_scored(self, run: Run | OpenedRun) -> None:
         """Refuse to pair these scores with any run but the one they scored."""
         if run.fingerprint != self.run["fingerprint"]:
             raise ScoresError(

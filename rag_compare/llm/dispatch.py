@@ -7,14 +7,17 @@ attempt and ``limits`` for what is retried and how long to wait). Other 4xx answ
 failure, not retried. An endpoint that refuses the credentials, the model or the route (401, 403, 404)
 stops everything with an ``EndpointError`` (or the subclass the caller names): no case could succeed.
 Replies are cached as soon as they arrive, so an interrupted run loses nothing it has paid for.
-``send_to_endpoint`` is the one way the judge, batch generation and drafting call an endpoint: it opens
-the client and the reply cache a user's settings name and sends through ``send_all``.
+Requests may go to a pool of endpoints serving the same model, within the one concurrency bound (see
+``pool`` for which endpoint an attempt goes to). ``send_to_endpoint`` is the one way the judge, batch
+generation and drafting call an endpoint: it opens the clients and the reply cache a user's settings
+name and sends through ``send_all``.
 """
 
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Awaitable, Callable, Coroutine, Iterable, Mapping, Sequence
+from collections import Counter
+from collections.abc import Awaitable, Coroutine, Iterable, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
@@ -22,8 +25,8 @@ from typing import Any, TypeVar
 
 from rag_compare.core.errors import EndpointError, RagCompareError
 from rag_compare.llm.cache import ReplyCache, opened_cache, request_key
-from rag_compare.llm.endpoint import client_factory, endpoint_name
 from rag_compare.llm.limits import Limits, backoff_wait, retry_after, retryable
+from rag_compare.llm.pool import Endpoint, Router, pool_endpoints
 from rag_compare.llm.progress import progress_bar
 from rag_compare.llm.transport import complete, describe, refusals, refused_error
 
@@ -35,12 +38,18 @@ _T = TypeVar("_T")
 @dataclass(frozen=True)
 class Outcome:
     """What became of one request: ``reply`` (``content``, ``prompt_tokens``, ``completion_tokens``)
-    or ``error``; ``cached`` when the reply came from the cache; ``sent``: HTTP requests made for it."""
+    or ``error``; ``cached`` when the reply came from the cache; ``tried``: the endpoint of each HTTP
+    request made for it, in order (the last one gave the reply, when there is one)."""
 
     reply: Mapping[str, Any] | None
     error: str | None
     cached: bool
-    sent: int
+    tried: tuple[str, ...] = ()
+
+    @property
+    def sent(self) -> int:
+        """HTTP requests made for it."""
+        return len(self.tried)
 
 
 def run_sync(coroutine: Awaitable[_T]) -> _T:
@@ -58,31 +67,31 @@ def run_sync(coroutine: Awaitable[_T]) -> _T:
 
 
 def send_all(
-    client: Callable[[], Any],
+    endpoints: Sequence[Endpoint],
     bodies: Sequence[Mapping[str, Any]],
     *,
-    endpoint: str,
     limits: Limits,
     cache: ReplyCache | None,
     progress: str | None = None,
-    close_client: bool = False,
+    close_clients: bool = False,
     refused: type[EndpointError] = EndpointError,
 ) -> list[Outcome]:
-    """One ``Outcome`` per body of ``bodies``, sent through the ``openai.AsyncOpenAI`` that ``client()``
-    gives (called only when a body is not in the cache).
+    """One ``Outcome`` per body of ``bodies``, sent to the pool of ``endpoints`` (one or more, see
+    ``pool``), each through the ``openai.AsyncOpenAI`` its ``client()`` gives (called only when a body
+    is not in the cache).
 
-    ``endpoint`` names where requests go (it is part of the cache key); ``progress``, when given, is
-    the label of a progress bar drawn on a terminal. With ``close_client`` the client is closed in the
-    event loop it was used in, once every request is done. An endpoint that refuses the requests
-    themselves raises ``refused``.
+    A reply is looked up under the key of every endpoint (in the pool's order) and stored under the key
+    of the endpoint that gave it. ``progress``, when given, is the label of a progress bar drawn on a
+    terminal. With ``close_clients`` the clients are closed in the event loop they were used in, once
+    every request is done. An endpoint that refuses the requests themselves raises ``refused``.
     """
-    keys = [request_key(endpoint, body) for body in bodies]
-    stored = {} if cache is None else cache.get_many(keys)
-    outcomes: list[Outcome | None] = [Outcome(stored[key], None, True, 0) if key in stored else None for key in keys]
+    keys = [{endpoint.name: request_key(endpoint.name, body) for endpoint in endpoints} for body in bodies]
+    stored = {} if cache is None else cache.get_many(key for body_keys in keys for key in body_keys.values())
+    outcomes: list[Outcome | None] = [_stored(body_keys, stored) for body_keys in keys]
     pending = [index for index, outcome in enumerate(outcomes) if outcome is None]
     if not pending:
         return [outcome for outcome in outcomes if outcome is not None]
-    sender = _Sender(client(), limits, cache, refused)
+    sender = _Sender(endpoints, limits, cache, refused)
     with progress_bar(progress, len(pending)) as advance:
 
         async def send(index: int) -> None:
@@ -93,11 +102,18 @@ def send_all(
             try:
                 await run_concurrently(send(index) for index in pending)
             finally:
-                if close_client:
-                    await sender.client.close()
+                if close_clients:
+                    for client in sender.clients.values():
+                        await client.close()
 
         run_sync(send_pending())
     return [outcome for outcome in outcomes if outcome is not None]
+
+
+def _stored(keys: Mapping[str, str], stored: Mapping[str, Mapping[str, Any]]) -> Outcome | None:
+    """The cached outcome under the first of ``keys`` (one per endpoint, in the pool's order) that has a reply."""
+    reply = next((stored[key] for key in keys.values() if key in stored), None)
+    return None if reply is None else Outcome(reply, None, True)
 
 
 async def run_concurrently(coroutines: Iterable[Coroutine[Any, Any, None]]) -> None:
@@ -112,44 +128,62 @@ async def run_concurrently(coroutines: Iterable[Coroutine[Any, Any, None]]) -> N
 
 
 class _Sender:
-    """Sends one request at a time per slot of the concurrency bound, with its retries."""
+    """Sends one request at a time per slot of the concurrency bound, with its retries, each attempt to
+    the endpoint the pool's ``Router`` chooses."""
 
-    def __init__(self, client: Any, limits: Limits, cache: ReplyCache | None, refused: type[EndpointError]) -> None:
-        self.client, self.limits, self.cache, self.refused = client, limits, cache, refused
+    def __init__(
+        self, endpoints: Sequence[Endpoint], limits: Limits, cache: ReplyCache | None, refused: type[EndpointError]
+    ) -> None:
+        self.clients = {endpoint.name: endpoint.client() for endpoint in endpoints}
+        self.router = Router(list(self.clients))
+        self.pooled = len(self.clients) > 1  # errors then name the endpoint
+        self.limits, self.cache, self.refused = limits, cache, refused
         self.slots: asyncio.Semaphore | None = None
 
-    async def send(self, body: Mapping[str, Any], key: str) -> Outcome:
+    async def send(self, body: Mapping[str, Any], keys: Mapping[str, str]) -> Outcome:
         import openai
 
         if self.slots is None:
             self.slots = asyncio.Semaphore(self.limits.concurrency)
-        sent = 0
+        tried: list[str] = []
+        failures: dict[str, str] = {}  # each endpoint's last error, in the order they first failed
         while True:
             async with self.slots:
-                sent += 1
+                name = self.router.take(Counter(tried))
+                tried.append(name)
+                failed = True
                 try:
-                    reply = await complete(self.client, body, self.limits.timeout)
+                    reply = await complete(self.clients[name], body, self.limits.timeout)
                 except refusals() as error:
-                    raise refused_error(error, self.refused) from None
+                    raise refused_error(error, self.refused, name if self.pooled else None) from None
                 except retryable() as error:
-                    failure, wait = describe(error), retry_after(error)
+                    failures[name], wait = describe(error), retry_after(error)
                 except openai.APIStatusError as error:
-                    return Outcome(None, describe(error), False, sent)
+                    failed = False  # the request's own failure, not the endpoint's
+                    return Outcome(None, self._errors({name: describe(error)}), False, tuple(tried))
                 else:
+                    failed = False
                     if self.cache is not None:
-                        self.cache.put(key, reply)
-                    return Outcome(reply, None, False, sent)
-            if sent > self.limits.max_retries:
-                attempts = "1 attempt" if sent == 1 else f"{sent} attempts"
-                return Outcome(None, f"{failure} (gave up after {attempts})", False, sent)
-            await asyncio.sleep(backoff_wait(self.limits, sent, wait))
+                        self.cache.put(keys[name], reply)
+                    return Outcome(reply, None, False, tuple(tried))
+                finally:
+                    self.router.release(name, failed=failed)
+            if len(tried) > self.limits.max_retries:
+                attempts = "1 attempt" if len(tried) == 1 else f"{len(tried)} attempts"
+                return Outcome(None, f"{self._errors(failures)} (gave up after {attempts})", False, tuple(tried))
+            if not self.router.another_to_try(Counter(tried)):
+                await asyncio.sleep(backoff_wait(self.limits, len(tried), wait))
+
+    def _errors(self, failures: Mapping[str, str]) -> str:
+        """The errors of ``failures`` (by endpoint), each after its endpoint's name in a pool."""
+        return " | ".join(f"{name}: {error}" if self.pooled else error for name, error in failures.items())
 
 
 def send_to_endpoint(
     bodies: Sequence[Mapping[str, Any]],
     *,
     client: Any,
-    base_url: str | None,
+    base_url: str | Sequence[str] | None,
     api_key: str | None,
     limits: Limits,
     cache: str | Path | bool,
@@ -157,16 +191,17 @@ def send_to_endpoint(
     refused: type[EndpointError] = EndpointError,
 ) -> list[Outcome]:
     """One ``Outcome`` per body of ``bodies``, sent with ``limits`` to the endpoint that ``client`` (an
-    ``openai.AsyncOpenAI``, closed by its owner) or else ``base_url`` and ``api_key`` name (a client
-    opened here is closed here), through the reply cache that the ``cache=`` setting names."""
+    ``openai.AsyncOpenAI``, closed by its owner) or else ``base_url`` (one URL or a pool of them, see
+    ``pool``) and ``api_key`` name (clients opened here are closed here), through the reply cache that
+    the ``cache=`` setting names."""
+    endpoints = pool_endpoints(client, base_url, api_key)
     with opened_cache(cache) as store:
         return send_all(
-            client_factory(client, base_url, api_key),
+            endpoints,
             bodies,
-            endpoint=endpoint_name(client, base_url),
             limits=limits,
             cache=store,
             progress=progress,
-            close_client=client is None,
+            close_clients=client is None,
             refused=refused,
         )

@@ -31,6 +31,7 @@ from rag_compare.llm.endpoint_judge import EndpointJudge
 from rag_compare.llm.judge_checks import CHECKS, DEFAULT_CHECKS, PROMPT_VERSION, Check, prompt_digest, render_messages
 from rag_compare.llm.limits import Limits, limits_from
 from rag_compare.llm.plan import JudgePlan, estimated_tokens, tokens_of
+from rag_compare.llm.pool import EndpointUsage
 from rag_compare.llm.transport import chat_body
 
 __all__ = ["OpenAIJudge"]
@@ -54,14 +55,15 @@ class OpenAIJudge(EndpointJudge):
     """An LLM judge over an OpenAI-compatible chat-completions endpoint (see the module).
 
     ``base_url`` defaults to ``OPENAI_BASE_URL``, the key to ``OPENAI_API_KEY`` (a local endpoint given
-    by ``base_url`` needs none). ``client`` (an ``openai.AsyncOpenAI``) replaces both. ``limits``:
+    by ``base_url`` needs none); several URLs are a pool of endpoints serving the same model, sharing
+    the concurrency bound (see ``pool``). ``client`` (an ``openai.AsyncOpenAI``) replaces both. ``limits``:
     concurrency, timeout, retries and backoff (default ``Limits()``; the separate ``concurrency``,
     ``timeout``, ``max_retries`` and ``backoff`` arguments are deprecated). ``cache``: a file path,
     ``True`` for the default file (``RAG_COMPARE_CACHE``), ``False`` for none.
     """
 
     model: str
-    base_url: str | None = None
+    base_url: str | Sequence[str] | None = None
     checks: Sequence[str] = DEFAULT_CHECKS
     temperature: float | None = 0.0
     seed: int | None = None
@@ -76,6 +78,7 @@ class OpenAIJudge(EndpointJudge):
     limits: Limits | None = None
     """After construction, the limits the judge sends with (never ``None``)."""
     _limits: Limits = field(init=False, repr=False, compare=False)
+    _usage: dict[str, EndpointUsage] = field(default_factory=dict, init=False, repr=False, compare=False)
 
     def __post_init__(
         self, concurrency: int | None, timeout: float | None, max_retries: int | None, backoff: float | None
@@ -89,6 +92,7 @@ class OpenAIJudge(EndpointJudge):
         deprecated = {"concurrency": concurrency, "timeout": timeout, "max_retries": max_retries, "backoff": backoff}
         object.__setattr__(self, "_limits", limits_from("OpenAIJudge", self.limits, Limits(), deprecated, 4))
         object.__setattr__(self, "limits", self._limits)
+        self._settle_endpoints()
 
     @property
     def name(self) -> str:
@@ -100,7 +104,7 @@ class OpenAIJudge(EndpointJudge):
             "name": self.name,
             "method": METHOD_VERSION,
             "model": self.model,
-            "endpoint": self.endpoint,
+            "endpoint": self._endpoint_config(),
             "checks": list(self.checks),
             "temperature": self.temperature,
             "seed": self.seed,

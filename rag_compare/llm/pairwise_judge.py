@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import functools
 import json
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -37,6 +38,7 @@ from rag_compare.llm.endpoint_judge import EndpointJudge
 from rag_compare.llm.judge_checks import prompt_digest
 from rag_compare.llm.limits import Limits
 from rag_compare.llm.plan import JudgePlan, estimated_tokens
+from rag_compare.llm.pool import EndpointUsage
 from rag_compare.llm.transport import chat_body
 
 __all__ = ["PROMPT_VERSION", "PairwiseJudge"]
@@ -61,13 +63,14 @@ class PairwiseJudge(EndpointJudge):
     """A pairwise judge over an OpenAI-compatible chat-completions endpoint (see the module).
 
     ``base_url`` defaults to ``OPENAI_BASE_URL``, the key to ``OPENAI_API_KEY`` (a local endpoint given
-    by ``base_url`` needs none). ``client`` (an ``openai.AsyncOpenAI``) replaces both. ``limits``:
+    by ``base_url`` needs none); several URLs are a pool of endpoints serving the same model, sharing
+    the concurrency bound (see ``pool``). ``client`` (an ``openai.AsyncOpenAI``) replaces both. ``limits``:
     concurrency, timeout, retries and backoff (default ``Limits()``). ``cache``: a file path, ``True``
     for the default file (``RAG_COMPARE_CACHE``), ``False`` for none.
     """
 
     model: str
-    base_url: str | None = None
+    base_url: str | Sequence[str] | None = None
     temperature: float | None = 0.0
     seed: int | None = None
     cache: str | Path | bool = True
@@ -77,12 +80,14 @@ class PairwiseJudge(EndpointJudge):
     limits: Limits | None = None
     """After construction, the limits the judge sends with (never ``None``)."""
     _limits: Limits = field(init=False, repr=False, compare=False)
+    _usage: dict[str, EndpointUsage] = field(default_factory=dict, init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:
         if not self.model.strip():
             raise ConfigError("the pairwise judge needs a model: pass `model` (the name the endpoint serves).")
         object.__setattr__(self, "_limits", Limits() if self.limits is None else self.limits)
         object.__setattr__(self, "limits", self._limits)
+        self._settle_endpoints()
 
     @property
     def name(self) -> str:
@@ -94,7 +99,7 @@ class PairwiseJudge(EndpointJudge):
             "name": self.name,
             "method": METHOD_VERSION,
             "model": self.model,
-            "endpoint": self.endpoint,
+            "endpoint": self._endpoint_config(),
             "temperature": self.temperature,
             "seed": self.seed,
             "prompt_version": PROMPT_VERSION,

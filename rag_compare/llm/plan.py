@@ -54,10 +54,14 @@ def tokens_of(characters: int) -> int:
     return math.ceil(characters / CHARS_PER_TOKEN)
 
 
-def in_cache(bodies: Sequence[Mapping[str, Any]], *, endpoint: str, cache: str | Path | bool) -> list[bool]:
+def in_cache(
+    bodies: Sequence[Mapping[str, Any]], *, endpoint: str | Sequence[str], cache: str | Path | bool
+) -> list[bool]:
     """Whether the reply cache that the ``cache=`` setting names holds the reply to each of ``bodies``
-    sent to ``endpoint`` (a cache file that is not there yet is not created)."""
-    keys = [request_key(endpoint, body) for body in bodies]
+    sent to ``endpoint`` (or to any endpoint of a pool of them; a cache file that is not there yet is
+    not created)."""
+    names = [endpoint] if isinstance(endpoint, str) else list(endpoint)
+    keys = [[request_key(name, body) for name in names] for body in bodies]
     with opened_cache(cache, create=False) as store:
-        stored = set() if store is None else set(store.get_many(keys))
-    return [key in stored for key in keys]
+        stored = set() if store is None else set(store.get_many(key for body_keys in keys for key in body_keys))
+    return [any(key in stored for key in body_keys) for body_keys in keys]

@@ -86,10 +86,14 @@ def _validator(schema: str) -> Any:
     return jsonschema.Draft202012Validator(json.loads(schema))
 
 
-def refused_error(error: BaseException, kind: type[EndpointError] = EndpointError) -> EndpointError:
-    """The error that stops everything when the endpoint refuses the credentials, model or route."""
+def refused_error(
+    error: BaseException, kind: type[EndpointError] = EndpointError, endpoint: str | None = None
+) -> EndpointError:
+    """The error that stops everything when the endpoint (named when it is one of a pool) refuses the
+    credentials, model or route."""
+    which = "the endpoint" if endpoint is None else f"the endpoint {endpoint}"
     return kind(
-        f"the endpoint refused the request: {describe(error)}. Check OPENAI_API_KEY, "
+        f"{which} refused the request: {describe(error)}. Check OPENAI_API_KEY, "
         "`model` and `base_url` (the endpoint's chat completions route)."
     )
 

@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import functools
 import re
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TextIO
 
@@ -106,6 +106,7 @@ def _context(comparison: Comparison, *, all_cases: bool, max_cases: int | None) 
     counts = comparison.counts
     answer_signals = ANSWER_SIGNALS + tuple(signal.name for signal in comparison.signals if signal in SCORE_SIGNALS)
     listed = REPORTED_STATUSES + (("unchanged",) if all_cases else ())
+    views = _case_views(comparison, [status for status in listed if counts[status]], max_cases, answer_signals)
     return {
         "version": __version__,
         "title": f"{comparison.baseline.name} → {comparison.candidate.name}",
@@ -128,7 +129,7 @@ def _context(comparison: Comparison, *, all_cases: bool, max_cases: int | None) 
                 "tone": tone_of(status),
                 "count": counts[status],
                 "open": tone_of(status) in _OPEN_TONES,
-                "cases": _case_views(comparison.cases, status, max_cases, answer_signals),
+                "cases": views[status],
                 "more": 0 if max_cases is None else max(0, counts[status] - max_cases),
             }
             for status in listed
@@ -243,53 +244,55 @@ def _breakdown(breakdowns: pl.DataFrame, by: str) -> dict[str, Any]:
 
 
 def _case_views(
-    cases: pl.DataFrame, status: str, limit: int | None, answer_signals: Sequence[str]
-) -> Iterator[dict[str, Any]]:
-    """The first ``limit`` cases of one status, by case id, as the template shows them, one at a time.
+    comparison: Comparison, statuses: Sequence[str], limit: int | None, answer_signals: Sequence[str]
+) -> dict[str, list[dict[str, Any]]]:
+    """The first ``limit`` cases of each of ``statuses``, by case id, as the template shows them.
 
-    The cases are chosen on their ids alone, then only those rows are gathered: texts of the cases
-    left out are never copied.
+    The cases are chosen on their ids alone, then only their rows are gathered and only their texts read
+    back from the runs, once for every status: texts of the cases left out are never read.
     """
+    cases = comparison.cases
     side_columns = [
         "status",
         "error",
-        "retrieved_passage_ids",
         "missing_from_context",
-        "answer",
         "judge_status",
         "judge_error",
         *answer_signals,
         *(name for name in ("repeats", "failed_repeats") if f"baseline_{name}" in cases.columns),
     ]
-    order = cases.lazy().select(row_index(), "case_id", "status").filter(pl.col("status") == status).sort("case_id")
-    listed = order if limit is None or limit >= cases.height else order.head(limit)
-    rows = listed.select("row").collect().get_column("row")
+    order = cases.lazy().select(row_index(), "case_id", pl.col("status").cast(pl.String))
+    order = order.filter(pl.col("status").is_in(statuses)).sort("case_id")
+    if limit is not None:
+        order = order.filter(pl.int_range(pl.len()).over("status") < limit)
+    rows = order.select("row").collect().get_column("row")
     selected = cases.select(
         "case_id",
+        pl.col("status").cast(pl.String),
         "reasons",
-        "question",
         "answerability",
         "category",
-        "source_version",
-        "required_passage_ids",
-        "acceptance_note",
         *(name for name in PREFERENCE_COLUMNS if name in cases.columns),
         *(f"{side}_{name}" for side in SIDES for name in side_columns),
     )[rows]
-    for row in selected.iter_rows(named=True):
+    views: dict[str, list[dict[str, Any]]] = {status: [] for status in statuses}
+    for row in comparison.with_texts(selected).iter_rows(named=True):
         required = row["required_passage_ids"] or []
-        yield {
-            "case_id": row["case_id"],
-            "reasons": row["reasons"],
-            "question": row["question"],
-            "labels": [label for label in (row["answerability"], row["category"]) if label],
-            "source_version": row["source_version"],
-            "required": required,
-            "acceptance_note": row["acceptance_note"],
-            "preferred": row.get("preferred"),
-            "preference_reason": row.get("preference_reason"),
-            "sides": [_side_view(row, side, required, answer_signals) for side in SIDES],
-        }
+        views[row["status"]].append(
+            {
+                "case_id": row["case_id"],
+                "reasons": row["reasons"],
+                "question": row["question"],
+                "labels": [label for label in (row["answerability"], row["category"]) if label],
+                "source_version": row["source_version"],
+                "required": required,
+                "acceptance_note": row["acceptance_note"],
+                "preferred": row.get("preferred"),
+                "preference_reason": row.get("preference_reason"),
+                "sides": [_side_view(row, side, required, answer_signals) for side in SIDES],
+            }
+        )
+    return views
 
 
 def _side_view(row: Mapping[str, Any], side: str, required: list[str], answer_signals: Sequence[str]) -> dict[str, Any]:

@@ -8,6 +8,7 @@ import sys
 from collections.abc import Callable
 from pathlib import Path
 
+import polars as pl
 import pytest
 from click.testing import Result
 
@@ -192,3 +193,23 @@ def test_runs_with_repeats_freeze_and_compare_through_the_cli(cli: Cli, tmp_path
     document = json.loads(gated.stdout)
     assert document["noise_floor"]["expected"]["regressed"] == pytest.approx(0.5)
     assert document["counts"]["unstable"] == 4
+
+
+def test_an_output_with_a_trailing_slash_is_a_folder_of_the_json_summary_and_parquet_cases(
+    cli: Cli, tmp_path: Path
+) -> None:
+    folder = tmp_path / "out"
+    result = cli(BASELINE, CANDIDATE, "--passages", PASSAGES, "--output", f"{folder}/")
+    assert (result.exit_code, result.stderr) == (0, "")
+    assert result.stdout.startswith(f"wrote the comparison to {folder}/: ")
+    whole = json.loads(cli(BASELINE, CANDIDATE, "--passages", PASSAGES, "--format", "json").stdout)
+    cases = whole.pop("cases")
+    assert json.loads((folder / "summary.json").read_text(encoding="utf-8")) == whole
+    assert pl.read_parquet(folder / "cases" / "part-00000.parquet").to_dicts() == cases
+    again = cli(BASELINE, CANDIDATE, "--output", f"{folder}/")
+    assert again.exit_code == 2
+    assert "already exists and is never overwritten by the comparison folder" in again.stderr
+    report = cli(BASELINE, CANDIDATE, "--format", "markdown", "--output", f"{tmp_path / 'other'}/")
+    assert report.exit_code == 2
+    assert "writes a folder of JSON and Parquet, not markdown" in report.stderr
+    assert sorted(path.name for path in tmp_path.iterdir()) == ["out"]

@@ -15,7 +15,7 @@ from click.testing import Result
 
 from rag_compare import freeze_run
 from rag_compare.io.pairs import load_pairs
-from tests.helpers.chat_server import ChatServer, Reply
+from tests.helpers.chat_server import ChatServer, Reply, closed_port_url
 from tests.helpers.judged import CORPUS as JUDGED_CORPUS
 from tests.helpers.judged import SAMPLED_RECORDS
 from tests.helpers.pairs import BASELINE, CANDIDATE, CORPUS, candidate_answer, case_letter, shown_answers
@@ -140,6 +140,39 @@ class Faulty:
         if letter == "d":
             return Reply(content='{"better": "first", "reason": ')
         return prefers_the_candidate(request, attempt)
+
+
+def test_a_pool_of_endpoints_survives_a_dead_one_and_says_what_each_did(
+    cli: Cli, runs: tuple[Path, Path], tmp_path: Path
+) -> None:
+    """One request at a time, the dead endpoint first: it is tried by three requests, then set aside."""
+    dead = closed_port_url()
+    with ChatServer(prefers_the_candidate) as live:
+        result = cli(
+            "judge-pairs", *runs, "--model", "m", "--base-url", dead, "--base-url", live.base_url,
+            "--concurrency", "1", *FAST, "--output", tmp_path / "pairs.arrow",
+        )  # fmt: skip
+        assert result.exit_code == 0, result.output
+        assert live.count() == 2 * ASKED
+    assert result.stderr.splitlines()[-2:] == [
+        f"endpoint {dead}: 3 requests sent, 0 succeeded, 3 failed",
+        f"endpoint {live.base_url}: {2 * ASKED} requests sent, {2 * ASKED} succeeded, 0 failed",
+    ]
+    pairs = load_pairs(tmp_path / "pairs.arrow")
+    assert pairs.evaluator["config"]["endpoint"] == sorted([dead, live.base_url])
+    assert pairs.counts["judge_failed"] == 0
+    assert compared(cli, runs, tmp_path / "pairs.arrow")["preference"]["wins"] == ASKED
+
+
+def test_a_pool_with_an_unusable_url_exits_2_before_any_request(
+    cli: Cli, runs: tuple[Path, Path], tmp_path: Path
+) -> None:
+    with ChatServer(always_first) as server:
+        result = judge(cli, runs, server, tmp_path / "pairs.arrow", "--base-url", "ftp://judge-2/v1")
+        assert server.count() == 0
+    assert result.exit_code == 2, result.output
+    assert "the endpoint 'ftp://judge-2/v1' is not usable (not an http:// or https:// URL with a host)" in result.stderr
+    assert not (tmp_path / "pairs.arrow").exists()
 
 
 def test_faults_keep_every_case_and_a_rerun_sends_only_what_failed(

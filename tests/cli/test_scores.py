@@ -292,6 +292,47 @@ def test_score_against_an_endpoint_then_again_from_the_cache(cli: Cli, tmp_path:
     assert not (tmp_path / "replies.sqlite3").exists()  # --cache, not $RAG_COMPARE_CACHE
 
 
+def test_score_spreads_over_a_pool_of_endpoints(cli: Cli, tmp_path: Path) -> None:
+    with ChatServer(latency=0.02) as first, ChatServer(latency=0.02) as second:
+        result = cli(
+            "score", CANDIDATE, "--model", "m", "--base-url", first.base_url, "--base-url", second.base_url,
+            "--concurrency", "4", *FAST, "--output", tmp_path / "pool.arrow",
+        )  # fmt: skip
+        assert result.exit_code == 0, result.output
+        counts = first.count(), second.count()
+        alone = cli(
+            "score", CANDIDATE, "--model", "m", "--base-url", second.base_url, *FAST, "--output", tmp_path / "one.arrow"
+        )
+        assert alone.exit_code == 0, alone.output
+        assert second.count() == counts[1] + counts[0]  # what the first endpoint answered is under its key
+    assert min(counts) > 0
+    assert result.stdout.startswith(
+        f"scored 33 cases of 'candidate' (ok 31, not_judged 2), {sum(counts)} requests sent\n"
+    )
+    assert result.stderr.splitlines()[-2:] == [
+        f"endpoint {first.base_url}: {counts[0]} requests sent, {counts[0]} succeeded, 0 failed",
+        f"endpoint {second.base_url}: {counts[1]} requests sent, {counts[1]} succeeded, 0 failed",
+    ]
+    assert "endpoint " not in alone.stderr  # one endpoint: the count of requests says it all
+    pool, one = load_scores(tmp_path / "pool.arrow"), load_scores(tmp_path / "one.arrow")
+    assert pool.evaluator["config"]["endpoint"] == sorted([first.base_url, second.base_url])
+    assert one.evaluator["config"]["endpoint"] == second.base_url
+    assert pool.frame.drop("requests").equals(one.frame.drop("requests"))
+
+
+def test_score_refuses_a_pool_with_an_unusable_url(cli: Cli, tmp_path: Path) -> None:
+    output = tmp_path / "s.arrow"
+    with ChatServer() as server:
+        result = cli(
+            "score", CANDIDATE, "--model", "m", "--base-url", server.base_url, "--base-url", "localhost:8000",
+            *FAST, "--output", output,
+        )  # fmt: skip
+        assert server.count() == 0
+    assert result.exit_code == 2, result.output
+    assert "the endpoint 'localhost:8000' is not usable (not an http:// or https:// URL with a host)" in result.stderr
+    assert not output.exists()
+
+
 def test_score_uses_the_cache_named_by_the_environment(cli: Cli, tmp_path: Path, reply_cache: Path) -> None:
     with ChatServer() as server:
         base = ("score", CANDIDATE, "--model", "m", "--base-url", server.base_url, *FAST)

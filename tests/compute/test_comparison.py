@@ -4,11 +4,14 @@ from __future__ import annotations
 
 import json
 from collections.abc import Callable
+from pathlib import Path
 
+import polars as pl
 import pytest
 from click.testing import Result
 
-from rag_compare import compare
+from rag_compare import RunExistsError, RunFileError, compare
+from rag_compare.compute import comparison as comparison_module
 from tests.helpers.data import ROOT
 from tests.helpers.golden import HANDMADE_COMPARISON
 
@@ -26,3 +29,34 @@ def test_json_of_the_handmade_runs_is_to_json_and_matches_the_golden_file(
     document = json.loads(result.stdout)
     assert [document[side]["config"]["rag_compare_version"] for side in ("baseline", "candidate")] == ["0.5.0"] * 2
     golden("handmade.json", result.stdout)
+
+
+def test_a_comparison_written_as_a_folder_holds_the_summary_and_the_cases_of_its_json(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(comparison_module, "PART_ROWS", 10)
+    baseline, candidate, _, passages = (ROOT / argument for argument in HANDMADE_COMPARISON)
+    comparison = compare(baseline, candidate, passages=passages)
+    written = comparison.write_directory(tmp_path / "out")
+    document = json.loads(comparison.to_json())
+    cases = document.pop("cases")
+    assert json.loads((written / "summary.json").read_text(encoding="utf-8")) == document
+    parts = sorted((written / "cases").iterdir())
+    assert [part.name for part in parts] == [f"part-0000{index}.parquet" for index in range(4)]  # 35 cases, 10 a part
+    assert pl.concat(pl.read_parquet(part) for part in parts).to_dicts() == cases
+    with pytest.raises(RunExistsError, match="already exists"):
+        comparison.write_directory(written)
+
+
+def test_a_comparison_folder_that_fails_to_write_leaves_nothing(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    comparison = compare(*(ROOT / argument for argument in HANDMADE_COMPARISON[:2]))
+
+    def fail(self: pl.DataFrame, path: Path, **options: object) -> None:
+        raise OSError(28, "No space left on device")
+
+    monkeypatch.setattr(pl.DataFrame, "write_parquet", fail)
+    with pytest.raises(RunFileError, match=r"out: cannot be written \(No space left on device\)"):
+        comparison.write_directory(tmp_path / "out")
+    assert list(tmp_path.iterdir()) == []

@@ -21,7 +21,7 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from types import TracebackType
 from typing import Any, cast
 
-__all__ = ["ChatServer", "Reply", "Responder", "sample_for_schema"]
+__all__ = ["ChatServer", "InFlight", "Reply", "Responder", "closed_port_url", "sample_for_schema"]
 
 CHAT_PATHS = frozenset({"/v1/chat/completions", "/chat/completions"})
 _ERROR_TYPES = {
@@ -201,6 +201,37 @@ def error_body(status: int, message: str | None = None) -> str:
 # -- the server -------------------------------------------------------------------------------------------------------
 
 
+class InFlight:
+    """A count of chat-completion requests being worked on, which several servers may share (to see the
+    total a client keeps in flight across them): ``highest`` is its maximum so far.
+
+    A request counts from its arrival until its answer is about to be written, so a client that waits for
+    an answer before sending the next request is never seen with one more than it sent.
+    """
+
+    def __init__(self) -> None:
+        self.current = 0
+        self.highest = 0
+        self._lock = threading.Lock()
+
+    def enter(self) -> None:
+        with self._lock:
+            self.current += 1
+            self.highest = max(self.highest, self.current)
+
+    def leave(self) -> None:
+        with self._lock:
+            self.current -= 1
+
+
+def closed_port_url() -> str:
+    """The base URL of a loopback port nothing listens on: every connection to it is refused."""
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as probe:
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+    return f"http://127.0.0.1:{port}/v1"
+
+
 class _HTTPServer(ThreadingHTTPServer):
     daemon_threads = True
     block_on_close = False
@@ -298,11 +329,15 @@ class ChatServer:
 
     ``requests`` holds every chat-completion request body in arrival order, ``max_in_flight`` the highest number of
     them handled at the same time. ``latency`` is added to every chat-completion request, on top of ``Reply.delay``.
+    Each of ``gauges`` counts the requests this server is working on (see ``InFlight``).
     """
 
-    def __init__(self, responder: Responder | None = None, *, latency: float = 0.0) -> None:
+    def __init__(
+        self, responder: Responder | None = None, *, latency: float = 0.0, gauges: tuple[InFlight, ...] = ()
+    ) -> None:
         self.responder: Responder = responder or default_responder
         self.latency = latency
+        self.gauges = gauges
         self.base_url = ""
         self.port = 0
         self.requests: list[dict[str, Any]] = []
@@ -370,13 +405,18 @@ class ChatServer:
             attempt = self._attempts[key] = self._attempts.get(key, 0) + 1
             self._in_flight += 1
             self.max_in_flight = max(self.max_in_flight, self._in_flight)
+        for gauge in self.gauges:
+            gauge.enter()
         try:
             try:
                 reply = self.responder(request, attempt)
             except Exception as exc:  # a broken responder shows up as a 500 that names the error
                 reply = Reply(status=500, body=error_body(500, f"responder failed: {exc!r}"))
             wait = self.latency + reply.delay
-            if wait > 0 and self._stopping.wait(wait):
+            stopping = wait > 0 and self._stopping.wait(wait)
+            for gauge in self.gauges:
+                gauge.leave()
+            if stopping:
                 handler.close_connection = True  # shutting down: drop the request without an answer
                 return
             handler._send(reply.status, self._body(request, reply), reply.headers)

@@ -13,7 +13,7 @@ import jsonschema
 import openai
 import pytest
 
-from tests.helpers.chat_server import ChatServer, Reply, sample_for_schema
+from tests.helpers.chat_server import ChatServer, InFlight, Reply, closed_port_url, sample_for_schema
 
 SCHEMA: dict[str, Any] = {
     "type": "object",
@@ -231,3 +231,26 @@ def test_requests_records_bodies(server: ChatServer) -> None:
         "temperature": 0,
     }
     assert server.requests[1]["messages"][0]["content"] == "two"
+
+
+def test_a_shared_gauge_counts_the_requests_in_flight_across_servers() -> None:
+    total, own = InFlight(), (InFlight(), InFlight())
+    with (
+        ChatServer(latency=0.2, gauges=(total, own[0])) as first,
+        ChatServer(latency=0.2, gauges=(total, own[1])) as second,
+    ):
+        clients = [client_for(first)] * 3 + [client_for(second)] * 2
+        threads = [threading.Thread(target=ask, args=(client, f"q{i}")) for i, client in enumerate(clients)]
+        for thread in threads:
+            thread.start()
+        for thread in threads:
+            thread.join()
+        assert (first.count(), second.count()) == (3, 2)
+    assert (total.highest, own[0].highest, own[1].highest) == (5, 3, 2)
+    assert total.current == own[0].current == own[1].current == 0
+
+
+def test_nothing_listens_at_a_closed_port() -> None:
+    client = openai.OpenAI(base_url=closed_port_url(), api_key="test", max_retries=0, timeout=2)
+    with pytest.raises(openai.APIConnectionError):
+        ask(client)

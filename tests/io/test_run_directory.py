@@ -298,3 +298,23 @@ def test_a_glob_matching_nothing_is_refused(tmp_path: Path) -> None:
     with pytest.raises(InputFileError, match="matches no run records files"):
         freeze_run(str(tmp_path / "nope*.parquet"), FIXTURE / "corpus.csv", output=tmp_path / "run", buckets=2)
     assert list(tmp_path.iterdir()) == []
+
+
+def test_compared_by_path_a_run_directory_is_opened_part_by_part_like_its_run_file(tmp_path: Path) -> None:
+    args = (FIXTURE / "baseline.jsonl", FIXTURE / "corpus.csv", {"name": "baseline", "top_k": 3})
+    file_run = freeze_run(*args, output=tmp_path / "base.arrow", environ=EPOCH)
+    dir_run = freeze_run(*args, output=tmp_path / "base", buckets=5, environ=EPOCH)
+    candidate = tmp_path / "cand.arrow"
+    freeze_run(FIXTURE / "candidate.jsonl", FIXTURE / "corpus.csv", {"top_k": 3}, output=candidate, environ=EPOCH)
+    of_file, of_dir = compare(tmp_path / "base.arrow", candidate), compare(tmp_path / "base", candidate)
+    assert of_dir.cases.sort("case_id").equals(of_file.cases.sort("case_id"))
+    assert of_dir.aggregates.equals(of_file.aggregates)
+    shown = {}
+    for name, comparison, run in (("file", of_file, file_run), ("dir", of_dir, dir_run)):
+        text = comparison.render("markdown")
+        for value in (run.fingerprint, run.fingerprint[:12], str(run.path), str(run.path).replace("_", "\\_")):
+            text = text.replace(value, "RUN")
+        shown[name] = text
+    shown_file, shown_dir = shown["file"], shown["dir"]
+    assert shown_dir == shown_file
+    assert "c-regressed@v1" in shown_dir

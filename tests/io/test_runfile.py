@@ -10,7 +10,8 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from rag_compare.core.errors import RunExistsError, RunFileError, RunIntegrityError
-from rag_compare.io.runfile import read_frozen, serialize, write_atomically
+from rag_compare.io import runfile
+from rag_compare.io.runfile import BATCH_ROWS, open_frozen, read_frozen, serialize, write_atomically
 
 FRAME = pl.DataFrame({"case_id": ["a", "b", "c"], "answer": ["yes", None, "no"], "latency_ms": [1.0, 2.5, None]})
 METADATA = {"rag_compare.config": '{"name": "x"}'}
@@ -30,6 +31,35 @@ def test_same_content_serializes_to_the_same_fingerprint() -> None:
     assert serialize(FRAME, METADATA) == (DATA, FINGERPRINT)
     assert serialize(FRAME.with_columns(pl.col("answer").fill_null("?")), METADATA)[1] != FINGERPRINT
     assert serialize(FRAME, {"rag_compare.config": '{"name": "y"}'})[1] != FINGERPRINT
+
+
+def test_a_large_frame_is_written_and_read_a_batch_at_a_time(tmp_path: Path) -> None:
+    frame = pl.DataFrame({"case_id": [f"q{i}" for i in range(2 * BATCH_ROWS + 5)]}).with_columns(
+        answer=pl.col("case_id").str.reverse()
+    )
+    path = tmp_path / "large.arrow"
+    write_atomically(path, serialize(frame, METADATA)[0])
+    batches = list(open_frozen(path).batches(["answer"]))
+    assert [batch.height for batch in batches] == [BATCH_ROWS, BATCH_ROWS, 5]
+    assert pl.concat(batches).equals(frame.select("answer"))
+    assert read_frozen(path)[0].equals(frame)
+
+
+@pytest.mark.parametrize("slice_bytes", [1, 7, 63, 64, 65, 4096])
+def test_the_fingerprint_is_checked_the_same_in_slices_as_whole(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, slice_bytes: int
+) -> None:
+    # the fingerprint spans cross slice boundaries for every slice size but the largest
+    monkeypatch.setattr(runfile, "_READ_BYTES", slice_bytes)
+    path = tmp_path / "run.arrow"
+    write_atomically(path, DATA)
+    assert open_frozen(path).fingerprint == FINGERPRINT
+    changed = bytearray(DATA)
+    changed[len(DATA) // 2] ^= 1
+    other = tmp_path / "changed.arrow"
+    write_atomically(other, bytes(changed))
+    with pytest.raises(RunIntegrityError, match="does not match its fingerprint"):
+        open_frozen(other)
 
 
 @settings(max_examples=100, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])

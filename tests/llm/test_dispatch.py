@@ -10,6 +10,7 @@ import openai
 from rag_compare.llm.cache import ReplyCache
 from rag_compare.llm.dispatch import send_all
 from rag_compare.llm.limits import Limits
+from rag_compare.llm.pool import Endpoint
 from tests.helpers.chat_server import ChatServer, Reply
 
 BODY = {"model": "m", "messages": [{"role": "user", "content": "hello"}]}
@@ -17,12 +18,15 @@ BODY = {"model": "m", "messages": [{"role": "user", "content": "hello"}]}
 
 def send(server: ChatServer, tmp_path: Path, bodies: list[dict[str, Any]], **limits: Any) -> list[Any]:
     return send_all(
-        lambda: openai.AsyncOpenAI(base_url=server.base_url, api_key="test", max_retries=0),
+        [
+            Endpoint(
+                server.base_url, lambda: openai.AsyncOpenAI(base_url=server.base_url, api_key="test", max_retries=0)
+            )
+        ],
         bodies,
-        endpoint=server.base_url,
         limits=Limits(**({"timeout": 2.0, "max_retries": 3, "backoff": 0.01} | limits)),
         cache=ReplyCache(tmp_path / "cache.sqlite3"),
-        close_client=True,
+        close_clients=True,
     )
 
 

@@ -243,6 +243,35 @@ def test_concurrency_bound_holds(tmp_path: Path) -> None:
         assert server.max_in_flight == 2
 
 
+def test_a_pool_spreads_the_pairs_and_a_failing_endpoint_costs_no_pair(tmp_path: Path) -> None:
+    """One request at a time; the failing endpoint is first in the pool: the first three requests try it
+    (then it is set aside) and are retried on the live one; every other request goes straight there."""
+    with (
+        ChatServer(lambda request, attempt: Reply(status=503)) as failing,
+        ChatServer(lambda request, attempt: choice("tie")) as live,
+    ):
+        judge = PairwiseJudge(
+            "judge-model",
+            base_url=[failing.base_url, live.base_url],
+            cache=tmp_path / "cache.sqlite3",
+            limits=Limits(concurrency=1, timeout=1.0, max_retries=1, backoff=0.01),
+        )
+        choices = judge.judge_pairs(PAIRS)
+        assert (failing.count(), live.count()) == (3, 8)
+        again = judge.judge_pairs(PAIRS)  # from the cache, stored under the live endpoint's key
+        assert (failing.count(), live.count()) == (3, 8)
+    assert choices.get_column("judge_status").to_list() == ["ok"] * 4
+    assert choices.get_column("requests").sum() == 8 + 3
+    assert again.get_column("requests").sum() == 0
+    assert {name: usage.to_dict() for name, usage in judge.endpoint_usage.items()} == {
+        failing.base_url: {"sent": 3, "succeeded": 0, "failed": 3},
+        live.base_url: {"sent": 8, "succeeded": 8, "failed": 0},
+    }
+    assert judge.config["endpoint"] == sorted([failing.base_url, live.base_url])
+    assert judge.pool_summary()[1] == f"endpoint {live.base_url}: 8 requests sent, 8 succeeded, 0 failed"
+    assert judge_for(live, tmp_path).pool_summary() == []  # one endpoint: nothing to add to the count of requests
+
+
 def test_progress_names_the_pairs_and_both_orders(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     labels: list[tuple[str | None, int]] = []
 

@@ -16,6 +16,7 @@ from rag_compare.compute.gate_result import ConditionResult, GateResult
 from rag_compare.core.result import terminal_safe
 from rag_compare.report.github import escape_data, escape_property, workflow_commands, write_github
 from tests.helpers.data import PAYLOAD, ROOT
+from tests.helpers.forged_runs import forged_comparison
 from tests.helpers.workflow_commands import parsed, unescape_property
 
 GATE = GateResult(
@@ -126,16 +127,10 @@ def test_the_example_gate_is_a_gate_table() -> None:
     assert {"regressed>2%", "recall:worse", "all_cases.context_coverage:worse", "error_rate>5%"} <= set(gate["fail_on"])
 
 
-def test_on_one_stream_no_line_of_the_markdown_report_is_a_command(examples: Comparison) -> None:
+def test_on_one_stream_no_line_of_the_markdown_report_is_a_command() -> None:
     forged = "::error title=forged::the gate held"
-    cases = examples.cases.with_columns(
-        pl.when(pl.col("case_id") == "sabbatical@2026-01")
-        .then(pl.lit(f"{forged}\n{forged}"))
-        .otherwise("case_id")
-        .alias("case_id"),
-        pl.col("candidate_answer").str.replace(r"^", f"{forged}\n"),
-    )
-    hostile = dataclasses.replace(examples, cases=cases, warnings=(forged,))
+    forged_texts = forged_comparison(f"{forged}\n{forged}", pl.col("answer").str.replace(r"^", f"{forged}\n"))
+    hostile = dataclasses.replace(forged_texts, warnings=(forged,))
     lines = hostile.render("github", gate=GATE).splitlines()
     commands = workflow_commands(hostile, GATE)
     assert lines[: len(commands)] == commands

@@ -15,6 +15,7 @@ from rag_compare.compute.comparison import FORMATS
 from rag_compare.compute.gate_result import ConditionResult, GateResult
 from rag_compare.report.junit import CASES_SUITE, GATE_SUITE, write_junit, xml_safe
 from tests.helpers.data import PAYLOAD
+from tests.helpers.forged_runs import FORGED_CASE, forged_comparison
 
 GATE = GateResult(
     (
@@ -125,21 +126,18 @@ def test_xml_safe_escapes_what_xml_forbids_and_keeps_the_rest() -> None:
     assert xml_safe("a\x00b\x1bc\x0bd\ufffee\uffff\ud800") == "a\\x00b\\x1bc\\x0bd\\ufffee\\uffff\\ud800"
 
 
-def test_untrusted_text_reaches_the_xml_as_text_with_forbidden_characters_escaped(examples: Comparison) -> None:
+def test_untrusted_text_reaches_the_xml_as_text_with_forbidden_characters_escaped() -> None:
     # a frame's strings are UTF-8 (no lone surrogate); a gate's condition is Python text (it may hold one)
     hostile = f"{PAYLOAD}\x00\x1b[31m\ufffe"
     escaped = f"{PAYLOAD}\\x00\\x1b[31m\\ufffe"
-    target = pl.col("case_id") == "sabbatical@2026-01"
-    cases = examples.cases.with_columns(
-        pl.when(target).then(pl.lit(hostile)).otherwise("case_id").alias("case_id"),
+    target = pl.col("case_id") == hostile
+    answer = pl.when(pl.col("case_id") == FORGED_CASE).then(pl.lit(f"line one\x0c\nline two {PAYLOAD}"))
+    forged = forged_comparison(hostile, answer.otherwise("answer"))
+    cases = forged.cases.with_columns(
         pl.when(target).then(pl.lit([f"{PAYLOAD}\x07"])).otherwise("reasons").alias("reasons"),
-        pl.when(target)
-        .then(pl.lit(f"line one\x0c\nline two {PAYLOAD}"))
-        .otherwise("candidate_answer")
-        .alias("candidate_answer"),
     )
     condition = ConditionResult(f"regressed\x1b>2%{PAYLOAD}\ud800", True, True, f"numbers\x00{PAYLOAD}")
-    text = dataclasses.replace(examples, cases=cases).render("junit", gate=GateResult((condition,), 0.05))
+    text = dataclasses.replace(forged, cases=cases).render("junit", gate=GateResult((condition,), 0.05))
     document = text.encode("utf-8")  # a lone surrogate would not encode
     root = ET.fromstring(document)  # a strict XML 1.0 parser: a forbidden character would not parse
     assert not [element for element in root.iter() if element.tag in {"script", "img"}]
