@@ -168,3 +168,13 @@ def test_repeats_benchmark_compares_both_forms(tmp_path: Path) -> None:
     run = load_run(tmp_path / "repeats-candidate.arrow")
     assert (run.records.height, run.repeats) == (600, 2)
     assert load_run(tmp_path / "cases-candidate.arrow").records.get_column("case_id").n_unique() == 600
+
+
+def test_run_directory_benchmark_freezes_parts_and_verifies_them(tmp_path: Path) -> None:
+    args = ("--cases", "300", "--part-cases", "120", "--buckets", "4", "--workdir", tmp_path)
+    result = run_script("bench_run_directory.py", *args)
+    assert result.returncode == 0, result.stderr
+    assert "cases             300 in parts of 120, 4 buckets" in result.stdout
+    assert len(list((tmp_path / "records").iterdir())) == 3
+    run = load_run(tmp_path / "run-4")
+    assert (run.buckets, run.records.height) == (4, 300)

@@ -10,6 +10,7 @@ import click
 from rag_compare.cli.exits import interrupted, say
 from rag_compare.cli.options import (
     BASE_URL,
+    BUCKETS,
     FORMAT,
     INCLUDE_UNREVIEWED,
     PATH,
@@ -20,6 +21,7 @@ from rag_compare.cli.options import (
     model_option,
 )
 from rag_compare.cli.output import wants_json
+from rag_compare.cli.runs import RUN_OUTPUT
 from rag_compare.core.listing import counts_line
 from rag_compare.core.protocols import MAX_K
 
@@ -60,7 +62,8 @@ __all__ = ["capture_command"]
 @limit_options(concurrency=4, timeout=120.0, max_retries=2, unit="case")
 @RUN_CONFIG
 @INCLUDE_UNREVIEWED
-@click.option("--output", type=PATH, required=True, help="The run file to write (never overwritten).")
+@RUN_OUTPUT
+@BUCKETS
 @FORMAT
 def capture_command(
     corpus: Path,
@@ -77,7 +80,8 @@ def capture_command(
     limits: Limits,
     config: dict[str, Any],
     include_unreviewed: bool,
-    output: Path,
+    output: Path | str,
+    buckets: int | None,
     output_format: str,
 ) -> None:
     """Run every case of CORPUS through a pipeline and freeze what happened as a run.
@@ -106,6 +110,7 @@ def capture_command(
             context_builder=BudgetContextBuilder(context_budget, context_budget_tokens),
             config=config,
             output=output,
+            buckets=buckets,
             limits=limits,
             include_unreviewed=include_unreviewed,
             progress=True,
@@ -133,10 +138,12 @@ def _generator(generator_name: str, model: str | None, base_url: str | None, pro
     return ExtractiveGenerator()
 
 
-def _say_captured(run: Run, output: Path, repeats: int) -> None:
-    statuses = counts_line(run.to_dict()["status_counts"])
-    cases = run.records.get_column("case_id").n_unique()
-    what = f"{cases} cases x {repeats} repeats ({run.records.height} samples)" if repeats > 1 else f"{cases} cases"
+def _say_captured(run: Run, output: Path | str, repeats: int) -> None:
+    summary = run.to_dict()
+    statuses = counts_line(summary["status_counts"])
+    cases = summary["cases"]
+    samples = summary.get("samples", cases)
+    what = f"{cases} cases x {repeats} repeats ({samples} samples)" if repeats > 1 else f"{cases} cases"
     say(f"captured {what} of '{run.name}' to {output} ({statuses}; fingerprint {run.fingerprint[:12]})")
     left_out = run.config["capture"].get("unreviewed_left_out", [])
     if left_out:

@@ -21,6 +21,7 @@ __all__ = [
     "ASSIGNMENTS",
     "BASE_URL",
     "BASE_URLS",
+    "BUCKETS",
     "CACHE",
     "FORMAT",
     "INCLUDE_UNREVIEWED",
@@ -124,6 +125,12 @@ ASSIGNMENTS = click.option(
     multiple=True,
     metavar="KEY=VALUE",
     help="Set a config key (dots for nested keys); VALUE is JSON where it parses, else text. Repeatable.",
+)
+BUCKETS = click.option(
+    "--buckets",
+    type=click.IntRange(min=1),
+    help="Write a run directory of this many Parquet parts, a case in part case_hash(case_id) % N, instead of one "
+    "file [default for an --output ending in /: 16].",
 )
 BASE_URL = click.option("--base-url", help="The endpoint, e.g. http://localhost:8000/v1 [default: $OPENAI_BASE_URL].")
 

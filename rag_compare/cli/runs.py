@@ -1,8 +1,10 @@
-"""The run commands: ``freeze`` makes a run file from records, ``import-run`` from another tool's file,
-``merge-repeats`` one run with repeats from runs of one config, ``show`` shows a run or scores file."""
+"""The run commands: ``freeze`` makes a run file (or run directory) from records, ``import-run`` from
+another tool's file, ``merge-repeats`` one run with repeats from runs of one config, ``show`` shows a run
+or scores file."""
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
@@ -10,14 +12,32 @@ import click
 from click.core import ParameterSource
 
 from rag_compare.cli.exits import say
-from rag_compare.cli.options import FORMAT, INCLUDE_UNREVIEWED, PATH, RUN_CONFIG, Command
+from rag_compare.cli.options import BUCKETS, FORMAT, INCLUDE_UNREVIEWED, PATH, RUN_CONFIG, Command
 from rag_compare.cli.output import wants_json
 from rag_compare.core.listing import counted
 
 if TYPE_CHECKING:
     from rag_compare.io.runs import Run
 
-__all__ = ["freeze_command", "import_run_command", "merge_repeats_command", "show_command"]
+__all__ = ["RUN_OUTPUT", "freeze_command", "import_run_command", "merge_repeats_command", "show_command"]
+
+
+class _RunOutput(click.Path):
+    """The output of a run: a path, kept as written (text) when it ends with ``/``, which asks for a run
+    directory."""
+
+    def convert(self, value: Any, param: click.Parameter | None, ctx: click.Context | None) -> Any:
+        if isinstance(value, str) and value.endswith(("/", os.sep)):
+            return value
+        return super().convert(value, param, ctx)
+
+
+RUN_OUTPUT = click.option(
+    "--output",
+    type=_RunOutput(path_type=Path),
+    required=True,
+    help="The run file to write, or with a trailing / (or --buckets) the run directory (never overwritten).",
+)
 
 
 @click.command("freeze", cls=Command)
@@ -25,31 +45,41 @@ __all__ = ["freeze_command", "import_run_command", "merge_repeats_command", "sho
 @click.option("--corpus", type=PATH, required=True, help="The corpus the records were run against.")
 @RUN_CONFIG
 @INCLUDE_UNREVIEWED
-@click.option("--output", type=PATH, required=True, help="The run file to write (never overwritten).")
+@RUN_OUTPUT
+@BUCKETS
 @FORMAT
 def freeze_command(
     records: Path,
     corpus: Path,
     config: dict[str, Any],
     include_unreviewed: bool,
-    output: Path,
+    output: Path | str,
+    buckets: int | None,
     output_format: str,
 ) -> None:
-    """Freeze RECORDS (what a pipeline did, per case) with the corpus labels and config into one file."""
+    """Freeze RECORDS (what a pipeline did, per case) with the corpus labels and config into one file,
+    or into a run directory of Parquet parts (--output DIR/, --buckets N). RECORDS, and --corpus, may
+    then be a folder or a quoted glob of parts, frozen a bucket at a time."""
     from rag_compare.io.runs import freeze_run
 
     wants_json(output_format)
-    run = freeze_run(records, corpus, config, output=output, include_unreviewed=include_unreviewed)
+    run = freeze_run(records, corpus, config, output=output, buckets=buckets, include_unreviewed=include_unreviewed)
     if output_format == "json":
         click.echo(run.to_json(), nl=False)
     else:
-        say(f"froze {_samples(run)} of '{run.name}' to {output} (fingerprint {run.fingerprint[:12]})")
+        say(f"froze {_samples(run)} of '{run.name}' to {_written(run, output)} (fingerprint {run.fingerprint[:12]})")
+
+
+def _written(run: Run, output: Path | str) -> str:
+    """Where ``run`` was written: ``output``, with its parts for a run directory."""
+    return str(output) if run.buckets is None else f"{output} ({counted(run.buckets, 'part')})"
 
 
 def _samples(run: Run) -> str:
     """``3 cases``, or with repeats ``6 samples of 3 cases``, of a ``Run``."""
-    cases = counted(run.to_dict()["cases"], "case")
-    return cases if run.repeats == 1 else f"{counted(run.records.height, 'sample')} of {cases}"
+    summary = run.to_dict()
+    cases = counted(summary["cases"], "case")
+    return cases if run.repeats == 1 else f"{counted(summary['samples'], 'sample')} of {cases}"
 
 
 _FORMATS = ("openinference", "ragas", "promptfoo", "deepeval", "langsmith")
@@ -86,7 +116,8 @@ _FORMATS = ("openinference", "ragas", "promptfoo", "deepeval", "langsmith")
 @click.option("--passages", type=PATH, help="The knowledge base, to map passage texts without ids to their ids.")
 @RUN_CONFIG
 @INCLUDE_UNREVIEWED
-@click.option("--output", type=PATH, required=True, help="The run file to write (never overwritten).")
+@RUN_OUTPUT
+@BUCKETS
 @FORMAT
 def import_run_command(
     source: Path,
@@ -98,7 +129,8 @@ def import_run_command(
     passages: Path | None,
     config: dict[str, Any],
     include_unreviewed: bool,
-    output: Path,
+    output: Path | str,
+    buckets: int | None,
     output_format: str,
 ) -> None:
     """Freeze a run another tool recorded (SOURCE) as freeze does: validated against the corpus,
@@ -121,6 +153,7 @@ def import_run_command(
         keep=keep,
         passages=passages,
         output=output,
+        buckets=buckets,
         include_unreviewed=include_unreviewed,
     )
     click.echo(imported.render(output_format), nl=False)

@@ -18,7 +18,16 @@ from rag_compare.io.passages import load_passages, required_passage_problems
 from rag_compare.io.schemas import CorpusSchema, contract_problems
 from rag_compare.io.tables import ROW, read_source
 
-__all__ = ["Corpus", "load_corpus"]
+__all__ = [
+    "UNREVIEWED_WHAT",
+    "Corpus",
+    "corpus_content_fingerprint",
+    "corpus_of_table",
+    "load_corpus",
+    "refuse_unreviewed",
+    "unreviewed_problem",
+    "unreviewed_where",
+]
 
 _CONTRACT = [spec.name for spec in CORPUS_COLUMNS]
 
@@ -73,6 +82,19 @@ def load_corpus(
     ``InputFileError`` or ``ContractError``.
     """
     name, raw = read_source(source, "corpus")
+    return corpus_of_table(name, raw, strict=strict, passages=passages)
+
+
+def corpus_of_table(
+    name: str,
+    raw: pl.DataFrame,
+    *,
+    strict: bool = False,
+    passages: str | Path | pl.DataFrame | None = None,
+    fingerprint: str | None = None,
+) -> Corpus:
+    """``load_corpus`` of a table already read (``raw``, with its ``ROW`` column) and named ``name`` in
+    messages; ``fingerprint`` replaces the corpus' own (the digest of its contract columns)."""
     frame, problems = coerce_columns(raw, CORPUS_COLUMNS)
     if any(problem.row is None for problem in problems):
         raise ContractError(name, "corpus", problems)
@@ -94,9 +116,14 @@ def load_corpus(
     return Corpus(
         frame=frame,
         source=name,
-        fingerprint=content_fingerprint(frame.select(name for name in _CONTRACT if name in frame.columns), "case_id"),
+        fingerprint=fingerprint or corpus_content_fingerprint(frame),
         warnings=tuple(warnings),
     )
+
+
+def corpus_content_fingerprint(frame: pl.DataFrame) -> str:
+    """The digest of a corpus frame's contract columns, whatever its row order."""
+    return content_fingerprint(frame.select(name for name in _CONTRACT if name in frame.columns), "case_id")
 
 
 def _fill_defaults(frame: pl.DataFrame) -> pl.DataFrame:
@@ -164,22 +191,33 @@ def refuse_unreviewed(corpus: Corpus, case_ids: pl.Series | None = None) -> None
     With ``case_ids`` (the cases actually used, e.g. a run's records), only those count. Raises
     ``ContractError`` with one problem per such case, at its corpus row, naming its id and the fix.
     """
-    unreviewed = (pl.col("origin") == "synthetic") & ~pl.col("reviewed")
-    if case_ids is not None:
-        unreviewed &= pl.col("case_id").is_in(case_ids.cast(pl.String).implode())
-    found = corpus.frame.with_row_index(ROW, offset=1).filter(unreviewed.fill_null(False)).select(ROW, "case_id")
+    found = corpus.frame.with_row_index(ROW, offset=1).filter(unreviewed_where(case_ids)).select(ROW, "case_id")
     if found.is_empty():
         return
     # Corpus rows are the file's data rows in order, so the row number is the case's position.
-    file = corpus.source if corpus.source != "<frame>" else "DRAFTS"
-    problems = [
-        Problem.at(
-            row,
-            "case_id",
-            case_id,
-            f"a reviewed case, not a synthetic draft: review it, then `admit_cases({file!r}, ids=[{case_id!r}])` "
-            "(or pass `include_unreviewed=True` to use drafts anyway)",
-        )
-        for row, case_id in found.iter_rows()
-    ]
-    raise ContractError(corpus.source, "set of cases to run (unreviewed synthetic cases are not gold)", problems)
+    problems = [unreviewed_problem(row, case_id, corpus.source) for row, case_id in found.iter_rows()]
+    raise ContractError(corpus.source, UNREVIEWED_WHAT, problems)
+
+
+UNREVIEWED_WHAT = "set of cases to run (unreviewed synthetic cases are not gold)"
+"""What ``refuse_unreviewed``'s error says was not valid."""
+
+
+def unreviewed_where(case_ids: pl.Series | None = None) -> pl.Expr:
+    """True for a corpus row of an unreviewed synthetic case (among ``case_ids`` when given)."""
+    unreviewed = (pl.col("origin") == "synthetic") & ~pl.col("reviewed")
+    if case_ids is not None:
+        unreviewed &= pl.col("case_id").is_in(case_ids.cast(pl.String).implode())
+    return unreviewed.fill_null(False)
+
+
+def unreviewed_problem(row: int, case_id: str, source: str) -> Problem:
+    """The problem of the unreviewed synthetic case ``case_id`` at ``row`` of the corpus ``source``."""
+    file = source if source != "<frame>" else "DRAFTS"
+    return Problem.at(
+        row,
+        "case_id",
+        case_id,
+        f"a reviewed case, not a synthetic draft: review it, then `admit_cases({file!r}, ids=[{case_id!r}])` "
+        "(or pass `include_unreviewed=True` to use drafts anyway)",
+    )

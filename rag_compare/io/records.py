@@ -17,7 +17,7 @@ from rag_compare.io.credential_scan import credential_cells
 from rag_compare.io.schemas import RecordsSchema, contract_problems
 from rag_compare.io.tables import ROW, read_source
 
-__all__ = ["RECORD_NAMES", "join_labels"]
+__all__ = ["RECORD_NAMES", "join_labels", "labelled_records"]
 
 RECORD_NAMES = tuple(spec.name for spec in RECORD_COLUMNS)
 _FROM_CORPUS = " (from the corpus)"
@@ -38,9 +38,25 @@ def join_labels(
     records, or of the corpus columns joined to them, is a problem too.
     """
     source, raw = read_source(records, "run records")
+    joined, problems = labelled_records(raw, corpus, environ)
+    if problems:
+        raise ContractError(source, "run records file", problems)
+    return joined
+
+
+def labelled_records(
+    raw: pl.DataFrame,
+    corpus: Corpus,
+    environ: Mapping[str, str] | None = None,
+    places: pl.Expr | None = None,
+) -> tuple[pl.DataFrame, list[Problem]]:
+    """``join_labels`` of records already read (``raw``, with its ``ROW`` column): the joined frame and
+    every problem found, raising nothing. ``places`` renders the rows that share a case id in a
+    duplicate's message (default ``rows 3, 7`` from ``ROW``); once a file-level problem is found (a
+    missing column), only those are returned. With problems the frame is not the run's."""
     frame, problems = coerce_columns(raw, RECORD_COLUMNS)
     if any(problem.row is None for problem in problems):
-        raise ContractError(source, "run records file", problems)
+        return frame, problems
     frame = frame.with_columns(pl.col("status").fill_null("ok"))
     if REPEAT not in raw.columns:
         frame = frame.drop(REPEAT)
@@ -53,29 +69,31 @@ def join_labels(
         for name in metadata
         if name in corpus.frame.columns
     ]
-    problems += _duplicate_problems(frame)
+    problems += _duplicate_problems(frame, places)
     problems += _unknown_case_problems(frame, corpus)
     joined = frame.join(corpus.frame, on="case_id", how="left", suffix=_FROM_CORPUS)
     secrets = credential_values(os.environ if environ is None else environ)
     problems += _credential_problems(joined, frame.columns, secrets)
     problems = contract_problems(frame, RecordsSchema, ROW, already=problems)
     if problems:
-        raise ContractError(source, "run records file", problems)
+        return joined, problems
     contract = [name for name in RECORD_NAMES if name in frame.columns]
-    return joined.select(*contract, *corpus.frame.drop("case_id").columns, *metadata)
+    return joined.select(*contract, *corpus.frame.drop("case_id").columns, *metadata), problems
 
 
-def _duplicate_problems(frame: pl.DataFrame) -> list[Problem]:
+def _duplicate_problems(frame: pl.DataFrame, places: pl.Expr | None = None) -> list[Problem]:
     """A problem for each record whose case id (with ``repeat``: case id and repeat) another record has too,
-    naming the rows that share it."""
+    naming the rows that share it (each rendered by ``places``, default its ``ROW``)."""
     keys = sample_key(frame.columns)
-    rows = pl.col(ROW).cast(pl.String).str.join(", ").over(keys)
+    if places is None:
+        rows = pl.format("rows {}", pl.col(ROW).cast(pl.String).str.join(", ").over(keys))
+    else:
+        rows = places.str.join(", ").over(keys)
     expected = (
-        pl.format("a (case_id, repeat) pair given once: repeat {} of this case is in rows {}", pl.col(REPEAT), rows)
+        pl.format("a (case_id, repeat) pair given once: repeat {} of this case is in {}", pl.col(REPEAT), rows)
         if REPEAT in keys
         else pl.format(
-            "a case id given once: it is in rows {} (number the samples of a case run several times in a "
-            "'repeat' column)",
+            "a case id given once: it is in {} (number the samples of a case run several times in a 'repeat' column)",
             rows,
         )
     )

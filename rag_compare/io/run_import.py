@@ -210,11 +210,13 @@ def import_run(
     keep: Keep | None = None,
     passages: str | Path | pl.DataFrame | None = None,
     output: str | Path | None = None,
+    buckets: int | None = None,
     include_unreviewed: bool = False,
 ) -> ImportedRun:
     """Import ``source`` (see ``import_records``) and freeze it against ``corpus`` with ``config``, as
-    ``freeze_run`` does (validated, fingerprinted, written to ``output`` and never over a file). The config
-    records the import under ``"imported"``."""
+    ``freeze_run`` does (validated, fingerprinted, written to ``output`` and never over a file; a run
+    directory for an ``output`` ending in ``/`` or with ``buckets``). The config records the import under
+    ``"imported"``."""
     user_config = dict(config or {})
     if IMPORT_KEY in user_config:
         raise ConfigError(f"the config sets {IMPORT_KEY}, which an import records itself. Remove it.")
@@ -229,7 +231,9 @@ def import_run(
         passages=passages,
     )
     run_config = {**user_config, IMPORT_KEY: imported.settings()}
-    run = freeze_run(imported.records, loaded, run_config, output=output, include_unreviewed=include_unreviewed)
+    run = freeze_run(
+        imported.records, loaded, run_config, output=output, buckets=buckets, include_unreviewed=include_unreviewed
+    )
     return ImportedRun(run=run, imported=imported)
 
 

@@ -1,14 +1,16 @@
-"""Frozen runs: run records joined with their corpus labels and config, fingerprinted, in one file."""
+"""Frozen runs: run records joined with their corpus labels and config, fingerprinted, in one file (see
+``runfile``) or in a run directory of Parquet parts by bucket (see ``run_directory``)."""
 
 from __future__ import annotations
 
 import json
 import os
+from collections import Counter
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from types import MappingProxyType
-from typing import Any
+from typing import Any, cast
 
 import polars as pl
 
@@ -22,6 +24,15 @@ from rag_compare.core.rows import count_by
 from rag_compare.io.config import RESERVED_KEYS, check_config
 from rag_compare.io.corpus import Corpus, load_corpus, refuse_unreviewed
 from rag_compare.io.records import join_labels
+from rag_compare.io.run_directory import (
+    DEFAULT_BUCKETS,
+    DirectoryRecords,
+    RunDirectory,
+    is_directory_output,
+    iter_buckets,
+    read_run_directory,
+    verify_parts,
+)
 from rag_compare.io.runfile import FrozenFile, ensure_absent, freeze_frame, open_frozen
 
 __all__ = [
@@ -49,15 +60,39 @@ _OPTIONAL = (REPEAT, LANGUAGE)
 """Contract columns a run holds only when its records (``repeat``) or its corpus (``language``) had them."""
 
 
+class _PartRecords:
+    """``Run.records``: a run directory's records are read when first used (every part checked), so a
+    run frozen or loaded into a directory is not held whole in memory until they are."""
+
+    def __get__(self, run: Run | None, owner: type[Run]) -> pl.DataFrame:
+        if run is None:
+            raise AttributeError("records")  # the field has no default
+        records = run.__dict__["records"]
+        if records is None:
+            records = pl.concat([frame for _, frame in iter_buckets(cast(Path, run.path))], how="vertical")
+            run.__dict__["records"] = records
+        return cast(pl.DataFrame, records)
+
+    def __set__(self, run: Run, records: pl.DataFrame | None) -> None:
+        run.__dict__["records"] = records
+
+
 @dataclass(frozen=True)
 class Run(Report):
     """A frozen run: one row per sample of a case attempted (records and labels; one sample per case
-    unless the records have a ``repeat`` column), its config and fingerprint."""
+    unless the records have a ``repeat`` column), its config and fingerprint.
+
+    A run directory's ``parts`` are its part files by bucket (``buckets`` of them; ``()`` and ``None``
+    for a run file): ``run_directory.iter_buckets(run.path)`` reads it a bucket at a time, and its
+    ``records`` (all parts, by bucket then case id) are read when first used.
+    """
 
     records: pl.DataFrame = field(repr=False)
     config: Mapping[str, Any]
     fingerprint: str
     path: Path | None = None
+    parts: tuple[Path, ...] = ()
+    buckets: int | None = None
 
     @property
     def name(self) -> str:
@@ -70,20 +105,32 @@ class Run(Report):
     @property
     def repeats(self) -> int:
         """The most samples any one case has: 1 without a ``repeat`` column."""
-        if REPEAT not in self.records.columns or self.records.is_empty():
-            return 1
-        return int(self.records.select(pl.len().over("case_id").max()).item())
+        return self._counts[2]
+
+    @property
+    def _counts(self) -> tuple[int, int, int, dict[str, int]]:
+        """Distinct cases, records, the most samples of a case and the records by status; of a run
+        directory whose records were not read, from its parts' few columns, a part at a time."""
+        if self.__dict__["records"] is not None:
+            return _counts(self.records)
+        counted = [_counts(pl.read_parquet(part, columns=_counted_columns(part))) for part in self.parts]
+        total = Counter[str]()
+        for found in counted:
+            total.update(found[3])
+        statuses = {status: total.pop(status, 0) for status in STATUSES} | dict(sorted(total.items()))
+        return (
+            sum(found[0] for found in counted),
+            sum(found[1] for found in counted),
+            max((found[2] for found in counted), default=1),
+            statuses,
+        )
 
     def to_dict(self) -> dict[str, Any]:
         """Its summary; ``cases`` counts distinct cases, and with repeats ``samples`` the records and
         ``repeats`` the most samples of one case."""
         corpus = self.config.get("corpus", {})
-        repeats = self.repeats
-        counts = (
-            {"cases": self.records.get_column("case_id").n_unique(), "samples": self.records.height, "repeats": repeats}
-            if repeats > 1
-            else {"cases": self.records.height}
-        )
+        cases, samples, repeats, statuses = self._counts
+        counts = {"cases": cases, "samples": samples, "repeats": repeats} if repeats > 1 else {"cases": samples}
         return {
             "name": self.name,
             "path": None if self.path is None else str(self.path),
@@ -91,9 +138,23 @@ class Run(Report):
             "created_at": self.created_at,
             **counts,
             "corpus_cases": corpus.get("cases"),
-            "status_counts": count_by(self.records, "status", STATUSES),
+            "status_counts": statuses,
             "config": json_ready(self.config),
         }
+
+
+Run.records = _PartRecords()  # type: ignore[assignment]  # read a run directory's parts when first used
+
+
+def _counted_columns(part: Path) -> list[str]:
+    return [name for name in ("case_id", REPEAT, "status") if name in pl.read_parquet_schema(part)]
+
+
+def _counts(records: pl.DataFrame) -> tuple[int, int, int, dict[str, int]]:
+    repeats = 1
+    if REPEAT in records.columns and not records.is_empty():
+        repeats = int(records.select(pl.len().over("case_id").max()).item())
+    return records.get_column("case_id").n_unique(), records.height, repeats, count_by(records, "status", STATUSES)
 
 
 def freeze_run(
@@ -102,12 +163,17 @@ def freeze_run(
     config: Mapping[str, Any] | None = None,
     *,
     output: str | Path | None = None,
+    buckets: int | None = None,
     environ: Mapping[str, str] | None = None,
     include_unreviewed: bool = False,
 ) -> Run:
     """Validate ``records`` against ``corpus``, join the labels, attach ``config``, fingerprint it.
 
-    With ``output`` the run is written there atomically; an existing file is never replaced.
+    With ``output`` the run is written there atomically; an existing file is never replaced. An output
+    ending in ``/``, or ``buckets`` given, makes a run directory of ``buckets`` parts (default
+    ``DEFAULT_BUCKETS``; see ``run_directory``), frozen bucket by bucket: then ``records``, and
+    ``corpus``, may be a folder or a glob of parts (CSV, Parquet, JSONL), and the run is never held
+    whole in memory (its ``records`` are read when first used).
     ``config`` may not hold credentials (by key name or by the values of credential-like variables
     in ``environ``, default ``os.environ``) nor the keys rag-compare sets itself. The run's name is
     ``config["name"]``, else the output file's stem, else ``"run"``.
@@ -126,21 +192,43 @@ def freeze_run(
             "at it. Set top_k to the number of passages retrieved per case, or leave it out."
         )
     check_config(user_config, environ)
+    if buckets is not None and (isinstance(buckets, bool) or not isinstance(buckets, int) or buckets < 1):
+        raise ConfigError(
+            f"`buckets` must be a whole number of 1 or more (the parts of a run directory), got {buckets!r}."
+        )
+    created_at = creation_time(environ)
+
+    def full_config(corpus_summary: Mapping[str, Any]) -> dict[str, Any]:
+        return {
+            "name": user_config.get("name") or (Path(output).stem if output is not None else "run"),
+            **{key: value for key, value in user_config.items() if key != "name"},
+            "created_at": created_at,
+            "rag_compare_version": __version__,
+            "corpus": dict(corpus_summary),
+            "records": {"path": "<frame>" if isinstance(records, pl.DataFrame) else str(records)},
+        }
+
+    if is_directory_output(output, buckets):
+        from rag_compare.io.directory_freeze import freeze_directory
+
+        directory = freeze_directory(
+            records,
+            corpus,
+            full_config,
+            Path(cast(str | Path, output)),
+            buckets or DEFAULT_BUCKETS,
+            environ,
+            include_unreviewed=include_unreviewed,
+        )
+        return _directory_run(directory)
     if output is not None:
         ensure_absent(Path(output))
     loaded = corpus if isinstance(corpus, Corpus) else load_corpus(corpus)
     frame = join_labels(records, loaded, environ)
     if not include_unreviewed:
         refuse_unreviewed(loaded, frame.get_column("case_id"))
-    full_config = {
-        "name": user_config.pop("name", None) or (Path(output).stem if output is not None else "run"),
-        **user_config,
-        "created_at": creation_time(environ),
-        "rag_compare_version": __version__,
-        "corpus": {"path": loaded.source, "fingerprint": loaded.fingerprint, "cases": loaded.frame.height},
-        "records": {"path": "<frame>" if isinstance(records, pl.DataFrame) else str(records)},
-    }
-    return write_run(frame, full_config, output)
+    summary = {"path": loaded.source, "fingerprint": loaded.fingerprint, "cases": loaded.frame.height}
+    return write_run(frame, full_config(summary), output)
 
 
 def write_run(frame: pl.DataFrame, config: Mapping[str, Any], output: str | Path | None) -> Run:
@@ -153,13 +241,14 @@ def write_run(frame: pl.DataFrame, config: Mapping[str, Any], output: str | Path
 
 @dataclass(frozen=True)
 class OpenedRun:
-    """A run file opened and checked against its fingerprint, its records not read yet: a large run is
-    read a record batch at a time (``batches``), or the rows of a few cases (``rows``)."""
+    """A run file (or run directory) opened and checked against its fingerprint, its records not read
+    yet: a large run is read a record batch (a directory: a part) at a time (``batches``), or the rows of
+    a few cases (``rows``)."""
 
     config: Mapping[str, Any]
     fingerprint: str
     path: Path
-    frozen: FrozenFile = field(repr=False)
+    frozen: FrozenFile | DirectoryRecords = field(repr=False)
 
     @property
     def name(self) -> str:
@@ -184,19 +273,30 @@ class OpenedRun:
         return pl.concat(parts) if parts else pl.DataFrame(schema={name: self.frozen.schema[name] for name in columns})
 
     def load(self) -> Run:
-        """The whole run in memory."""
+        """The whole run in memory (a run directory's: read when first used)."""
+        if isinstance(self.frozen, DirectoryRecords):
+            return _directory_run(self.frozen.directory)
         return Run(records=self.frozen.read(), config=self.config, fingerprint=self.fingerprint, path=self.path)
 
 
 def load_run(path: str | Path) -> Run:
-    """Read a frozen run, refusing a file whose bytes no longer match its fingerprint."""
+    """Read a frozen run, refusing a file whose bytes no longer match its fingerprint; or a run
+    directory, refusing one whose manifest or any part was changed, or with a part missing or a file
+    it does not list (each part's digest is checked here, a part at a time, and again when read)."""
     return open_run(path).load()
 
 
 def open_run(path: str | Path) -> OpenedRun:
-    """Open a frozen run without reading its records, refusing a file whose bytes no longer match its
-    fingerprint, or that is not a run of this format."""
+    """Open a frozen run (a file or a run directory) without reading its records, refusing one that no
+    longer matches its fingerprint, or that is not a run of this format."""
     path = Path(path)
+    if path.is_dir():
+        directory = read_run_directory(path)
+        verify_parts(directory)
+        records = DirectoryRecords(directory)
+        _refuse_wrong_columns(directory.part_paths[0], records.schema)
+        config = MappingProxyType(dict(directory.config))
+        return OpenedRun(config=config, fingerprint=directory.fingerprint, path=path, frozen=records)
     frozen = open_frozen(path)
     metadata = frozen.metadata
     if metadata.get(FORMAT_KEY) == SCORES_FORMAT:
@@ -214,7 +314,12 @@ def open_run(path: str | Path) -> OpenedRun:
             f"{path}: is run format {metadata.get(FORMAT_KEY)!r}; this rag-compare reads format {FORMAT_VERSION}. "
             "Freeze the run again with this version."
         )
-    schema = frozen.schema
+    _refuse_wrong_columns(path, frozen.schema)
+    config = json.loads(metadata[CONFIG_KEY])
+    return OpenedRun(config=MappingProxyType(config), fingerprint=frozen.fingerprint, path=path, frozen=frozen)
+
+
+def _refuse_wrong_columns(path: Path, schema: Mapping[str, pl.DataType]) -> None:
     wrong = [
         name
         for name, dtype in _CONTRACT_DTYPES.items()
@@ -222,8 +327,19 @@ def open_run(path: str | Path) -> OpenedRun:
     ]
     if wrong:
         raise RunFileError(f"{path}: lacks or mistypes the columns {', '.join(wrong)}. Freeze the run again.")
-    config = json.loads(metadata[CONFIG_KEY])
-    return OpenedRun(config=MappingProxyType(config), fingerprint=frozen.fingerprint, path=path, frozen=frozen)
+
+
+def _directory_run(directory: RunDirectory) -> Run:
+    """The run of a checked run directory, its records not read yet."""
+    parts = directory.part_paths
+    return Run(
+        records=cast(pl.DataFrame, None),
+        config=MappingProxyType(dict(directory.config)),
+        fingerprint=directory.fingerprint,
+        path=directory.path,
+        parts=parts,
+        buckets=directory.buckets,
+    )
 
 
 def frozen_format(path: str | Path) -> str | None:

@@ -48,6 +48,7 @@ from rag_compare.core.protocols import (
 from rag_compare.io.config import RESERVED_KEYS, check_config
 from rag_compare.io.corpus import Corpus, load_corpus
 from rag_compare.io.credential_scan import credential_cells
+from rag_compare.io.run_directory import ensure_new_directory, is_directory_output
 from rag_compare.io.runfile import ensure_absent
 from rag_compare.io.runs import Run, freeze_run
 from rag_compare.llm.dispatch import run_concurrently, run_sync
@@ -99,6 +100,7 @@ def capture(
     context_builder: ContextBuilder | None = None,
     config: Mapping[str, Any] | None = None,
     output: str | Path | None = None,
+    buckets: int | None = None,
     limits: Limits | None = None,
     include_unreviewed: bool = False,
     progress: bool = False,
@@ -109,7 +111,8 @@ def capture(
     ``context_builder`` defaults to joining every retrieved passage as ``[id] text``. ``config`` adds
     keys to the run config (``name``, free keys); capture records ``top_k``, ``model``, ``prompt`` and
     each part's ``config`` itself. With ``output`` the run is written there, and the checkpoint
-    ``OUTPUT.checkpoint.jsonl`` lets the same call resume; it is deleted once the run is frozen.
+    ``OUTPUT.checkpoint.jsonl`` lets the same call resume; it is deleted once the run is frozen. An
+    ``output`` ending in ``/``, or ``buckets``, makes a run directory (see ``freeze_run``).
     ``repeats`` (1 or more) captures each case that many times: each sample is a record with its
     ``repeat`` (0, 1, ...; the ``Case`` the parts get says it too), in corpus order then by repeat.
     With one repeat the run has no ``repeat`` column. The number of repeats is not part of the run
@@ -140,14 +143,20 @@ def capture(
     _refuse_credentials(
         loaded.frame.filter(~pl.col("case_id").is_in(left_out)), secrets, lambda column: f"corpus column '{column}'"
     )
-    checkpoint = None if output is None else _opened_checkpoint(Path(output), run_config, loaded.fingerprint)
+    checkpoint = (
+        None
+        if output is None
+        else _opened_checkpoint(Path(output), run_config, loaded.fingerprint, is_directory_output(output, buckets))
+    )
     try:
         done = _resumed(checkpoint, secrets)
         samples = _samples(loaded.frame.filter(~pl.col("case_id").is_in(left_out)), repeats, done)
         runner = _Runner(retriever, builder, generator, top_k, limits)
         _run_samples(runner, samples, done, checkpoint, secrets, progress=progress, repeats=repeats)
         records = _in_corpus_order(done, loaded.frame, repeats)
-        run = freeze_run(records, loaded, run_config, output=output, include_unreviewed=include_unreviewed)
+        run = freeze_run(
+            records, loaded, run_config, output=output, buckets=buckets, include_unreviewed=include_unreviewed
+        )
     finally:
         if checkpoint is not None:
             checkpoint.close()
@@ -162,9 +171,15 @@ def _unreviewed(corpus: pl.DataFrame) -> list[str]:
     return corpus.filter(unreviewed).get_column("case_id").to_list()
 
 
-def _opened_checkpoint(output: Path, run_config: Mapping[str, Any], corpus_fingerprint: str) -> Checkpoint:
-    """The checkpoint beside ``output`` (refused if ``output`` exists), for these settings and this corpus."""
-    ensure_absent(output)
+def _opened_checkpoint(
+    output: Path, run_config: Mapping[str, Any], corpus_fingerprint: str, directory: bool
+) -> Checkpoint:
+    """The checkpoint beside ``output`` (refused if ``output`` exists; a run ``directory`` or a file), for
+    these settings and this corpus."""
+    if directory:
+        ensure_new_directory(output)
+    else:
+        ensure_absent(output)
     settings = json_digest({"config": run_config, "corpus": corpus_fingerprint})
     return Checkpoint.open(checkpoint_path(output), settings)
 
