@@ -4,7 +4,6 @@ or scores file."""
 
 from __future__ import annotations
 
-import os
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
@@ -12,7 +11,7 @@ import click
 from click.core import ParameterSource
 
 from rag_compare.cli.exits import say
-from rag_compare.cli.options import BUCKETS, FORMAT, INCLUDE_UNREVIEWED, PATH, RUN_CONFIG, Command
+from rag_compare.cli.options import BUCKETS, FILE_OR_FOLDER, FORMAT, INCLUDE_UNREVIEWED, PATH, RUN_CONFIG, Command
 from rag_compare.cli.output import wants_json
 from rag_compare.core.listing import counted
 
@@ -22,19 +21,9 @@ if TYPE_CHECKING:
 __all__ = ["RUN_OUTPUT", "freeze_command", "import_run_command", "merge_repeats_command", "show_command"]
 
 
-class _RunOutput(click.Path):
-    """The output of a run: a path, kept as written (text) when it ends with ``/``, which asks for a run
-    directory."""
-
-    def convert(self, value: Any, param: click.Parameter | None, ctx: click.Context | None) -> Any:
-        if isinstance(value, str) and value.endswith(("/", os.sep)):
-            return value
-        return super().convert(value, param, ctx)
-
-
 RUN_OUTPUT = click.option(
     "--output",
-    type=_RunOutput(path_type=Path),
+    type=FILE_OR_FOLDER,
     required=True,
     help="The run file to write, or with a trailing / (or --buckets) the run directory (never overwritten).",
 )

@@ -49,10 +49,14 @@ def case_hash(case_ids: pl.Series) -> pl.Series:
 
     Any language computes it the same way, and no library version changes it (unlike Polars' ``hash``).
     """
+    import numpy as np
     import polars as pl
 
-    def first_eight(case_id: str) -> int:
-        return int.from_bytes(hashlib.sha256(case_id.encode()).digest()[:8], "big")
-
-    hashed = case_ids.cast(pl.String).map_elements(first_eight, return_dtype=pl.UInt64, skip_nulls=True)
-    return hashed.alias("case_hash")
+    texts = case_ids.cast(pl.String)
+    present = texts.drop_nulls().to_list()
+    prefixes = b"".join(hashlib.sha256(case_id.encode()).digest()[:8] for case_id in present)
+    hashed = pl.Series("case_hash", np.frombuffer(prefixes, dtype=">u8").astype(np.uint64), dtype=pl.UInt64)
+    if texts.null_count() == 0:
+        return hashed
+    nulls = pl.repeat(None, texts.len(), dtype=pl.UInt64, eager=True)
+    return nulls.scatter(texts.is_not_null().arg_true(), hashed).alias("case_hash")

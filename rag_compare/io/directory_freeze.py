@@ -16,7 +16,6 @@ the cases and the bucket count, not on how the cases were split into files. A co
 
 from __future__ import annotations
 
-import shutil
 import tempfile
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
@@ -27,7 +26,7 @@ import polars as pl
 
 from rag_compare.core.contract import CORPUS_COLUMNS, RECORD_COLUMNS
 from rag_compare.core.digest import text_digest
-from rag_compare.core.errors import ContractError, Problem, RunFileError
+from rag_compare.core.errors import ContractError, Problem
 from rag_compare.io.corpus import (
     UNREVIEWED_WHAT,
     Corpus,
@@ -38,15 +37,15 @@ from rag_compare.io.corpus import (
 from rag_compare.io.record_parts import Spilled, bucket_frame, input_parts, refuse_part_problems, spill_parts
 from rag_compare.io.records import labelled_records
 from rag_compare.io.run_directory import (
+    RUN_DIRECTORY,
     Part,
     RunDirectory,
     bucket_of,
-    ensure_new_directory,
-    publish_directory,
     read_run_directory,
     write_manifest,
     write_part,
 )
+from rag_compare.io.runfile import atomic_directory, ensure_new
 from rag_compare.io.tables import ROW
 
 __all__ = ["CorpusSummary", "freeze_directory"]
@@ -78,17 +77,13 @@ def freeze_directory(
     """Freeze ``records`` (one table, or a folder or glob of parts) against ``corpus`` (a ``Corpus``, one
     table, or parts) into the run directory ``output`` of ``buckets`` parts; ``config_of`` gives the run
     config from what is found of the corpus. See the module for how."""
-    ensure_new_directory(output)
-    try:
-        output.parent.mkdir(parents=True, exist_ok=True)
-        work = Path(tempfile.mkdtemp(prefix=f".{output.name}.", suffix=".partial", dir=output.parent))
-    except OSError as error:
-        raise RunFileError(
-            f"{output}: cannot be written ({error.strerror}). Check the folder and its permissions."
-        ) from None
-    spill, staged = work / "spill", work / "run"
-    try:
-        for folder in (spill / "records", spill / "corpus", staged):
+    ensure_new(output, RUN_DIRECTORY)
+    with (
+        atomic_directory(output, what=RUN_DIRECTORY) as staged,
+        tempfile.TemporaryDirectory(prefix=f".{output.name}.", suffix=".spill", dir=output.parent) as work,
+    ):
+        spill = Path(work)
+        for folder in (spill / "records", spill / "corpus"):
             folder.mkdir(parents=True)
         sources = _record_sources(records)
         spilled = spill_parts(
@@ -101,9 +96,6 @@ def freeze_directory(
         corpus_parts = _corpus_parts(corpus, spill / "corpus", buckets)
         written, summary = _write_buckets(spilled, corpus_parts, staged, buckets, environ, include_unreviewed)
         write_manifest(staged, config_of({"path": corpus_parts.name, **summary}), written)
-        publish_directory(staged, output)
-    finally:
-        shutil.rmtree(work, ignore_errors=True)
     return read_run_directory(output)
 
 

@@ -32,22 +32,21 @@ from typing import Any
 import polars as pl
 
 from rag_compare.core.digest import bytes_digest, case_hash, json_digest
-from rag_compare.core.errors import RunExistsError, RunFileError, RunIntegrityError
+from rag_compare.core.errors import RunFileError, RunIntegrityError
 
 __all__ = [
     "BUCKET_RULE",
     "DEFAULT_BUCKETS",
     "DIRECTORY_FORMAT",
     "MANIFEST",
+    "RUN_DIRECTORY",
     "DirectoryRecords",
     "Part",
     "RunDirectory",
     "bucket_of",
-    "ensure_new_directory",
     "is_directory_output",
     "iter_buckets",
     "part_name",
-    "publish_directory",
     "read_run_directory",
     "verify_parts",
     "write_manifest",
@@ -129,13 +128,8 @@ def part_name(bucket: int) -> str:
     return f"part-{bucket:05d}.parquet"
 
 
-def ensure_new_directory(output: Path) -> None:
-    """Refuse ``output`` when anything is there already: a run directory is never written over a path."""
-    if output.exists() or output.is_symlink():
-        raise RunExistsError(
-            f"{output}: already exists and is never overwritten by a run directory. Choose a new output "
-            "path, or move it away first."
-        )
+RUN_DIRECTORY = "run directory"
+"""What a run directory is called in the messages of the folder writer."""
 
 
 def write_part(frame: pl.DataFrame, folder: Path, bucket: int) -> Part:
@@ -160,20 +154,6 @@ def write_manifest(folder: Path, config: Mapping[str, Any], parts: tuple[Part, .
     fingerprint = json_digest(body)
     (folder / MANIFEST).write_bytes(_canonical({**body, "fingerprint": fingerprint}))
     return fingerprint
-
-
-def publish_directory(folder: Path, output: Path) -> None:
-    """Rename the whole directory ``folder`` to ``output``, refusing an output that appeared meanwhile."""
-    for path in folder.iterdir():
-        with path.open("rb") as stream:
-            os.fsync(stream.fileno())
-    ensure_new_directory(output)
-    try:
-        os.rename(folder, output)
-    except OSError as error:
-        raise RunFileError(
-            f"{output}: cannot be written ({error.strerror}). Check the folder and its permissions."
-        ) from None
 
 
 def read_run_directory(path: Path) -> RunDirectory:
