@@ -23,6 +23,7 @@ patterns counts as an answer.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
@@ -126,8 +127,10 @@ class LexicalJudge:
         slice size and every core works.
         """
         typed = _typed(cases)
-        slices = [typed.slice(start, _SLICE_ROWS) for start in range(0, typed.height, _SLICE_ROWS)]
-        with ThreadPoolExecutor(max_workers=max(1, min(len(slices), pl.thread_pool_size()))) as pool:
+        threads = pl.thread_pool_size()
+        size = _slice_size(typed.height, threads)
+        slices = [typed.slice(start, size) for start in range(0, typed.height, size)]
+        with ThreadPoolExecutor(max_workers=max(1, min(len(slices), threads))) as pool:
             parts = list(pool.map(self._judge_slice, slices))
         return pl.concat(parts) if parts else pl.DataFrame(schema=_OUTPUT)
 
@@ -202,6 +205,13 @@ class LexicalJudge:
         return verdicts.join(grounded, on="row", how="left", maintain_order="left").select(
             pl.col("abstained"), pl.col("grounded").cast(pl.Float64), abstention_correct=_ABSTENTION_CORRECT
         )
+
+
+def _slice_size(rows: int, threads: int) -> int:
+    """Rows per slice: at most ``_SLICE_ROWS``, in a number of slices that is a multiple of ``threads``, all
+    of about one size, so no thread is left alone with the last slice."""
+    count = threads * math.ceil(rows / (threads * _SLICE_ROWS))
+    return max(1, math.ceil(rows / max(count, 1)))
 
 
 def _padded(cases: pl.DataFrame) -> pl.DataFrame:

@@ -340,21 +340,20 @@ def _file_digest(path: Path, marker: str) -> str:
 def _blanked(path: Path, marker: str) -> Iterator[bytes | memoryview]:
     """The bytes of the file with each span holding ``marker`` (the ones ``_positions`` finds in the whole
     file, even across two slices) as zeros."""
-    needle, pending = re.compile(re.escape(marker.encode())), b""
+    needle, tail = marker.encode(), b""
     with path.open("rb") as stream:
-        while True:
-            chunk = stream.read(_READ_BYTES)
-            pending += chunk
-            done = 0
-            for match in needle.finditer(pending):
-                yield memoryview(pending)[done : match.start()]
+        while chunk := stream.read(_READ_BYTES):
+            data = tail + chunk if tail else chunk
+            done, at = 0, data.find(needle)
+            while at != -1:
+                yield memoryview(data)[done:at]
                 yield b"0" * _DIGEST_LENGTH
-                done = match.end()
-            keep = max(done, len(pending) - _DIGEST_LENGTH + 1) if chunk else len(pending)
-            yield memoryview(pending)[done:keep]
-            pending = pending[keep:]
-            if not chunk:
-                return
+                done = at + _DIGEST_LENGTH
+                at = data.find(needle, done)
+            keep = max(done, len(data) - _DIGEST_LENGTH + 1)
+            yield memoryview(data)[done:keep]
+            tail = data[keep:]
+    yield tail
 
 
 def _positions(data: bytes | bytearray, marker: str) -> list[int]:

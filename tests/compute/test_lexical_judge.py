@@ -307,3 +307,12 @@ SENTENCES = st.lists(st.one_of(WORDS, NUMBERS), min_size=1, max_size=8).map(lamb
 def test_sentences_copied_from_the_context_are_fully_grounded(sentences: list[str], data: st.DataObject) -> None:
     copied = data.draw(st.lists(st.sampled_from(sentences), min_size=1, max_size=3))
     assert judged(" ".join(copied), context="\n".join(sentences))["grounded"] == 1.0
+
+
+def test_records_are_judged_in_slices_of_one_size_a_multiple_of_the_threads() -> None:
+    from rag_compare.compute.lexical_judge import _slice_size
+
+    assert _slice_size(262_144, 2) == 65_536  # 4 slices: two rounds of two threads, none left alone
+    assert _slice_size(1_000_000, 2) == 100_000
+    assert _slice_size(150_001, 1) == 75_001  # at most 100,000 a slice: two of about one size
+    assert _slice_size(0, 2) == 1
