@@ -77,8 +77,22 @@ class _PartRecords:
         run.__dict__["records"] = records
 
 
+class _Configured:
+    """A run's name and creation time, read from its config."""
+
+    config: Mapping[str, Any]
+
+    @property
+    def name(self) -> str:
+        return str(self.config.get("name", ""))
+
+    @property
+    def created_at(self) -> str:
+        return str(self.config.get("created_at", ""))
+
+
 @dataclass(frozen=True)
-class Run(Report):
+class Run(_Configured, Report):
     """A frozen run: one row per sample of a case attempted (records and labels; one sample per case
     unless the records have a ``repeat`` column), its config and fingerprint.
 
@@ -93,14 +107,6 @@ class Run(Report):
     path: Path | None = None
     parts: tuple[Path, ...] = ()
     buckets: int | None = None
-
-    @property
-    def name(self) -> str:
-        return str(self.config.get("name", ""))
-
-    @property
-    def created_at(self) -> str:
-        return str(self.config.get("created_at", ""))
 
     @property
     def repeats(self) -> int:
@@ -240,7 +246,7 @@ def write_run(frame: pl.DataFrame, config: Mapping[str, Any], output: str | Path
 
 
 @dataclass(frozen=True)
-class OpenedRun:
+class OpenedRun(_Configured):
     """A run file (or run directory) opened and checked against its fingerprint, its records not read
     yet: a large run is read a record batch (a directory: a part) at a time (``batches``), or the rows of
     a few cases (``rows``)."""
@@ -249,14 +255,6 @@ class OpenedRun:
     fingerprint: str
     path: Path
     frozen: FrozenFile | DirectoryRecords = field(repr=False)
-
-    @property
-    def name(self) -> str:
-        return str(self.config.get("name", ""))
-
-    @property
-    def created_at(self) -> str:
-        return str(self.config.get("created_at", ""))
 
     @property
     def columns(self) -> list[str]:
