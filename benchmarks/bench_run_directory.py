@@ -27,20 +27,25 @@ from synthetic import SIDES, make_corpus, make_pool, make_records
 __all__ = ["write_parts"]
 
 
-def write_parts(folder: Path, cases: int, part_cases: int, k: int = 10, seed: int = 0) -> None:
-    """``folder/corpus/part-N.parquet`` and ``folder/records/part-N.parquet``: ``cases`` cases ``q{i}@v1`` in
-    parts of ``part_cases``, each made and written on its own (one passage pool for all)."""
+def write_parts(
+    folder: Path, cases: int, part_cases: int, k: int = 10, seed: int = 0, sides: tuple[str, ...] = ("baseline",)
+) -> None:
+    """``folder/corpus/part-N.parquet`` and, per side of ``sides``, ``folder/records/part-N.parquet`` (the
+    baseline) or ``folder/{side}-records/part-N.parquet``: ``cases`` cases ``q{i}@v1`` in parts of
+    ``part_cases``, each made and written on its own (one passage pool for all)."""
     rng = np.random.default_rng(seed)
     pool = make_pool(rng, max(1_000, min(cases, 1_000_000) // 4))
-    for name in ("corpus", "records"):
-        (folder / name).mkdir(parents=True)
+    folders = {side: folder / ("records" if side == "baseline" else f"{side}-records") for side in sides}
+    for path in (folder / "corpus", *folders.values()):
+        path.mkdir(parents=True)
     for index, start in enumerate(range(0, cases, part_cases)):
         size = min(part_cases, cases - start)
         corpus, gold = make_corpus(rng, size, len(pool.text))
-        records = make_records(rng, SIDES["baseline"], gold, k, pool)
         ids = "q" + pl.int_range(start, start + size, eager=True).cast(pl.String) + "@v1"
         corpus.with_columns(case_id=ids).write_parquet(folder / "corpus" / f"part-{index:04d}.parquet")
-        records.with_columns(case_id=ids).write_parquet(folder / "records" / f"part-{index:04d}.parquet")
+        for side, records_folder in folders.items():
+            records = make_records(rng, SIDES[side], gold, k, pool)
+            records.with_columns(case_id=ids).write_parquet(records_folder / f"part-{index:04d}.parquet")
 
 
 def size_mib(folder: Path) -> float:

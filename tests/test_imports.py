@@ -10,7 +10,7 @@ import pytest
 
 from tests.helpers.data import ROOT
 
-HEAVY = ("polars", "pyarrow", "pandera", "numpy", "openai", "jinja2", "bm25s", "rich", "Stemmer", "jsonschema")
+HEAVY = ("polars", "pyarrow", "pandera", "numpy", "openai", "jinja2", "bm25s", "rich", "Stemmer", "jsonschema", "ray")
 
 _LOADED = f"sorted({{name.split('.')[0] for name in sys.modules}} & set({HEAVY!r}))"
 

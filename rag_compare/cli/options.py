@@ -27,10 +27,12 @@ __all__ = [
     "INCLUDE_UNREVIEWED",
     "OFFLINE_JUDGE",
     "PATH",
+    "RAY_ADDRESS",
     "RUN_CONFIG",
     "Command",
     "choice_option",
     "endpoint_settings",
+    "engine_option",
     "finite_float",
     "format_option",
     "limit_options",
@@ -131,6 +133,19 @@ BUCKETS = click.option(
     type=click.IntRange(min=1),
     help="Write a run directory of this many Parquet parts, a case in part case_hash(case_id) % N, instead of one "
     "file [default for an --output ending in /: 16].",
+)
+
+
+def engine_option(choices: Sequence[str], help: str) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
+    """An ``--engine`` option offering ``choices`` (the first, this process, by default)."""
+    return choice_option("--engine", choices=choices, help=help)
+
+
+RAY_ADDRESS = click.option(
+    "--ray-address",
+    metavar="ADDRESS",
+    help="With --engine ray: the Ray cluster to use (auto: the one this machine belongs to) "
+    "[default: a Ray started on this machine].",
 )
 BASE_URL = click.option("--base-url", help="The endpoint, e.g. http://localhost:8000/v1 [default: $OPENAI_BASE_URL].")
 

@@ -18,7 +18,8 @@ each into exit code 2 without a traceback, saying the flag or the command in the
     ├── ScoresError             scores cannot be made, read or used (another run's scores, an unknown signal)
     ├── EndpointError           a model endpoint refuses every request (a bad key, an unknown model)
     │   └── JudgeError              ... the judge's endpoint
-    └── CaptureError            a capture cannot start or resume (its checkpoint belongs to other settings)
+    ├── CaptureError            a capture cannot start or resume (its checkpoint belongs to other settings)
+    └── EngineError             an engine cannot start (Ray not installed, no cluster at the address)
 """
 
 from __future__ import annotations
@@ -36,6 +37,7 @@ __all__ = [
     "ConfigError",
     "ContractError",
     "EndpointError",
+    "EngineError",
     "GateError",
     "InputFileError",
     "JudgeError",
@@ -189,3 +191,7 @@ class JudgeError(EndpointError):
 
 class CaptureError(RagCompareError):
     """A capture cannot start or resume: its checkpoint belongs to other settings or another corpus."""
+
+
+class EngineError(RagCompareError):
+    """An engine cannot start: Ray is not installed, or there is no Ray cluster at the address given."""
