@@ -15,14 +15,14 @@ from typing import TYPE_CHECKING, Any, TextIO
 import polars as pl
 
 from rag_compare.compute.case_status import CASE_STATUSES, SIDES
+from rag_compare.compute.case_table import CaseTable
 from rag_compare.compute.case_texts import CaseTexts
 from rag_compare.compute.configdiff import ConfigChange
 from rag_compare.compute.preference import PREFERENCE_COLUMNS, Preference
-from rag_compare.compute.repeats import NoiseFloor, repeat_counts
+from rag_compare.compute.repeats import NoiseFloor
 from rag_compare.core.listing import counts_line
 from rag_compare.core.result import CI_FORMATS, DEFAULT_MAX_CASES, REPORT_FORMATS, Report, to_json
 from rag_compare.core.result import FORMATS as SUMMARY_FORMATS  # the text and JSON every result renders
-from rag_compare.core.rows import count_by
 from rag_compare.core.signals import JUDGE_COLUMNS, Signal, signals_in
 from rag_compare.io.runfile import atomic_directory
 from rag_compare.io.runs import OpenedRun, Run, json_ready
@@ -90,11 +90,10 @@ class ComparedRun:
         return str(self.path or "(not written)")
 
     @classmethod
-    def of(cls, run: Run | OpenedRun, *, k: int | None, records: pl.DataFrame) -> ComparedRun:
-        """What is kept of ``run``, whose records (``case_id``, ``status`` and ``repeat`` at least) are ``records``."""
+    def of(cls, run: Run | OpenedRun, *, k: int | None, repeats: Mapping[str, int]) -> ComparedRun:
+        """What is kept of ``run``, whose records have these ``repeat_counts``."""
         config = MappingProxyType(json_ready(run.config))
-        repeats = MappingProxyType(repeat_counts(records))
-        return cls(run.name, run.path, run.fingerprint, run.created_at, config, k, repeats)
+        return cls(run.name, run.path, run.fingerprint, run.created_at, config, k, MappingProxyType(dict(repeats)))
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -128,7 +127,8 @@ class Comparison(Report):
     of the scores that side was judged by (``None``: the offline judge's verdicts)."""
     config_diff: tuple[ConfigChange, ...]
     warnings: tuple[str, ...]
-    cases: pl.DataFrame
+    case_table: CaseTable = field(repr=False)
+    """The cases, held or on disk (see ``cases`` and ``scan_cases``)."""
     aggregates: pl.DataFrame
     breakdowns: pl.DataFrame
     tolerance: float
@@ -142,12 +142,26 @@ class Comparison(Report):
 
     def __repr__(self) -> str:
         runs = " → ".join(f"{run.name} ({run.fingerprint[:12]})" for run in (self.baseline, self.candidate))
-        return f"<Comparison {runs}: {self.cases.height} cases: {self.counts_text(', ')}>"
+        return f"<Comparison {runs}: {self.n_cases} cases: {self.counts_text(', ')}>"
+
+    @property
+    def cases(self) -> pl.DataFrame:
+        """Every case in one frame (from the ``streaming`` and ``ray`` engines: read from disk; for a
+        comparison too large to hold, use ``scan_cases``)."""
+        return self.case_table.collect()
+
+    def scan_cases(self) -> pl.LazyFrame:
+        """The cases as a lazy frame in ``case_id`` order: filter and select before collecting."""
+        return self.case_table.lazy()
+
+    @property
+    def n_cases(self) -> int:
+        return self.case_table.height
 
     @property
     def counts(self) -> dict[str, int]:
         """Cases per status, every status of ``CASE_STATUSES`` included."""
-        return count_by(self.cases.with_columns(pl.col("status").cast(pl.String)), "status", CASE_STATUSES)
+        return {status: self.case_table.counts.get(status, 0) for status in CASE_STATUSES}
 
     def counts_text(self, separator: str = " · ") -> str:
         """The statuses that have cases, with their counts: ``improved 5 · regressed 4``."""
@@ -164,7 +178,7 @@ class Comparison(Report):
     @property
     def signals(self) -> tuple[Signal, ...]:
         """The signals this comparison holds: every one of ``SIGNALS``, and the score signals its scores had."""
-        return signals_in(self.cases.columns, prefix="baseline_")
+        return signals_in(self.case_table.columns, prefix="baseline_")
 
     @property
     def signals_without_values(self) -> list[str]:
@@ -179,7 +193,7 @@ class Comparison(Report):
         return pl.concat([cases, texts.drop("case_id")], how="horizontal")
 
     def to_dict(self) -> dict[str, Any]:
-        return self._summary() | {"cases": self._case_objects().to_dicts()}
+        return self._summary() | {"cases": self._case_objects(self.cases).to_dicts()}
 
     def to_json(self) -> str:
         """The JSON of ``to_dict``."""
@@ -235,22 +249,21 @@ class Comparison(Report):
         bounded by the slice size.
         """
         head = to_json(self._summary() | {"cases": []})
-        if self.cases.is_empty():
+        if not self.n_cases:
             stream.write(head)
             return
         stream.write(head.removesuffix('  "cases": []\n}\n') + '  "cases": [\n    ')
-        objects = self._case_objects()
-        encoded = pl.struct(objects.columns).struct.json_encode().str.join(",\n    ")
 
-        def encode(start: int) -> str:
-            text: str = objects.slice(start, _JSON_SLICE_ROWS).select(encoded).item()
-            return text if start == 0 else ",\n    " + text
+        def encode(cases: pl.DataFrame, first: bool) -> str:
+            objects = self._case_objects(cases)
+            text: str = objects.select(pl.struct(objects.columns).struct.json_encode().str.join(",\n    ")).item()
+            return text if first else ",\n    " + text
 
         workers = pl.thread_pool_size()
         with ThreadPoolExecutor(max_workers=workers) as pool:
             pending: deque[Future[str]] = deque()
-            for start in range(0, objects.height, _JSON_SLICE_ROWS):
-                pending.append(pool.submit(encode, start))
+            for index, cases in enumerate(self.case_table.slices(_JSON_SLICE_ROWS)):
+                pending.append(pool.submit(encode, cases, index == 0))
                 if len(pending) > workers:
                     stream.write(pending.popleft().result())
             while pending:
@@ -266,10 +279,10 @@ class Comparison(Report):
         with atomic_directory(path, what="comparison folder") as folder:
             (folder / "summary.json").write_text(to_json(self._summary()), encoding="utf-8")
             (folder / "cases").mkdir()
-            objects = self._case_objects()
-            for index, start in enumerate(range(0, max(objects.height, 1), PART_ROWS)):
+            parts = self.case_table.slices(PART_ROWS) if self.n_cases else iter([self.case_table.collect()])
+            for index, cases in enumerate(parts):
                 part = folder / "cases" / f"part-{index:05d}.parquet"
-                objects.slice(start, PART_ROWS).write_parquet(part, compression="zstd")
+                self._case_objects(cases).write_parquet(part, compression="zstd")
         return path
 
     def _summary(self) -> dict[str, Any]:
@@ -288,9 +301,9 @@ class Comparison(Report):
             "preference": None if self.preference is None else self.preference.to_dict(),
         }
 
-    def _case_objects(self) -> pl.DataFrame:
-        """One row per case with the JSON fields; a side without a record is null."""
-        columns = set(self.cases.columns)
+    def _case_objects(self, cases: pl.DataFrame) -> pl.DataFrame:
+        """One row per case of ``cases`` with the JSON fields; a side without a record is null."""
+        columns = set(cases.columns)
         sides = [
             pl.when(pl.col(f"{side}_status").is_not_null())
             .then(
@@ -304,6 +317,6 @@ class Comparison(Report):
             for side in SIDES
         ]
         preferred = [name for name in PREFERENCE_COLUMNS if name in columns]
-        return self.cases.select(
+        return cases.select(
             "case_id", pl.col("status").cast(pl.String), "reasons", "category", "answerability", *preferred, *sides
         )

@@ -133,7 +133,7 @@ def _share_result(condition: StatusLimit | ErrorRateLimit, count: int, total: in
 
 def _status_result(condition: StatusLimit, comparison: Comparison) -> ConditionResult:
     count = comparison.counts[condition.status]
-    return _share_result(condition, count, comparison.cases.height, condition.status)
+    return _share_result(condition, count, comparison.n_cases, condition.status)
 
 
 def _error_rate_result(condition: ErrorRateLimit, comparison: Comparison) -> ConditionResult:
@@ -143,11 +143,12 @@ def _error_rate_result(condition: ErrorRateLimit, comparison: Comparison) -> Con
         "judge_failed": record_ok("candidate_status") & judge_failed("candidate"),
         "missing": status.is_null(),
     }
-    counts = comparison.cases.select(*(where.sum().alias(kind) for kind, where in kinds.items())).row(0, named=True)
+    sums = comparison.scan_cases().select(*(where.sum().alias(kind) for kind, where in kinds.items())).collect()
+    counts = sums.row(0, named=True)
     count = sum(counts.values())
     listed = ", ".join(f"{kind} {counts[kind]}" for kind in kinds)
     what = f"failed, were judge-failed or are missing in the candidate ({listed})"
-    return _share_result(condition, count, comparison.cases.height, what)
+    return _share_result(condition, count, comparison.n_cases, what)
 
 
 def _aggregate_row(condition: SignalLimit, comparison: Comparison) -> dict[str, Any] | str:

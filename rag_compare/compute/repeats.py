@@ -14,7 +14,7 @@ of its first ok sample (by ``repeat``). With one sample a case, every mean is th
 from __future__ import annotations
 
 import itertools
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -29,10 +29,14 @@ __all__ = [
     "MAX_NOISE_REPEATS",
     "REDUCED_SUFFIXES",
     "NoiseFloor",
+    "NoisePartial",
     "SideNoise",
     "flaky_cases",
     "has_repeats",
+    "merged_repeat_counts",
     "noise_floor",
+    "noise_numbers",
+    "noise_partial",
     "reduced_side",
     "repeat_counts",
     "shown_value",
@@ -78,6 +82,20 @@ def repeat_counts(records: pl.DataFrame) -> dict[str, int]:
         pl.lit(failed).alias("failed"),
     )
     return {name: int(value) for name, value in counts.row(0, named=True).items()}
+
+
+def merged_repeat_counts(counts: Iterable[Mapping[str, int]]) -> dict[str, int]:
+    """The ``repeat_counts`` of a side from those of the partitions of its cases (each case in one)."""
+    held = [part for part in counts if part["cases"]]
+    if not held:
+        return {"cases": 0, "samples": 0, "min": 0, "max": 0, "failed": 0}
+    return {
+        "cases": sum(part["cases"] for part in held),
+        "samples": sum(part["samples"] for part in held),
+        "min": min(part["min"] for part in held),
+        "max": max(part["max"] for part in held),
+        "failed": sum(part["failed"] for part in held),
+    }
 
 
 def reduced_side(samples: pl.DataFrame, signals: Sequence[Signal]) -> pl.DataFrame:
@@ -192,21 +210,55 @@ class NoiseFloor:
         return {"expected": dict(self.expected), "sides": {side: noise.to_dict() for side, noise in self.sides.items()}}
 
 
+@dataclass(frozen=True)
+class NoisePartial:
+    """A side's noise-floor sums over a partition of its cases (``noise_partial``): the status counts of
+    every pair of ``numbers`` summed (each pair in both orders, halved) and the cases compared. Partials of
+    one side add up (``+``); ``finished`` gives its ``SideNoise``."""
+
+    numbers: tuple[int, ...]
+    totals: Mapping[str, float]
+    cases: int
+
+    def __add__(self, other: NoisePartial) -> NoisePartial:
+        if other.numbers != self.numbers:
+            raise ValueError("noise partials of different repeat numbers cannot be merged")
+        totals = {name: total + other.totals[name] for name, total in self.totals.items()}
+        return NoisePartial(self.numbers, totals, self.cases + other.cases)
+
+    def finished(self) -> SideNoise:
+        pairs = len(self.numbers) * (len(self.numbers) - 1) // 2
+        expected = {name: total / pairs for name, total in self.totals.items()}
+        return SideNoise(repeats=len(self.numbers), pairs=pairs, cases=round(self.cases / pairs), expected=expected)
+
+
+def noise_numbers(repeat_numbers: Iterable[int]) -> tuple[int, ...]:
+    """The repeat numbers a side's noise floor compares: its first ``MAX_NOISE_REPEATS``; empty under two."""
+    numbers = tuple(sorted(set(repeat_numbers))[:MAX_NOISE_REPEATS])
+    return numbers if len(numbers) > 1 else ()
+
+
 def noise_floor(samples: pl.DataFrame, signals: Sequence[Signal], tolerance: float) -> SideNoise | None:
     """A side's noise floor: each pair of its first ``MAX_NOISE_REPEATS`` repeat numbers compared case by
     case as a baseline and a candidate of one sample each (the same status rules, the cases with both
     samples), the status counts averaged over the pairs. A pair counts in both orders, so ``improved``
-    and ``regressed`` (and a side's failures) are expected equally often. ``None`` under two repeats."""
+    and ``regressed`` (and a side's failures) are expected equally often. ``None`` under two repeats.
+    The one-partition case of ``noise_partial``."""
     if REPEAT not in samples.columns:
         return None
-    numbers = samples.get_column(REPEAT).unique().sort().head(MAX_NOISE_REPEATS).to_list()
-    pairs = list(itertools.combinations(numbers, 2))
-    if not pairs:
-        return None
+    numbers = noise_numbers(samples.get_column(REPEAT).unique().to_list())
+    return noise_partial(samples, numbers, signals, tolerance).finished() if numbers else None
+
+
+def noise_partial(
+    samples: pl.DataFrame, numbers: tuple[int, ...], signals: Sequence[Signal], tolerance: float
+) -> NoisePartial:
+    """The noise-floor sums of ``samples``, a partition of a side's cases, over the pairs of ``numbers`` (the
+    whole side's ``noise_numbers``)."""
     status = case_status(signals, tolerance)
     totals = dict.fromkeys(_NOISE_STATUSES, 0.0)
     cases = 0
-    for first, second in pairs:
+    for first, second in itertools.combinations(numbers, 2):
         one, other = (
             _one_repeat(samples, side, number, signals) for side, number in zip(SIDES, (first, second), strict=True)
         )
@@ -216,8 +268,7 @@ def noise_floor(samples: pl.DataFrame, signals: Sequence[Signal], tolerance: flo
         for name in _NOISE_STATUSES:
             mirrored = _MIRRORED.get(name, name)
             totals[name] += (counts.get(name, 0) + counts.get(mirrored, 0)) / 2
-    expected = {name: total / len(pairs) for name, total in totals.items()}
-    return SideNoise(repeats=len(numbers), pairs=len(pairs), cases=round(cases / len(pairs)), expected=expected)
+    return NoisePartial(numbers, totals, cases)
 
 
 def _one_repeat(samples: pl.DataFrame, side: str, number: int, signals: Sequence[Signal]) -> pl.DataFrame:

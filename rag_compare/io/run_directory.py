@@ -100,6 +100,11 @@ class DirectoryRecords:
         self.directory = directory
         self.schema: Mapping[str, pl.DataType] = dict(pl.read_parquet_schema(directory.part_paths[0]))
 
+    @property
+    def batch_count(self) -> int:
+        """The parts ``batches`` gives."""
+        return self.directory.buckets
+
     def batches(self, columns: Sequence[str] | None = None) -> Iterator[pl.DataFrame]:
         """Its records a part at a time, by bucket (``columns``: only those)."""
         for _, frame in iter_buckets(self.directory):

@@ -83,6 +83,7 @@ class FrozenFile:
     metadata: Mapping[str, str]
     fingerprint: str
     schema: Mapping[str, pl.DataType]
+    batch_count: int
 
     def batches(self, columns: Sequence[str] | None = None) -> Iterator[pl.DataFrame]:
         """The file's rows, a record batch at a time (``columns``: only those, in that order)."""
@@ -119,7 +120,8 @@ def open_frozen(path: Path) -> FrozenFile:
         raise RunFileError(f"{path}: no such run file. Check the path, or freeze the run first.")
     try:
         with pa.OSFile(str(path)) as source:
-            arrow_schema = pa.ipc.open_file(source).schema
+            reader = pa.ipc.open_file(source)
+            arrow_schema, batch_count = reader.schema, reader.num_record_batches
         metadata = {key.decode(): value.decode() for key, value in (arrow_schema.metadata or {}).items()}
         schema = pl.DataFrame(arrow_schema.empty_table()).schema
     except (pa.ArrowInvalid, pa.ArrowException, OSError, UnicodeDecodeError, pl.exceptions.PolarsError):
@@ -135,7 +137,7 @@ def open_frozen(path: Path) -> FrozenFile:
             f"{path}: does not match its fingerprint {fingerprint[:12]}: the file was changed or damaged "
             "after it was frozen. Restore it, or freeze the run again under a new name."
         )
-    return FrozenFile(path, MappingProxyType(metadata), fingerprint, MappingProxyType(dict(schema)))
+    return FrozenFile(path, MappingProxyType(metadata), fingerprint, MappingProxyType(dict(schema)), batch_count)
 
 
 def read_frozen(path: Path) -> tuple[pl.DataFrame, dict[str, str], str]:

@@ -260,6 +260,11 @@ class OpenedRun(_Configured):
     def columns(self) -> list[str]:
         return list(self.frozen.schema)
 
+    @property
+    def buckets(self) -> int | None:
+        """A run directory's buckets (``batches`` then gives one part a bucket, in order); ``None`` for a file."""
+        return self.frozen.directory.buckets if isinstance(self.frozen, DirectoryRecords) else None
+
     def batches(self, columns: Sequence[str] | None = None) -> Iterator[pl.DataFrame]:
         """Its records a record batch at a time (``columns``: only those)."""
         return self.frozen.batches(columns)

@@ -13,7 +13,7 @@ import pytest
 from polars.testing import assert_frame_equal
 
 from rag_compare import CompareError, Comparison, compare, freeze_run, load_run
-from rag_compare.compute import compare_runs
+from rag_compare.compute import bucket_passes
 from rag_compare.compute.case_texts import SIDE_TEXTS, TEXT_LABELS
 from rag_compare.io import runfile
 from rag_compare.io.runs import json_ready, open_run, write_run
@@ -127,7 +127,7 @@ def test_sides_computed_a_few_records_at_a_time_give_the_same_comparison(
     options = {"corpus": tmp_path / "corpus.csv", "passages": COMPARE / "passages.csv"}
     whole = compare(*runs, **options)
     assert len(whole.warnings) >= 3
-    monkeypatch.setattr(compare_runs, "_CHUNK_ROWS", 2)
+    monkeypatch.setattr(bucket_passes, "SLICE_ROWS", 2)
     _same(compare(*runs, **options), whole)
     monkeypatch.setattr(runfile, "BATCH_ROWS", 3)
     paths = [write_run(run.records, json_ready(run.config), tmp_path / f"{run.name}.arrow").path for run in runs]

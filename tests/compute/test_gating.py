@@ -11,6 +11,7 @@ import pytest
 
 from rag_compare import Comparison, Gate, GateError, GateResult, compare, load_gate
 from rag_compare.compute.case_status import CASE_STATUSES
+from rag_compare.compute.case_table import CaseTable
 from rag_compare.compute.gate_grammar import GATE_GRAMMAR, ErrorRateLimit, SignalLimit, StatusLimit
 from rag_compare.compute.gate_result import ConditionResult
 from tests.helpers.data import HANDMADE_RUNS
@@ -54,7 +55,7 @@ def comparison(handmade: Comparison) -> Comparison:
     )
     columns = ["signal", "scope", "baseline", "candidate", "delta", "ci_low", "ci_high", "p_adjusted", "n"]
     aggregates = pl.DataFrame(AGGREGATES, schema=columns, orient="row")
-    return replace(handmade, cases=cases, aggregates=aggregates)
+    return replace(handmade, case_table=CaseTable.held(cases), aggregates=aggregates)
 
 
 def _decided(comparison: Comparison, condition: str, alpha: float = 0.05) -> ConditionResult:
@@ -271,7 +272,7 @@ def test_a_signal_without_values_is_not_evaluated(comparison: Comparison, condit
 
 
 def test_a_share_of_no_cases_is_not_evaluated_and_a_count_is(comparison: Comparison) -> None:
-    empty = replace(comparison, cases=comparison.cases.clear())
+    empty = replace(comparison, case_table=CaseTable.held(comparison.cases.clear()))
     share, count, rate = Gate.parse(["regressed>1%", "regressed>=0", "error_rate>0%"]).evaluate(empty).conditions
     assert share == ConditionResult(
         "regressed>1%", False, False, "no cases were compared: 0 regressed; the limit is > 1%"

@@ -4,16 +4,27 @@ from __future__ import annotations
 
 import contextlib
 import sys
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
+from typing import Protocol
 
-__all__ = ["progress_bar"]
+__all__ = ["Advance", "progress_bar"]
+
+
+class Advance(Protocol):
+    """Moves a progress bar ``steps`` on."""
+
+    def __call__(self, steps: int = 1) -> None: ...
+
+
+def _unmoved(steps: int = 1) -> None:
+    """Draws nothing."""
 
 
 @contextlib.contextmanager
-def progress_bar(label: str | None, total: int) -> Iterator[Callable[[], None]]:
-    """An ``advance()`` callable: it moves a bar with an ETA on a terminal, else does nothing."""
+def progress_bar(label: str | None, total: int) -> Iterator[Advance]:
+    """An ``advance(steps=1)`` callable: it moves a bar with an ETA on a terminal, else does nothing."""
     if label is None or not total or not sys.stderr.isatty():
-        yield lambda: None
+        yield _unmoved
         return
     from rich.console import Console
     from rich.progress import BarColumn, MofNCompleteColumn, Progress, TimeElapsedColumn, TimeRemainingColumn
@@ -21,4 +32,8 @@ def progress_bar(label: str | None, total: int) -> Iterator[Callable[[], None]]:
     columns = (BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(), "eta", TimeRemainingColumn())
     with Progress("{task.description}", *columns, console=Console(file=sys.stderr)) as bar:  # stdout is output
         task = bar.add_task(label, total=total)
-        yield lambda: bar.advance(task)
+
+        def advance(steps: int = 1) -> None:
+            bar.advance(task, steps)
+
+        yield advance

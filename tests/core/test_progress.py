@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from rag_compare.llm.progress import progress_bar
+from rag_compare.core.progress import progress_bar
 
 
 @pytest.mark.parametrize(("label", "total"), [("judging", 3), (None, 3), ("judging", 0)])
@@ -28,3 +28,13 @@ def test_on_a_terminal_the_bar_counts_each_advance_on_stderr_never_on_stdout(
     assert drawn.out == ""  # stdout carries the command's output (JSON, a report)
     assert "judging" in drawn.err
     assert "3/3" in drawn.err
+
+
+def test_an_advance_of_several_steps_counts_them_all(
+    capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr("sys.stderr.isatty", lambda: True)
+    with progress_bar("comparing", 10) as advance:
+        advance(4)
+        advance(6)
+    assert "10/10" in capsys.readouterr().err

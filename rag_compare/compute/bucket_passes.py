@@ -1,0 +1,159 @@
+"""The passes of a comparison over its buckets, in this process: the ``memory`` engine (one bucket, held) and
+the ``streaming`` engine (buckets spilled to disk, one held at a time). ``compare_runs`` drives them, and the
+``ray`` engine's passes (``ray_passes``) have the same four steps:
+
+1. ``sides``: each side's records made narrow a slice at a time (``side_samples``) and kept by bucket; the
+   ``SideFacts`` of every bucket of each side.
+2. ``join``: every bucket joined under the ``JoinRules`` the facts give (``bucket_join``), its cases kept.
+3. ``resample``: the second pass of the aggregates over the kept cases (``partials``).
+4. ``table``: the kept cases as one ``CaseTable``.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass
+from typing import NamedTuple, Protocol
+
+import polars as pl
+
+from rag_compare.compute.bucket_join import BucketResult, JoinRules, SideFacts, join_bucket, side_facts
+from rag_compare.compute.bucket_store import BucketStore
+from rag_compare.compute.case_table import CaseTable
+from rag_compare.compute.partials import ResamplingPartial, ResamplingPlan, merge_partials, resampling_partial
+from rag_compare.compute.side_samples import side_samples
+from rag_compare.core.progress import progress_bar
+from rag_compare.core.protocols import Judge
+from rag_compare.io.run_directory import bucket_of
+from rag_compare.io.runs import OpenedRun, Run
+from rag_compare.io.scores import Scores
+
+__all__ = ["SLICE_ROWS", "BucketPasses", "LocalPasses", "SideInputs", "Slice", "by_bucket", "slices"]
+
+SLICE_ROWS = 200_000
+"""Records made narrow at a time: texts of more are never held at once."""
+
+
+@dataclass(frozen=True)
+class SideInputs:
+    """What making one side narrow needs: its run, its scores, the cut-off ``k``, and, shared by both sides,
+    the judge, the corpus' labels and the passages."""
+
+    run: Run | OpenedRun
+    scores: Scores | None
+    k: int | None
+    judge: Judge
+    labels: pl.DataFrame | None
+    passages: pl.DataFrame | None
+
+
+class BucketPasses(Protocol):
+    """The four passes of one engine over a comparison's ``buckets`` (see the module's docstring)."""
+
+    buckets: int
+
+    def sides(self, inputs: Sequence[SideInputs]) -> list[list[SideFacts]]: ...
+
+    def join(
+        self, rules: JoinRules, labels: Sequence[pl.DataFrame | None], preference: Sequence[pl.DataFrame | None]
+    ) -> list[BucketResult]: ...
+
+    def resample(self, plan: ResamplingPlan) -> ResamplingPartial: ...
+
+    def table(self, schema: pl.Schema, counts: dict[str, int]) -> CaseTable: ...
+
+
+class LocalPasses:
+    """The passes in this process, over a ``BucketStore`` (held in memory, or spilled)."""
+
+    def __init__(self, store: BucketStore) -> None:
+        self.store = store
+        self.buckets = store.buckets
+
+    def sides(self, inputs: Sequence[SideInputs]) -> list[list[SideFacts]]:
+        facts = []
+        for index, side in enumerate(inputs):
+            aligned = self.store.spilled and isinstance(side.run, OpenedRun) and side.run.buckets == self.buckets
+            with progress_bar(f"{side.run.name}: signals", _batch_count(side.run)) as advance:
+                for part in slices(side.run, aligned=aligned):
+                    samples = side_samples(
+                        part.records, side.judge, side.scores, labels=side.labels, passages=side.passages, k=side.k
+                    )
+                    self.store.add(index, samples, part.bucket)
+                    advance(part.batches)
+            columns = SideFacts.columns(list(self.store.side_schema(index)))
+            facts.append([side_facts(self.store.side(index, bucket, columns)) for bucket in range(self.buckets)])
+        return facts
+
+    def join(
+        self, rules: JoinRules, labels: Sequence[pl.DataFrame | None], preference: Sequence[pl.DataFrame | None]
+    ) -> list[BucketResult]:
+        results = []
+        with progress_bar("joining buckets" if self.buckets > 1 else None, self.buckets) as advance:
+            for bucket in range(self.buckets):
+                sides = [self.store.side(index, bucket) for index in (0, 1)]
+                result = join_bucket(sides, labels[bucket], preference[bucket], rules)
+                del sides
+                self.store.drop_sides(bucket)
+                self.store.keep(bucket, result.cases)
+                results.append(
+                    dataclasses.replace(result, cases=result.cases.clear()) if self.store.spilled else result
+                )
+                advance()
+        return results
+
+    def resample(self, plan: ResamplingPlan) -> ResamplingPartial:
+        return merge_partials(resampling_partial(self.store.cases(bucket), plan) for bucket in range(self.buckets))
+
+    def table(self, schema: pl.Schema, counts: dict[str, int]) -> CaseTable:
+        return self.store.table(schema, counts)
+
+
+class Slice(NamedTuple):
+    """Records of a run read together: all of ``bucket`` when given, ``batches`` of its record batches."""
+
+    records: pl.DataFrame
+    bucket: int | None
+    batches: int
+
+
+def slices(run: Run | OpenedRun, *, aligned: bool = False) -> Iterator[Slice]:
+    """The run's records, ``SLICE_ROWS`` or so at a time (a run file's record batches put together); with
+    ``aligned``, a run directory's parts one at a time, each with its bucket."""
+    if isinstance(run, Run):
+        for start in range(0, max(run.records.height, 1), SLICE_ROWS):
+            yield Slice(run.records.slice(start, SLICE_ROWS), None, 1)
+        return
+    if aligned:
+        for bucket, part in enumerate(run.batches()):
+            yield Slice(part, bucket, 1)
+        return
+    held: list[pl.DataFrame] = []
+    empty = True
+    for batch in run.batches():
+        held.append(batch)
+        if sum(part.height for part in held) >= SLICE_ROWS:
+            yield Slice(pl.concat(held), None, len(held))
+            held, empty = [], False
+    if held or empty:
+        yield Slice(pl.concat(held) if held else pl.DataFrame(schema=dict(run.frozen.schema)), None, len(held))
+
+
+def by_bucket(frame: pl.DataFrame | None, buckets: int) -> list[pl.DataFrame | None]:
+    """``frame`` (with ``case_id``) split into ``buckets`` frames by the bucket rule; ``None`` stays ``None``."""
+    if frame is None:
+        return [None] * buckets
+    if buckets == 1:
+        return [frame]
+    split = frame.with_columns(bucket_of(frame.get_column("case_id"), buckets))
+    parts = split.partition_by("bucket", as_dict=True, include_key=False)
+    empty = frame.clear()
+    return [parts.get((bucket,), empty) for bucket in range(buckets)]
+
+
+def _batch_count(run: Run | OpenedRun) -> int:
+    """How many record batches (a directory: parts) ``slices`` reads, for a progress bar."""
+    if isinstance(run, Run):
+        return max(1, -(-run.records.height // SLICE_ROWS))
+    return run.frozen.batch_count

@@ -1,0 +1,112 @@
+"""Where a comparison keeps each side's narrow frames by bucket, and then the joined cases by bucket: in
+memory as one bucket (the ``memory`` engine), or spilled as Arrow IPC files into a temporary folder (the
+``streaming`` engine), so a bucket at a time is all that is ever held.
+
+A case is in bucket ``case_hash(case_id) % buckets``, the bucket rule of run directories: the parts of run
+directories of as many buckets are taken as they are, without hashing.
+"""
+
+from __future__ import annotations
+
+import tempfile
+from collections import defaultdict
+from pathlib import Path
+
+import polars as pl
+
+from rag_compare.compute.case_table import CaseTable
+from rag_compare.io.run_directory import bucket_of
+
+__all__ = ["BucketStore"]
+
+_BUCKET = "bucket"
+
+
+class BucketStore:
+    """Each side's narrow frames (``add``, then ``side`` per bucket) and the joined cases (``keep``, then
+    ``cases`` per bucket and ``table``), in memory when ``spill`` is false (one bucket), else in Arrow IPC
+    files in a temporary folder under ``spill_root`` (default: the system's, ``$TMPDIR``) removed with the
+    last table made from it."""
+
+    def __init__(self, buckets: int, *, spill: bool, spill_root: str | Path | None = None) -> None:
+        if not spill and buckets != 1:
+            raise ValueError("a store held in memory has one bucket")
+        self.buckets = buckets
+        self._folder = tempfile.TemporaryDirectory(prefix="rag-compare-", dir=spill_root) if spill else None
+        self._held: dict[tuple[int, int], list[pl.DataFrame]] = defaultdict(list)
+        self._files: dict[tuple[int, int], list[Path]] = defaultdict(list)
+        self._schemas: dict[int, pl.Schema] = {}
+        self._cases: dict[int, pl.DataFrame | Path] = {}
+
+    @property
+    def spilled(self) -> bool:
+        return self._folder is not None
+
+    def add(self, side: int, frame: pl.DataFrame, bucket: int | None = None) -> None:
+        """Keep ``frame``, narrow samples of ``side`` (0: baseline), all of ``bucket`` when given (a run
+        directory's part), else split by bucket here."""
+        self._schemas.setdefault(side, frame.schema)
+        if self._folder is None:
+            self._held[side, 0].append(frame)
+            return
+        if bucket is not None:
+            self._write(side, bucket, frame)
+            return
+        split = frame.with_columns(bucket_of(frame.get_column("case_id"), self.buckets))
+        for (number, *_), part in split.partition_by(_BUCKET, as_dict=True, include_key=False).items():
+            self._write(side, int(number), part)
+
+    def side_schema(self, side: int) -> pl.Schema:
+        """The schema of ``side``'s narrow samples."""
+        return self._schemas[side]
+
+    def side(self, side: int, bucket: int, columns: list[str] | None = None) -> pl.DataFrame:
+        """The narrow samples of ``side`` in ``bucket`` (``columns``: only those)."""
+        schema = self._schemas[side]
+        if self._folder is None:
+            frames = self._held[side, bucket]
+        else:
+            frames = [pl.read_ipc(path, columns=columns) for path in self._files[side, bucket]]
+        if not frames:
+            empty = pl.DataFrame(schema=schema)
+            return empty if columns is None else empty.select(columns)
+        joined = pl.concat(frames, rechunk=True)
+        if self._folder is None:
+            self._held[side, bucket] = [joined]
+        return joined if columns is None else joined.select(columns)
+
+    def drop_sides(self, bucket: int) -> None:
+        """Let both sides' samples of ``bucket`` go (once it is joined)."""
+        for side in self._schemas:
+            self._held.pop((side, bucket), None)
+            for path in self._files.pop((side, bucket), []):
+                path.unlink()
+
+    def keep(self, bucket: int, cases: pl.DataFrame) -> None:
+        """Keep ``bucket``'s joined cases (sorted by ``case_id``)."""
+        if self._folder is None:
+            self._cases[bucket] = cases
+            return
+        path = Path(self._folder.name) / f"cases-{bucket:05d}.arrow"
+        cases.write_ipc(path, compression="lz4")
+        self._cases[bucket] = path
+
+    def cases(self, bucket: int) -> pl.DataFrame:
+        """``bucket``'s joined cases."""
+        kept = self._cases[bucket]
+        return kept if isinstance(kept, pl.DataFrame) else pl.read_ipc(kept)
+
+    def table(self, schema: pl.Schema, counts: dict[str, int]) -> CaseTable:
+        """Every bucket's cases as one table (``schema``: theirs, ``counts``: per status)."""
+        if self._folder is None:
+            kept = self._cases.get(0)
+            return CaseTable.held(kept if isinstance(kept, pl.DataFrame) else pl.DataFrame(schema=schema), counts)
+        parts = [path for _, path in sorted(self._cases.items()) if isinstance(path, Path)]
+        return CaseTable.spilled(parts, schema, counts, self._folder)
+
+    def _write(self, side: int, bucket: int, frame: pl.DataFrame) -> None:
+        assert self._folder is not None
+        files = self._files[side, bucket]
+        path = Path(self._folder.name) / f"side{side}-{bucket:05d}-{len(files):05d}.arrow"
+        frame.write_ipc(path, compression="lz4")
+        files.append(path)

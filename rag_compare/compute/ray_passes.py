@@ -1,0 +1,173 @@
+"""The passes of a comparison on Ray Data (the ``ray`` engine): the steps of ``bucket_passes`` as Ray tasks,
+with the same kernels.
+
+1. ``sides``: each side's record slices become a dataset; ``map_batches`` makes each block narrow
+   (``side_samples``) and emits one row per bucket it touches: the bucket, the side, and those samples as
+   Arrow IPC bytes (narrow frames only: texts never travel). ``groupby(["side", "bucket"]).map_groups``
+   gives each bucket's ``SideFacts``.
+2. ``join``: ``groupby("bucket").map_groups`` gathers both sides of a bucket and runs ``join_bucket``; each
+   bucket's cases come back to this process as Arrow IPC bytes, beside its partial statistics.
+3. and 4. run here, over the cases kept in a spilled ``BucketStore``.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import dataclasses
+import io
+import pickle
+from collections.abc import Callable, Iterator, Sequence
+from types import ModuleType
+from typing import Any
+
+import polars as pl
+
+from rag_compare.compute.bucket_join import BucketResult, JoinRules, SideFacts, join_bucket, side_facts
+from rag_compare.compute.bucket_passes import LocalPasses, SideInputs, slices
+from rag_compare.compute.bucket_store import BucketStore
+from rag_compare.compute.case_table import CaseTable
+from rag_compare.compute.partials import ResamplingPartial, ResamplingPlan
+from rag_compare.compute.side_samples import side_samples
+from rag_compare.core.ray_runtime import ray_session
+from rag_compare.io.run_directory import bucket_of
+from rag_compare.io.runs import Run
+
+__all__ = ["RayPasses", "ray_passes"]
+
+_SIDE, _BUCKET, _DATA = "side", "bucket", "data"
+
+
+@contextlib.contextmanager
+def ray_passes(buckets: int, address: str | None) -> Iterator[RayPasses]:
+    """The passes on the Ray cluster at ``address`` (``None``: a Ray started here for them)."""
+    with ray_session(address) as ray:
+        yield RayPasses(ray, buckets)
+
+
+class RayPasses:
+    """The passes of one comparison on Ray (see the module's docstring)."""
+
+    def __init__(self, ray: ModuleType, buckets: int) -> None:
+        import ray.data
+
+        context = ray.data.DataContext.get_current()
+        context.enable_progress_bars = False
+        context.print_on_execution_start = False
+        self.ray = ray
+        self.buckets = buckets
+        self._samples: Any = None
+        self._local = LocalPasses(BucketStore(buckets, spill=True))
+
+    def sides(self, inputs: Sequence[SideInputs]) -> list[list[SideFacts]]:
+        import ray.data
+
+        self._schemas = [_samples_schema(side) for side in inputs]
+        datasets = []
+        for index, side in enumerate(inputs):
+            refs = [self.ray.put(part.records.to_arrow()) for part in slices(side.run)]
+            kernel = _side_kernel(index, side, self.buckets)
+            datasets.append(ray.data.from_arrow_refs(refs).map_batches(kernel, batch_format="pyarrow", batch_size=None))
+        self._samples = datasets[0].union(datasets[1]).materialize()
+        found = self._samples.groupby([_SIDE, _BUCKET]).map_groups(_facts_kernel, batch_format="pyarrow")
+        facts: list[list[SideFacts | None]] = [[None] * self.buckets, [None] * self.buckets]
+        for row in found.take_all():
+            facts[row[_SIDE]][row[_BUCKET]] = pickle.loads(row[_DATA])
+        return [
+            [fact or side_facts(pl.DataFrame(schema=schema)) for fact in side_facts_]
+            for side_facts_, schema in zip(facts, self._schemas, strict=True)
+        ]
+
+    def join(
+        self, rules: JoinRules, labels: Sequence[pl.DataFrame | None], preference: Sequence[pl.DataFrame | None]
+    ) -> list[BucketResult]:
+        kernel = _join_kernel(rules, self._schemas, self.ray.put(list(labels)), self.ray.put(list(preference)))
+        joined = self._samples.groupby(_BUCKET).map_groups(kernel, batch_format="pyarrow")
+        results: list[BucketResult | None] = [None] * self.buckets
+        for row in joined.iter_rows():
+            result: BucketResult = pickle.loads(row[_DATA])
+            self._local.store.keep(row[_BUCKET], pl.read_ipc(io.BytesIO(row["cases"])))
+            results[row[_BUCKET]] = result
+        self._samples = None
+        missing = [bucket for bucket, result in enumerate(results) if result is None]
+        if missing:  # a bucket neither side has a case in (nor the corpus): joined here, empty
+            empty = [pl.DataFrame(schema=schema) for schema in self._schemas]
+            for bucket in missing:
+                result = join_bucket(empty, labels[bucket], preference[bucket], rules)
+                self._local.store.keep(bucket, result.cases)
+                results[bucket] = result
+        return [result for result in results if result is not None]
+
+    def resample(self, plan: ResamplingPlan) -> ResamplingPartial:
+        return self._local.resample(plan)
+
+    def table(self, schema: pl.Schema, counts: dict[str, int]) -> CaseTable:
+        return self._local.table(schema, counts)
+
+
+def _side_kernel(side: int, inputs: SideInputs, buckets: int) -> Callable[[Any], Any]:
+    """A block of ``side``'s records made narrow, as one row per bucket of its samples' Arrow IPC bytes."""
+
+    def kernel(block: Any) -> Any:
+        records = pl.DataFrame(block)
+        samples = side_samples(
+            records, inputs.judge, inputs.scores, labels=inputs.labels, passages=inputs.passages, k=inputs.k
+        )
+        split = samples.with_columns(bucket_of(samples.get_column("case_id"), buckets))
+        rows = [
+            {_SIDE: side, _BUCKET: int(number), _DATA: _ipc(part)}
+            for (number, *_), part in split.partition_by(_BUCKET, as_dict=True, include_key=False).items()
+        ]
+        return pl.DataFrame(rows, schema={_SIDE: pl.Int64, _BUCKET: pl.Int64, _DATA: pl.Binary}).to_arrow()
+
+    return kernel
+
+
+def _facts_kernel(group: Any) -> Any:
+    """The ``SideFacts`` of one side's bucket (its rows' samples put together), pickled."""
+    rows = pl.DataFrame(group)
+    samples = _samples_of(rows)
+    facts = side_facts(samples)
+    frame = {_SIDE: [rows[_SIDE][0]], _BUCKET: [rows[_BUCKET][0]], _DATA: [pickle.dumps(facts)]}
+    return pl.DataFrame(frame, schema={_SIDE: pl.Int64, _BUCKET: pl.Int64, _DATA: pl.Binary}).to_arrow()
+
+
+def _join_kernel(
+    rules: JoinRules, schemas: Sequence[pl.Schema], labels_ref: Any, preference_ref: Any
+) -> Callable[[Any], Any]:
+    """One bucket joined: its cases as Arrow IPC bytes, and its ``BucketResult`` (cases cleared) pickled."""
+
+    def kernel(group: Any) -> Any:
+        import ray
+
+        rows = pl.DataFrame(group)
+        bucket = int(rows[_BUCKET][0])
+        sides = [_samples_of(rows.filter(pl.col(_SIDE) == index), schemas[index]) for index in (0, 1)]
+        labels, preference = ray.get(labels_ref)[bucket], ray.get(preference_ref)[bucket]
+        result = join_bucket(sides, labels, preference, rules)
+        cleared = dataclasses.replace(result, cases=result.cases.clear())
+        frame = {_BUCKET: [bucket], "cases": [_ipc(result.cases)], _DATA: [pickle.dumps(cleared)]}
+        return pl.DataFrame(frame, schema={_BUCKET: pl.Int64, "cases": pl.Binary, _DATA: pl.Binary}).to_arrow()
+
+    return kernel
+
+
+def _samples_of(rows: pl.DataFrame, schema: pl.Schema | None = None) -> pl.DataFrame:
+    """The samples of ``rows`` (of one side and bucket) put together; none: an empty frame of ``schema``."""
+    frames = [pl.read_ipc(io.BytesIO(data)) for data in rows.get_column(_DATA)]
+    return pl.concat(frames, rechunk=True) if frames else pl.DataFrame(schema=schema)
+
+
+def _ipc(frame: pl.DataFrame) -> bytes:
+    buffer = io.BytesIO()
+    frame.write_ipc(buffer, compression="lz4")
+    return buffer.getvalue()
+
+
+def _samples_schema(inputs: SideInputs) -> pl.Schema:
+    """The schema of a side's narrow samples, from none of its records."""
+    run = inputs.run
+    records = run.records.clear() if isinstance(run, Run) else pl.DataFrame(schema=dict(run.frozen.schema))
+    narrow = side_samples(
+        records, inputs.judge, inputs.scores, labels=inputs.labels, passages=inputs.passages, k=inputs.k
+    )
+    return narrow.schema
