@@ -24,10 +24,10 @@ from pathlib import Path
 from typing import Any, TypeVar
 
 from rag_compare.core.errors import EndpointError, RagCompareError
+from rag_compare.core.progress import progress_bar
 from rag_compare.llm.cache import ReplyCache, opened_cache, request_key
 from rag_compare.llm.limits import Limits, backoff_wait, retry_after, retryable
 from rag_compare.llm.pool import Endpoint, Router, pool_endpoints
-from rag_compare.core.progress import progress_bar
 from rag_compare.llm.transport import complete, describe, refusals, refused_error
 
 __all__ = ["Outcome", "run_concurrently", "run_sync", "send_all", "send_to_endpoint"]

@@ -32,6 +32,7 @@ import polars as pl
 from rag_compare.core.credentials import credential_in, credential_values, redact
 from rag_compare.core.digest import json_digest
 from rag_compare.core.errors import CaptureError, ConfigError, RagCompareError, show_value
+from rag_compare.core.progress import progress_bar
 from rag_compare.core.protocols import (
     K_EXPECTED,
     Case,
@@ -53,7 +54,6 @@ from rag_compare.io.runfile import ensure_absent, ensure_new
 from rag_compare.io.runs import Run, freeze_run
 from rag_compare.llm.dispatch import run_concurrently, run_sync
 from rag_compare.llm.limits import LimitKeywords, Limits, backoff_wait, limits_from, retry_after
-from rag_compare.core.progress import progress_bar
 from rag_compare.llm.transport import describe, refusals, refused_error
 from rag_compare.pipeline.checkpoint import Checkpoint, Sample, checkpoint_path, sample_of
 
