@@ -12,8 +12,18 @@ from typing import TYPE_CHECKING, TextIO, cast
 import click
 
 from rag_compare.cli.exits import EXIT_FOUND, say
-from rag_compare.cli.options import FILE_OR_FOLDER, OFFLINE_JUDGE, PATH, Command, finite_float, format_option
+from rag_compare.cli.options import (
+    FILE_OR_FOLDER,
+    OFFLINE_JUDGE,
+    PATH,
+    RAY_ADDRESS,
+    Command,
+    engine_option,
+    finite_float,
+    format_option,
+)
 from rag_compare.cli.output import emit
+from rag_compare.compute.engines import DEFAULT_BUCKETS, ENGINES
 from rag_compare.compute.gate_grammar import GATE_GRAMMAR
 from rag_compare.core.result import CI_FORMATS, DEFAULT_MAX_CASES, FORMATS, REPORT_FORMATS
 
@@ -103,6 +113,19 @@ __all__ = ["compare_command"]
     help="A pairs file of BASELINE and CANDIDATE (rag-compare judge-pairs): each case's preferred side, and the "
     "win rate.",
 )
+@engine_option(
+    ENGINES,
+    "Where the work is done: memory (every case held), streaming (the cases spilled to $TMPDIR in buckets, "
+    "one held at a time: for runs larger than memory) or ray (Ray Data; needs rag-compare[ray]). Every engine "
+    "gives the same comparison.",
+)
+@click.option(
+    "--buckets",
+    type=click.IntRange(min=1),
+    help="With --engine streaming or ray: the buckets the cases are split into, by case_hash(case_id) "
+    f"[default: the runs' own when both are run directories of as many, else {DEFAULT_BUCKETS}].",
+)
+@RAY_ADDRESS
 @OFFLINE_JUDGE
 def compare_command(
     baseline: Path,
@@ -121,6 +144,9 @@ def compare_command(
     baseline_scores: Path | None,
     candidate_scores: Path | None,
     pairs: Path | None,
+    engine: str,
+    buckets: int | None,
+    ray_address: str | None,
     offline_judge: LexicalJudge,
 ) -> None:
     """Compare the frozen run CANDIDATE with BASELINE, case by case (also: rag-compare BASELINE CANDIDATE).
@@ -140,6 +166,7 @@ def compare_command(
     file = output if isinstance(output, Path) else None
     if folder is not None:
         _check_folder(folder, output_format)
+    _check_engine(engine, buckets, ray_address)
     comparison = compare(
         baseline,
         candidate,
@@ -151,6 +178,9 @@ def compare_command(
         candidate_scores=candidate_scores,
         pairs=pairs,
         judge=offline_judge,
+        engine=engine,
+        buckets=buckets,
+        ray_address=ray_address,
     )
     group = cast(click.Group, click.get_current_context().find_root().command)
     comparison = replace(
@@ -193,6 +223,14 @@ def _check_folder(folder: Path, output_format: str) -> None:
             f"--output with a trailing / writes a folder of JSON and Parquet, not {output_format}: "
             "leave out --format (or give --format json), or give --output a file name."
         )
+
+
+def _check_engine(engine: str, buckets: int | None, ray_address: str | None) -> None:
+    """Refuse, before any work, --buckets in memory and --ray-address without Ray."""
+    if buckets is not None and engine == "memory":
+        raise click.UsageError("--buckets is for --engine streaming or ray: add one, or leave out --buckets.")
+    if ray_address is not None and engine != "ray":
+        raise click.UsageError("--ray-address is for --engine ray: add it, or leave out --ray-address.")
 
 
 def _gate(fail_on: Sequence[str], gate_file: Path | None, alpha: float | None) -> Gate | None:

@@ -35,6 +35,7 @@ from rag_compare.compute.case_status import SIDES
 from rag_compare.compute.case_texts import TEXT_LABELS, CaseTexts, RunFile
 from rag_compare.compute.comparison import ComparedRun, Comparison
 from rag_compare.compute.configdiff import config_diff, config_warnings
+from rag_compare.compute.engines import DEFAULT_BUCKETS, ENGINES
 from rag_compare.compute.lexical_judge import LexicalJudge
 from rag_compare.compute.partials import finish_aggregates, finish_breakdowns, merge_partials, resampling_plan
 from rag_compare.compute.preference import preference_columns, preference_of
@@ -50,12 +51,9 @@ from rag_compare.io.passages import load_passages
 from rag_compare.io.runs import OpenedRun, Run, open_run
 from rag_compare.io.scores import Scores, evaluator_label, evaluator_summary, load_scores
 
-__all__ = ["DEFAULT_BUCKETS", "ENGINES", "compare"]
+__all__ = ["compare"]
 
 DEFAULT_TOLERANCE = 1e-9
-ENGINES = ("memory", "streaming", "ray")
-DEFAULT_BUCKETS = 16
-"""The buckets of the ``streaming`` and ``ray`` engines, unless both runs are run directories of as many."""
 
 
 def compare(

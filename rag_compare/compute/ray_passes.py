@@ -15,6 +15,7 @@ from __future__ import annotations
 import contextlib
 import dataclasses
 import io
+import logging
 import pickle
 from collections.abc import Callable, Iterator, Sequence
 from types import ModuleType
@@ -50,8 +51,11 @@ class RayPasses:
     def __init__(self, ray: ModuleType, buckets: int) -> None:
         import ray.data
 
+        logger = logging.getLogger("ray.data")
+        logger.setLevel(logging.ERROR)  # not the warning that the bars are off
         context = ray.data.DataContext.get_current()
         context.enable_progress_bars = False
+        logger.setLevel(logging.WARNING)  # not a line per dataset run
         context.print_on_execution_start = False
         self.ray = ray
         self.buckets = buckets
@@ -68,7 +72,9 @@ class RayPasses:
             kernel = _side_kernel(index, side, self.buckets)
             datasets.append(ray.data.from_arrow_refs(refs).map_batches(kernel, batch_format="pyarrow", batch_size=None))
         self._samples = datasets[0].union(datasets[1]).materialize()
-        found = self._samples.groupby([_SIDE, _BUCKET]).map_groups(_facts_kernel, batch_format="pyarrow")
+        found = self._samples.groupby([_SIDE, _BUCKET], num_partitions=self.buckets).map_groups(
+            _facts_kernel, batch_format="pyarrow"
+        )
         facts: list[list[SideFacts | None]] = [[None] * self.buckets, [None] * self.buckets]
         for row in found.take_all():
             facts[row[_SIDE]][row[_BUCKET]] = pickle.loads(row[_DATA])
@@ -81,7 +87,7 @@ class RayPasses:
         self, rules: JoinRules, labels: Sequence[pl.DataFrame | None], preference: Sequence[pl.DataFrame | None]
     ) -> list[BucketResult]:
         kernel = _join_kernel(rules, self._schemas, self.ray.put(list(labels)), self.ray.put(list(preference)))
-        joined = self._samples.groupby(_BUCKET).map_groups(kernel, batch_format="pyarrow")
+        joined = self._samples.groupby(_BUCKET, num_partitions=self.buckets).map_groups(kernel, batch_format="pyarrow")
         results: list[BucketResult | None] = [None] * self.buckets
         for row in joined.iter_rows():
             result: BucketResult = pickle.loads(row[_DATA])

@@ -68,7 +68,7 @@ def comparison_text(comparison: Comparison) -> str:
     repeats = repeats_text(comparison)
     if repeats:
         parts.append(f"repeats: {repeats}")
-    parts.append(f"{comparison.cases.height} cases: {comparison.counts_text()}")
+    parts.append(f"{comparison.n_cases} cases: {comparison.counts_text()}")
     noise = noise_rows(comparison)
     if noise:
         parts.append(f"{NOISE_TITLE}\n" + text_table(NOISE_HEADERS, noise))
@@ -81,7 +81,7 @@ def comparison_text(comparison: Comparison) -> str:
         hint = " (answer_completeness needs --passages)" if "answer_completeness" in empty else ""
         parts.append(f"no values for: {', '.join(empty)}{hint}")
     parts += _preference_parts(comparison)
-    parts.append(_listed_cases(comparison.cases))
+    parts.append(_listed_cases(comparison.scan_cases()))
     parts.append(_cut_table(FLAKY_TITLE, FLAKY_HEADERS, *flaky_rows(comparison, _MAX_LISTED)))
     for _, title, listing in preference.PREFERENCE_LISTS:
         pairs, total = listing(comparison, _MAX_LISTED)
@@ -123,14 +123,15 @@ def _cut_table(title: str, headers: Sequence[str], rows: Sequence[Sequence[str]]
     return table + (f"… and {total - len(rows):,} more\n" if total > len(rows) else "")
 
 
-def _listed_cases(cases: pl.DataFrame) -> str:
+def _listed_cases(cases: pl.LazyFrame) -> str:
     """The reported cases, in ``REPORTED_STATUSES`` order then by id, each with its reasons."""
     order = {status: rank for rank, status in enumerate(REPORTED_STATUSES)}
-    judged = pl.col("preference_reason") if "preference_reason" in cases.columns else pl.lit(None, pl.String)
+    judged = pl.col("preference_reason") if "preference_reason" in cases.collect_schema() else pl.lit(None, pl.String)
     listed = (
         cases.select("case_id", pl.col("status").cast(pl.String), "reasons", judged.alias("judge"))
         .filter(pl.col("status").is_in(REPORTED_STATUSES))
         .sort(pl.col("status").replace_strict(order, return_dtype=pl.Int32), "case_id")
+        .collect()
     )
     if listed.is_empty():
         return "No case changed, failed or is missing."

@@ -29,7 +29,6 @@ from rag_compare.compute.aggregates import BREAKDOWN_COLUMNS, SCOPES
 from rag_compare.compute.comparison import REPORTED_STATUSES, SCOPE_TITLES, SIDES
 from rag_compare.compute.preference import PREFERENCE_COLUMNS
 from rag_compare.core.result import DEFAULT_MAX_CASES, REPORT_FORMATS
-from rag_compare.core.rows import row_index
 from rag_compare.core.signals import ALL_SIGNALS, JUDGE_FAILED, SCORE_SIGNALS
 from rag_compare.core.templates import template_environment
 from rag_compare.report import preference, repeats
@@ -116,7 +115,7 @@ def _context(comparison: Comparison, *, all_cases: bool, max_cases: int | None) 
         "tolerance": f"{comparison.tolerance:g}",
         "config_diff": config_diff_rows(comparison),
         "warnings": list(comparison.warnings),
-        "total": comparison.cases.height,
+        "total": comparison.n_cases,
         "counts": [(status, count, tone_of(status)) for status, count in counts.items()],
         "status_chart": status_chart(counts),
         "aggregate_headers": AGGREGATE_HEADERS,
@@ -251,7 +250,8 @@ def _case_views(
     The cases are chosen on their ids alone, then only their rows are gathered and only their texts read
     back from the runs, once for every status: texts of the cases left out are never read.
     """
-    cases = comparison.cases
+    cases = comparison.scan_cases()
+    columns = comparison.case_table.columns
     side_columns = [
         "status",
         "error",
@@ -259,22 +259,25 @@ def _case_views(
         "judge_status",
         "judge_error",
         *answer_signals,
-        *(name for name in ("repeats", "failed_repeats") if f"baseline_{name}" in cases.columns),
+        *(name for name in ("repeats", "failed_repeats") if f"baseline_{name}" in columns),
     ]
-    order = cases.lazy().select(row_index(), "case_id", pl.col("status").cast(pl.String))
-    order = order.filter(pl.col("status").is_in(statuses)).sort("case_id")
+    order = cases.select("case_id", pl.col("status").cast(pl.String)).filter(pl.col("status").is_in(statuses))
     if limit is not None:
         order = order.filter(pl.int_range(pl.len()).over("status") < limit)
-    rows = order.select("row").collect().get_column("row")
-    selected = cases.select(
-        "case_id",
-        pl.col("status").cast(pl.String),
-        "reasons",
-        "answerability",
-        "category",
-        *(name for name in PREFERENCE_COLUMNS if name in cases.columns),
-        *(f"{side}_{name}" for side in SIDES for name in side_columns),
-    )[rows]
+    chosen = order.select("case_id").collect().get_column("case_id")
+    selected = (
+        cases.filter(pl.col("case_id").is_in(chosen.implode()))
+        .select(
+            "case_id",
+            pl.col("status").cast(pl.String),
+            "reasons",
+            "answerability",
+            "category",
+            *(name for name in PREFERENCE_COLUMNS if name in columns),
+            *(f"{side}_{name}" for side in SIDES for name in side_columns),
+        )
+        .collect()
+    )
     views: dict[str, list[dict[str, Any]]] = {status: [] for status in statuses}
     for row in comparison.with_texts(selected).iter_rows(named=True):
         required = row["required_passage_ids"] or []

@@ -76,7 +76,7 @@ def _summary_line(comparison: Comparison, gate: GateResult | None) -> str:
     """``baseline → candidate: 35 cases: regressed 4, improved 5; gate failed: 1 of 3 conditions held``."""
     line = (
         f"{comparison.baseline.name} → {comparison.candidate.name}: "
-        f"{counted(comparison.cases.height, 'case')}: {comparison.counts_text(', ')}"
+        f"{counted(comparison.n_cases, 'case')}: {comparison.counts_text(', ')}"
     )
     if gate is None:
         return line

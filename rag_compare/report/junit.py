@@ -107,7 +107,7 @@ def _cases_suite(comparison: Comparison, max_cases: int | None) -> ET.Element:
         "max_cases": "all" if max_cases is None else str(max_cases),
     } | {f"left_out.{status}": str(count) for status, count in left_out.items()}
     suite = _suite(CASES_SUITE, properties)
-    for row in comparison.with_texts(_failing_cases(comparison.cases, max_cases)).iter_rows(named=True):
+    for row in comparison.with_texts(_failing_cases(comparison.scan_cases(), max_cases)).iter_rows(named=True):
         suite.append(_case(row))
     if left_out:
         said = "; ".join(f"{counted(count, status + ' case')} left out" for status, count in left_out.items())
@@ -115,13 +115,12 @@ def _cases_suite(comparison: Comparison, max_cases: int | None) -> ET.Element:
     return _counted(suite)
 
 
-def _failing_cases(cases: pl.DataFrame, max_cases: int | None) -> pl.DataFrame:
+def _failing_cases(cases: pl.LazyFrame, max_cases: int | None) -> pl.DataFrame:
     """The cases of ``FAILING_STATUSES``, in that order then by id, the first ``max_cases`` of each (their
     texts not yet read)."""
     rank = pl.col("status").replace_strict({status: rank for rank, status in enumerate(FAILING_STATUSES)})
     failing = (
-        cases.lazy()
-        .select("case_id", pl.col("status").cast(pl.String), "reasons")
+        cases.select("case_id", pl.col("status").cast(pl.String), "reasons")
         .filter(pl.col("status").is_in(FAILING_STATUSES))
         .sort(rank, "case_id")
     )

@@ -162,7 +162,7 @@ PREFERENCE_LISTS = (
 def _outcome_rows(comparison: Comparison, outcome: str, limit: int | None) -> tuple[list[tuple[str, str]], int]:
     if comparison.preference is None:
         return [], 0
-    cases = comparison.cases.lazy().filter(pl.col("preferred") == outcome).select("case_id", "preference_reason")
+    cases = comparison.scan_cases().filter(pl.col("preferred") == outcome).select("case_id", "preference_reason")
     total = comparison.preference.counts[outcome]
     shown = cases.sort("case_id") if limit is None else cases.sort("case_id").head(limit)
     return [(case_id, reason or "") for case_id, reason in shown.collect().rows()], total

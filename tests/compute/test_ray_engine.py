@@ -1,0 +1,57 @@
+"""The ray engine gives the comparison the memory engine gives (Ray started once here, on two CPUs), from
+the library and the command line; without Ray it says how to install it."""
+
+from __future__ import annotations
+
+import sys
+from collections.abc import Callable, Iterator
+from pathlib import Path
+
+import pytest
+from click.testing import Result
+
+from rag_compare import compare, freeze_run
+from rag_compare.core.errors import EngineError
+from rag_compare.io.runs import Run
+from tests.compute.test_engines import COMPARE, REPEATS, assert_same, frozen
+
+
+@pytest.fixture(scope="module", autouse=True)
+def ray_cluster() -> Iterator[None]:
+    import ray  # the ray extra, installed with the dev one by `make`
+
+    ray.init(num_cpus=2, include_dashboard=False, log_to_driver=False)
+    yield
+    ray.shutdown()
+
+
+def test_ray_equals_memory_with_a_corpus_and_passages() -> None:
+    runs = frozen(COMPARE)
+    options = {"corpus": COMPARE / "corpus.csv", "passages": COMPARE / "passages.csv"}
+    assert_same(compare(*runs, **options), compare(*runs, **options, engine="ray", buckets=3))
+
+
+def test_ray_equals_memory_with_repeats_and_a_bucket_no_run_has(tmp_path: Path) -> None:
+    runs = frozen(REPEATS)
+    memory = compare(*runs, REPEATS / "corpus.csv")
+    on_ray = compare(*runs, REPEATS / "corpus.csv", engine="ray", buckets=16)  # more buckets than cases
+    assert memory.noise_floor is not None
+    assert_same(memory, on_ray)
+
+
+def test_the_command_runs_on_ray(cli: Callable[..., Result], tmp_path: Path) -> None:
+    runs: list[Run] = [
+        freeze_run(COMPARE / f"{side}.jsonl", COMPARE / "corpus.csv", {"name": side}, output=tmp_path / f"{side}.arrow")
+        for side in ("baseline", "candidate")
+    ]
+    paths = [str(run.path) for run in runs]
+    memory = cli(*paths, "--format", "json")
+    on_ray = cli(*paths, "--format", "json", "--engine", "ray", "--buckets", "2")
+    assert (memory.exit_code, on_ray.exit_code) == (0, 0)
+    assert on_ray.stdout == memory.stdout
+
+
+def test_without_ray_the_engine_says_how_to_install_it(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setitem(sys.modules, "ray", None)  # import ray fails
+    with pytest.raises(EngineError, match=r"pip install 'rag-compare\[ray\]'"):
+        compare(*frozen(COMPARE), engine="ray")
