@@ -178,3 +178,27 @@ def test_run_directory_benchmark_freezes_parts_and_verifies_them(tmp_path: Path)
     assert len(list((tmp_path / "records").iterdir())) == 3
     run = load_run(tmp_path / "run-4")
     assert (run.buckets, run.records.height) == (4, 300)
+
+
+def test_engines_benchmark_gives_the_same_answer_from_each_engine(tmp_path: Path) -> None:
+    layout = "directories"  # run directories frozen from parts (the files layout is synthetic.py's runs)
+    result = run_script(
+        "bench_engines.py",
+        "--cases",
+        "400",
+        "--engines",
+        "memory,streaming",
+        "--repeats",
+        "1",
+        "--layout",
+        layout,
+        "--buckets",
+        "3",
+        "--workdir",
+        tmp_path,
+    )
+    assert result.returncode == 0, result.stderr
+    assert f"cases             400 ({layout})" in result.stdout
+    assert "streaming" in result.stdout
+    assert "x memory" in result.stdout
+    assert "same answer       yes" in result.stdout
