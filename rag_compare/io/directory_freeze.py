@@ -27,6 +27,7 @@ import polars as pl
 from rag_compare.core.contract import CORPUS_COLUMNS, RECORD_COLUMNS
 from rag_compare.core.digest import text_digest
 from rag_compare.core.errors import ContractError, Problem
+from rag_compare.core.progress import progress_bar
 from rag_compare.io.corpus import (
     UNREVIEWED_WHAT,
     Corpus,
@@ -155,21 +156,24 @@ def _write_buckets(
     found = _Found(list(corpus.spilled.problems) if corpus.spilled else [], list(spilled.problems), [])
     places = spilled.places() if len(spilled.sources) > 1 else None
     parts, fingerprints, cases = [], [], 0
-    for bucket in range(buckets):
-        bucket_corpus, corpus_rows, corpus_problems = corpus.bucket(bucket)
-        found.corpus += corpus_problems
-        cases += corpus_rows.len()
-        fingerprints.append(bucket_corpus.fingerprint)
-        if corpus_problems:
-            continue
-        joined, problems = labelled_records(bucket_frame(spilled, bucket), bucket_corpus, environ, places)
-        found.records += problems
-        if not include_unreviewed and not problems:
-            numbered = bucket_corpus.frame.with_columns(corpus_rows)
-            unreviewed = numbered.filter(unreviewed_where(joined.get_column("case_id")))
-            found.unreviewed += unreviewed.select(ROW, "case_id").rows()
-        if not (found.corpus or found.records or found.unreviewed):
-            parts.append(write_part(joined, staged, bucket))
+    with progress_bar("freezing buckets", buckets) as advance:
+        for bucket in range(buckets):
+            bucket_corpus, corpus_rows, corpus_problems = corpus.bucket(bucket)
+            found.corpus += corpus_problems
+            cases += corpus_rows.len()
+            fingerprints.append(bucket_corpus.fingerprint)
+            if corpus_problems:
+                advance()
+                continue
+            joined, problems = labelled_records(bucket_frame(spilled, bucket), bucket_corpus, environ, places)
+            found.records += problems
+            if not include_unreviewed and not problems:
+                numbered = bucket_corpus.frame.with_columns(corpus_rows)
+                unreviewed = numbered.filter(unreviewed_where(joined.get_column("case_id")))
+                found.unreviewed += unreviewed.select(ROW, "case_id").rows()
+            if not (found.corpus or found.records or found.unreviewed):
+                parts.append(write_part(joined, staged, bucket))
+            advance()
     _refuse(found, spilled, corpus)
     fingerprint = corpus.loaded.fingerprint if corpus.loaded is not None else text_digest("\n".join(fingerprints))
     return tuple(parts), {"fingerprint": fingerprint, "cases": cases}

@@ -19,6 +19,7 @@ import polars as pl
 
 from rag_compare.core.contract import ColumnSpec
 from rag_compare.core.errors import ContractError, InputFileError, Problem
+from rag_compare.core.progress import progress_bar
 from rag_compare.io.columns import coerce_columns
 from rag_compare.io.run_directory import bucket_of
 from rag_compare.io.tables import ROW, TABLE_SUFFIXES, read_source
@@ -89,26 +90,29 @@ def spill_parts(
     spilled = Spilled(folder)
     optional_seen: set[str] = set()
     total = 0
-    for index, source in enumerate(sources):
-        name, raw = read_source(source, what)
-        frame, problems = coerce_columns(raw, specs)
-        if any(problem.row is None for problem in problems):
-            raise ContractError(name, f"{what} file", problems)
-        optional_seen |= {spec.name for spec in specs if spec.name in raw.columns}
-        frame = frame.drop(spec.name for spec in specs if not spec.required and spec.name not in raw.columns)
-        frame = frame.with_columns(pl.col(ROW).cast(pl.Int64) + total)
-        spilled.problems += [
-            Problem(problem.expected, (problem.row or 0) + total, problem.column, problem.value) for problem in problems
-        ]
-        spilled.sources.append(name)
-        spilled.starts.append(total)
-        total += frame.height
-        spilled.template = pl.concat([spilled.template, frame.clear()], how="diagonal_relaxed")
-        keyed = frame.with_columns(bucket_of(frame.get_column("case_id"), buckets).fill_null(0))
-        for (bucket,), piece in keyed.partition_by("bucket", as_dict=True, include_key=False).items():
-            target = folder / f"{bucket:05d}"
-            target.mkdir(exist_ok=True)
-            piece.write_ipc(target / f"{index:06d}.arrow", compression="lz4")
+    with progress_bar(f"reading {what} parts" if len(sources) > 1 else None, len(sources)) as advance:
+        for index, source in enumerate(sources):
+            name, raw = read_source(source, what)
+            frame, problems = coerce_columns(raw, specs)
+            if any(problem.row is None for problem in problems):
+                raise ContractError(name, f"{what} file", problems)
+            optional_seen |= {spec.name for spec in specs if spec.name in raw.columns}
+            frame = frame.drop(spec.name for spec in specs if not spec.required and spec.name not in raw.columns)
+            frame = frame.with_columns(pl.col(ROW).cast(pl.Int64) + total)
+            spilled.problems += [
+                Problem(problem.expected, (problem.row or 0) + total, problem.column, problem.value)
+                for problem in problems
+            ]
+            spilled.sources.append(name)
+            spilled.starts.append(total)
+            total += frame.height
+            spilled.template = pl.concat([spilled.template, frame.clear()], how="diagonal_relaxed")
+            keyed = frame.with_columns(bucket_of(frame.get_column("case_id"), buckets).fill_null(0))
+            for (bucket,), piece in keyed.partition_by("bucket", as_dict=True, include_key=False).items():
+                target = folder / f"{bucket:05d}"
+                target.mkdir(exist_ok=True)
+                piece.write_ipc(target / f"{index:06d}.arrow", compression="lz4")
+            advance()
     unseen = [spec.name for spec in specs if not spec.required and spec.name not in optional_seen]
     spilled.template = spilled.template.drop(name for name in unseen if name in spilled.template.columns)
     return spilled
