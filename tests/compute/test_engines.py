@@ -169,3 +169,16 @@ def test_the_command_streams_and_refuses_buckets_in_memory(cli: Callable[..., Re
     refused = cli(*paths, "--ray-address", "auto")
     assert refused.exit_code == 2
     assert "--ray-address is for --engine ray" in refused.output
+
+
+def test_on_a_terminal_a_comparison_shows_its_sides_and_buckets_progress(
+    compare_runs: list[Run], capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr("sys.stderr.isatty", lambda: True)
+    compare(*compare_runs, engine="streaming", buckets=2)
+    drawn = capsys.readouterr()
+    assert drawn.out == ""
+    assert "baseline: signals" in drawn.err
+    assert "candidate: signals" in drawn.err
+    assert "joining buckets" in drawn.err
+    assert "2/2" in drawn.err

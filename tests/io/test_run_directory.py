@@ -318,3 +318,13 @@ def test_compared_by_path_a_run_directory_is_opened_part_by_part_like_its_run_fi
     shown_file, shown_dir = shown["file"], shown["dir"]
     assert shown_dir == shown_file
     assert "c-regressed@v1" in shown_dir
+
+
+def test_on_a_terminal_freezing_shows_the_buckets_written(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr("sys.stderr.isatty", lambda: True)
+    freeze_dir(tmp_path, buckets=3)
+    drawn = capsys.readouterr().err
+    assert "freezing buckets" in drawn
+    assert "3/3" in drawn
