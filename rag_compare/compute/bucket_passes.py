@@ -104,6 +104,8 @@ class LocalPasses:
         return results
 
     def resample(self, plan: ResamplingPlan) -> ResamplingPartial:
+        if not plan.layouts:  # nothing to resample: no need to read the cases again
+            return ResamplingPartial({})
         return merge_partials(resampling_partial(self.store.cases(bucket), plan) for bucket in range(self.buckets))
 
     def table(self, schema: pl.Schema, counts: dict[str, int]) -> CaseTable:

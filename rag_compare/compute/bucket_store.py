@@ -14,7 +14,7 @@ from pathlib import Path
 
 import polars as pl
 
-from rag_compare.compute.case_table import CaseTable
+from rag_compare.compute.case_table import CaseTable, range_bounds, range_of
 from rag_compare.io.run_directory import bucket_of
 
 __all__ = ["BucketStore"]
@@ -36,7 +36,10 @@ class BucketStore:
         self._held: dict[tuple[int, int], list[pl.DataFrame]] = defaultdict(list)
         self._files: dict[tuple[int, int], list[Path]] = defaultdict(list)
         self._schemas: dict[int, pl.Schema] = {}
-        self._cases: dict[int, pl.DataFrame | Path] = {}
+        self._held_cases: dict[int, pl.DataFrame] = {}
+        self._bounds: pl.Series | None = None
+        self._pieces: dict[int, list[Path]] = defaultdict(list)
+        self._ranges: dict[int, list[Path]] = defaultdict(list)
 
     @property
     def spilled(self) -> bool:
@@ -83,26 +86,32 @@ class BucketStore:
                 path.unlink()
 
     def keep(self, bucket: int, cases: pl.DataFrame) -> None:
-        """Keep ``bucket``'s joined cases (sorted by ``case_id``)."""
-        if self._folder is None:
-            self._cases[bucket] = cases
+        """Keep ``bucket``'s joined cases (sorted by ``case_id``); spilled, cut by range of ids (see
+        ``case_table``), the ranges' bounds taken from the first bucket with cases."""
+        if self._folder is None or cases.is_empty():
+            self._held_cases[bucket] = cases
             return
-        path = Path(self._folder.name) / f"cases-{bucket:05d}.arrow"
-        cases.write_ipc(path, compression="lz4")
-        self._cases[bucket] = path
+        if self._bounds is None:
+            self._bounds = range_bounds(cases.get_column("case_id"), self.buckets)
+        cut = cases.with_columns(range_of(cases.get_column("case_id"), self._bounds))
+        for (number, *_), piece in cut.partition_by("range", as_dict=True, include_key=False).items():
+            path = Path(self._folder.name) / f"cases-{bucket:05d}-{number:05d}.arrow"
+            piece.write_ipc(path, compression="lz4")
+            self._pieces[bucket].append(path)
+            self._ranges[int(number)].append(path)
 
     def cases(self, bucket: int) -> pl.DataFrame:
         """``bucket``'s joined cases."""
-        kept = self._cases[bucket]
-        return kept if isinstance(kept, pl.DataFrame) else pl.read_ipc(kept)
+        if bucket in self._held_cases:
+            return self._held_cases[bucket]
+        return pl.concat([pl.read_ipc(path) for path in self._pieces[bucket]])
 
     def table(self, schema: pl.Schema, counts: dict[str, int]) -> CaseTable:
         """Every bucket's cases as one table (``schema``: theirs, ``counts``: per status)."""
         if self._folder is None:
-            kept = self._cases.get(0)
-            return CaseTable.held(kept if isinstance(kept, pl.DataFrame) else pl.DataFrame(schema=schema), counts)
-        parts = [path for _, path in sorted(self._cases.items()) if isinstance(path, Path)]
-        return CaseTable.spilled(parts, schema, counts, self._folder)
+            return CaseTable.held(self._held_cases.get(0, pl.DataFrame(schema=schema)), counts)
+        ranges = [self._ranges[number] for number in range(max(self._ranges, default=-1) + 1)]
+        return CaseTable.spilled(ranges, schema, counts, self._folder)
 
     def _write(self, side: int, bucket: int, frame: pl.DataFrame) -> None:
         assert self._folder is not None

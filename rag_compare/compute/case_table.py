@@ -1,5 +1,10 @@
-"""A comparison's cases, in ``case_id`` order: one frame in memory, or sorted bucket parts on disk that are
-read back merged, a slice at a time, so a comparison of tens of millions of cases never holds them all."""
+"""A comparison's cases, in ``case_id`` order: one frame in memory, or pieces on disk read back a range of
+ids at a time, so a comparison of tens of millions of cases never holds them all.
+
+On disk, each bucket's cases are cut at the same ids (``range_bounds``, taken from the first bucket: its
+ids are a hash sample of all of them) into one piece per range of ids; the pieces of a range, one per
+bucket, are put together and sorted when read, a range holding about as many cases as a bucket.
+"""
 
 from __future__ import annotations
 
@@ -10,18 +15,19 @@ from pathlib import Path
 
 import polars as pl
 
-__all__ = ["CaseTable"]
+__all__ = ["CaseTable", "range_bounds", "range_of"]
 
 
 @dataclass(frozen=True)
 class CaseTable:
-    """The cases (``frame`` in memory, or ``parts``, each sorted by ``case_id``, in a folder ``spill`` owns
-    and removes when the table is collected), their ``schema`` and how many there are per status."""
+    """The cases (``frame`` in memory, or ``ranges``: per range of ids, in order, the Arrow IPC pieces that
+    hold its cases, in a folder ``spill`` owns and removes when the table is collected), their ``schema``
+    and how many there are per status."""
 
     schema: Mapping[str, pl.DataType]
     counts: Mapping[str, int]
     frame: pl.DataFrame | None = field(default=None, repr=False)
-    parts: tuple[Path, ...] = ()
+    ranges: tuple[tuple[Path, ...], ...] = ()
     spill: tempfile.TemporaryDirectory[str] | None = field(default=None, repr=False)
 
     @classmethod
@@ -34,13 +40,13 @@ class CaseTable:
     @classmethod
     def spilled(
         cls,
-        parts: Sequence[Path],
+        ranges: Sequence[Sequence[Path]],
         schema: Mapping[str, pl.DataType],
         counts: Mapping[str, int],
-        spill: tempfile.TemporaryDirectory[str],
+        spill: tempfile.TemporaryDirectory[str] | None,
     ) -> CaseTable:
-        """Cases in Arrow IPC ``parts`` (each sorted by ``case_id``; together each case once) in ``spill``."""
-        return cls(dict(schema), counts, parts=tuple(parts), spill=spill)
+        """Cases in Arrow IPC pieces, by range of ids (each case in one piece), kept in ``spill``."""
+        return cls(dict(schema), counts, ranges=tuple(tuple(pieces) for pieces in ranges), spill=spill)
 
     @property
     def columns(self) -> list[str]:
@@ -51,38 +57,45 @@ class CaseTable:
         return sum(self.counts.values())
 
     def lazy(self) -> pl.LazyFrame:
-        """Every case in ``case_id`` order, as a lazy frame (parts merged as they are read)."""
+        """Every case in ``case_id`` order, as a lazy frame (a filter is applied to each piece as it is read)."""
         if self.frame is not None:
             return self.frame.lazy()
-        if not self.parts:
-            return pl.LazyFrame(schema=dict(self.schema))
-        return _merged([pl.scan_ipc(part) for part in self.parts])
+        ranges = [pl.scan_ipc(list(pieces)).sort("case_id") for pieces in self.ranges if pieces]
+        return pl.concat(ranges) if ranges else pl.LazyFrame(schema=dict(self.schema))
 
     def collect(self) -> pl.DataFrame:
         """Every case in one frame."""
         return self.frame if self.frame is not None else self.lazy().collect()
 
     def slices(self, rows: int) -> Iterator[pl.DataFrame]:
-        """The cases ``rows`` at a time, in ``case_id`` order."""
+        """The cases ``rows`` at a time, in ``case_id`` order (on disk: a range of ids read at a time)."""
+        held = pl.DataFrame(schema=dict(self.schema))
+        for frame in self._range_frames():
+            held = pl.concat([held, frame])
+            while held.height >= rows:
+                yield held.head(rows)
+                held = held.slice(rows)
+        if held.height:
+            yield held
+
+    def _range_frames(self) -> Iterator[pl.DataFrame]:
         if self.frame is not None:
-            for start in range(0, self.frame.height, rows):
-                yield self.frame.slice(start, rows)
+            yield self.frame
             return
-        held: list[pl.DataFrame] = []
-        for batch in self.lazy().collect_batches(chunk_size=rows, engine="streaming") if self.height else ():
-            held.append(batch)
-            while sum(part.height for part in held) >= rows:
-                joined = pl.concat(held)
-                yield joined.head(rows)
-                held = [joined.slice(rows)]
-        rest = pl.concat(held) if held else None
-        if rest is not None and rest.height:
-            yield rest
+        for pieces in self.ranges:
+            if pieces:
+                yield pl.concat([pl.read_ipc(piece) for piece in pieces]).sort("case_id")
 
 
-def _merged(scans: list[pl.LazyFrame]) -> pl.LazyFrame:
-    """``scans`` (each sorted by ``case_id``) merged in a balanced tree of sorted merges."""
-    if len(scans) == 1:
-        return scans[0]
-    middle = len(scans) // 2
-    return _merged(scans[:middle]).merge_sorted(_merged(scans[middle:]), "case_id")
+def range_bounds(case_ids: pl.Series, ranges: int) -> pl.Series:
+    """The ids that cut ``case_ids`` (sorted) into ``ranges`` ranges of about as many (fewer when there are
+    fewer distinct ids): a case belongs to the range ``range_of`` gives."""
+    if case_ids.is_empty() or ranges < 2:
+        return pl.Series("case_id", [], dtype=pl.String)
+    positions = [case_ids.len() * number // ranges for number in range(1, ranges)]
+    return case_ids.gather(positions).unique(maintain_order=True)
+
+
+def range_of(case_ids: pl.Series, bounds: pl.Series) -> pl.Series:
+    """The range of each id: how many of ``bounds`` are at or before it."""
+    return bounds.search_sorted(case_ids, side="right").alias("range")

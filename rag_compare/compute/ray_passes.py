@@ -79,8 +79,8 @@ class RayPasses:
         for row in found.take_all():
             facts[row[_SIDE]][row[_BUCKET]] = pickle.loads(row[_DATA])
         return [
-            [fact or side_facts(pl.DataFrame(schema=schema)) for fact in side_facts_]
-            for side_facts_, schema in zip(facts, self._schemas, strict=True)
+            [fact or side_facts(pl.DataFrame(schema=schema)) for fact in found_facts]
+            for found_facts, schema in zip(facts, self._schemas, strict=True)
         ]
 
     def join(

@@ -18,7 +18,7 @@ from polars.testing import assert_frame_equal
 
 from rag_compare import CompareError, Comparison, compare, freeze_run
 from rag_compare.compute import comparison as comparison_module
-from rag_compare.compute.case_table import CaseTable
+from rag_compare.compute.case_table import CaseTable, range_bounds, range_of
 from rag_compare.io.runs import Run
 from tests.helpers.data import ROOT
 
@@ -69,8 +69,7 @@ def test_streaming_equals_memory_with_a_corpus_and_passages(compare_runs: list[R
     memory = compare(*compare_runs, **options)
     streamed = compare(*compare_runs, **options, engine="streaming", buckets=buckets)
     assert_same(memory, streamed)
-    assert streamed.case_table.frame is None
-    assert len(streamed.case_table.parts) == buckets
+    assert streamed.case_table.frame is None  # on disk
 
 
 @pytest.mark.parametrize(("corpus", "buckets"), [(None, 2), (REPEATS / "corpus.csv", 5)])
@@ -88,7 +87,7 @@ def test_run_directories_of_as_many_buckets_are_joined_part_by_part(tmp_path: Pa
         for side in ("baseline", "candidate")
     ]
     streamed = compare(*(run.path for run in folders if run.path), engine="streaming")
-    assert len(streamed.case_table.parts) == 4  # the runs' own buckets
+    assert len(streamed.case_table.ranges) == 4  # the runs' own buckets, one range of ids each
     memory = compare(*compare_runs)
     assert streamed.counts == memory.counts
     assert streamed.cases.select("case_id", "status", "reasons").equals(
@@ -118,7 +117,8 @@ def test_the_json_and_the_folder_are_the_same_from_either_engine(
 
 def test_the_spilled_cases_go_with_the_comparison(compare_runs: list[Run]) -> None:
     streamed = compare(*compare_runs, engine="streaming", buckets=2)
-    parts = streamed.case_table.parts
+    parts = [piece for pieces in streamed.case_table.ranges for piece in pieces]
+    assert parts
     assert all(part.is_file() for part in parts)
     del streamed
     gc.collect()
@@ -126,18 +126,31 @@ def test_the_spilled_cases_go_with_the_comparison(compare_runs: list[Run]) -> No
     assert not parts[0].parent.exists()
 
 
-def test_slices_of_sorted_parts_come_in_case_id_order_and_of_the_size_asked(tmp_path: Path) -> None:
+def test_slices_of_pieces_come_in_case_id_order_and_of_the_size_asked(tmp_path: Path) -> None:
     ids = [f"q{number:03d}" for number in range(23)]
-    parts = []
-    for bucket in range(3):  # each part sorted, the parts interleaved
-        part = tmp_path / f"part-{bucket}.arrow"
-        pl.DataFrame({"case_id": ids[bucket::3], "status": ["improved"] * len(ids[bucket::3])}).write_ipc(part)
-        parts.append(part)
-    table = CaseTable.spilled(parts, {"case_id": pl.String(), "status": pl.String()}, {"improved": 23}, spill=None)  # type: ignore[arg-type]
-    sizes = [len(piece) for piece in table.slices(5)]
-    assert sizes == [5, 5, 5, 5, 3]
+    ranges = []
+    for first, last, pieces in ((0, 10, 2), (10, 23, 3)):  # each range's ids spread over pieces, interleaved
+        paths = []
+        for piece in range(pieces):
+            held = ids[first + piece : last : pieces]
+            path = tmp_path / f"piece-{first}-{piece}.arrow"
+            pl.DataFrame({"case_id": held, "status": ["improved"] * len(held)}).write_ipc(path)
+            paths.append(path)
+        ranges.append(paths)
+    table = CaseTable.spilled(ranges, {"case_id": pl.String(), "status": pl.String()}, {"improved": 23}, spill=None)
+    assert [len(piece) for piece in table.slices(5)] == [5, 5, 5, 5, 3]
     assert pl.concat(table.slices(5)).get_column("case_id").to_list() == ids
     assert table.collect().get_column("case_id").to_list() == ids
+    assert table.lazy().filter(pl.col("case_id") > "q018").collect().get_column("case_id").to_list() == ids[19:]
+
+
+def test_range_bounds_cut_sorted_ids_into_ranges_of_about_as_many() -> None:
+    ids = pl.Series("case_id", [f"q{number:02d}" for number in range(10)])
+    bounds = range_bounds(ids, 4)
+    assert bounds.to_list() == ["q02", "q05", "q07"]  # positions 10*1//4, 10*2//4, 10*3//4
+    assert range_of(pl.Series(["q00", "q02", "q04", "q07", "q99", "a"]), bounds).to_list() == [0, 1, 1, 3, 3, 0]
+    assert range_bounds(ids.head(0), 4).is_empty()
+    assert range_bounds(ids, 1).is_empty()
 
 
 @pytest.mark.parametrize(
