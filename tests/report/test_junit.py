@@ -11,6 +11,7 @@ import polars as pl
 from junitparser import Failure, JUnitXml, Skipped, TestSuite
 
 from rag_compare import Comparison
+from rag_compare.compute.case_table import CaseTable
 from rag_compare.compute.comparison import FORMATS
 from rag_compare.compute.gate_result import ConditionResult, GateResult
 from rag_compare.report.junit import CASES_SUITE, GATE_SUITE, write_junit, xml_safe
@@ -137,7 +138,9 @@ def test_untrusted_text_reaches_the_xml_as_text_with_forbidden_characters_escape
         pl.when(target).then(pl.lit([f"{PAYLOAD}\x07"])).otherwise("reasons").alias("reasons"),
     )
     condition = ConditionResult(f"regressed\x1b>2%{PAYLOAD}\ud800", True, True, f"numbers\x00{PAYLOAD}")
-    text = dataclasses.replace(forged, cases=cases).render("junit", gate=GateResult((condition,), 0.05))
+    text = dataclasses.replace(forged, case_table=CaseTable.held(cases)).render(
+        "junit", gate=GateResult((condition,), 0.05)
+    )
     document = text.encode("utf-8")  # a lone surrogate would not encode
     root = ET.fromstring(document)  # a strict XML 1.0 parser: a forbidden character would not parse
     assert not [element for element in root.iter() if element.tag in {"script", "img"}]
