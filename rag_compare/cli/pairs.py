@@ -15,12 +15,15 @@ from rag_compare.cli.options import (
     FORMAT,
     JUDGE_SAMPLING,
     PATH,
+    RAY_ADDRESS,
     Command,
     endpoint_settings,
+    engine_option,
     limit_options,
     model_option,
 )
 from rag_compare.cli.output import wants_json
+from rag_compare.cli.scores import ENGINE_HELP, ENGINES
 
 if TYPE_CHECKING:
     from rag_compare.io.pairs import Pairs
@@ -35,6 +38,8 @@ __all__ = ["judge_pairs_command"]
 @model_option("The model the endpoint serves (required).")
 @BASE_URLS
 @limit_options(concurrency=8, timeout=60.0, max_retries=4, unit="request")
+@engine_option(ENGINES, help=ENGINE_HELP)
+@RAY_ADDRESS
 @JUDGE_SAMPLING
 @CACHE
 @DRY_RUN
@@ -46,6 +51,8 @@ def judge_pairs_command(
     model: str | None,
     base_url: str | tuple[str, ...] | None,
     limits: Limits,
+    engine: str,
+    ray_address: str | None,
     temperature: float,
     seed: int | None,
     cache: Path | bool,
@@ -70,7 +77,14 @@ def judge_pairs_command(
         raise click.UsageError("give --output PATH for the pairs file (or --dry-run to see the cost first).")
     if not model:
         raise click.UsageError("judge-pairs needs --model (the model name the endpoint serves).")
-    judge = PairwiseJudge(model, temperature=temperature, seed=seed, **endpoint_settings(base_url, limits, cache))
+    judge = PairwiseJudge(
+        model,
+        temperature=temperature,
+        seed=seed,
+        engine=engine,
+        ray_address=ray_address,
+        **endpoint_settings(base_url, limits, cache),
+    )
     runs = load_run(baseline), load_run(candidate)
     if dry_run:
         click.echo(judge.plan(pairs_to_judge(*runs)).render(output_format), nl=False)

@@ -18,9 +18,11 @@ from rag_compare.cli.options import (
     JUDGE_SAMPLING,
     OFFLINE_JUDGE,
     PATH,
+    RAY_ADDRESS,
     Command,
     choice_option,
     endpoint_settings,
+    engine_option,
     finite_float,
     limit_options,
     model_option,
@@ -35,7 +37,15 @@ if TYPE_CHECKING:
     from rag_compare.io.scores import Scores
     from rag_compare.llm.limits import Limits
 
-__all__ = ["fallback", "import_scores_command", "score"]
+__all__ = ["ENGINES", "ENGINE_HELP", "fallback", "import_scores_command", "score"]
+
+ENGINES = ("local", "ray")
+"""The engines of ``--engine``: those of ``llm.endpoint_judge.ENGINES``, written out so that ``--help`` loads no
+module that sends requests."""
+ENGINE_HELP = (
+    "Where the judge's requests are sent from: this process, or Ray tasks, each sending its share of "
+    "--concurrency (needs rag-compare[ray])."
+)
 
 
 def _checks(ctx: click.Context, param: click.Parameter, value: str) -> tuple[str, ...]:
@@ -68,6 +78,8 @@ def _checks(ctx: click.Context, param: click.Parameter, value: str) -> tuple[str
     help=f"Comma-separated checks, or all: {', '.join(CHECKS)}.",
 )
 @limit_options(concurrency=8, timeout=60.0, max_retries=4, unit="request")
+@engine_option(ENGINES, help=ENGINE_HELP)
+@RAY_ADDRESS
 @JUDGE_SAMPLING
 @CACHE
 @DRY_RUN
@@ -81,6 +93,8 @@ def score(
     base_url: str | tuple[str, ...] | None,
     checks: tuple[str, ...],
     limits: Limits,
+    engine: str,
+    ray_address: str | None,
     temperature: float,
     seed: int | None,
     cache: Path | bool,
@@ -103,10 +117,14 @@ def score(
     wants_json(output_format)
     if output is None and not dry_run:
         raise click.UsageError("give --output PATH for the scores file (or --dry-run to see the cost first).")
+    if judge_name == "lexical" and (engine != "local" or ray_address):
+        raise click.UsageError(
+            "--engine and --ray-address say where the LLM judge sends from: use them with --judge openai."
+        )
     judge = (
         offline_judge
         if judge_name == "lexical"
-        else _llm_judge(offline_judge, model, base_url, checks, temperature, seed, limits, cache)
+        else _llm_judge(offline_judge, model, base_url, checks, temperature, seed, limits, cache, engine, ray_address)
     )
     loaded = load_run(run)
     if dry_run:
@@ -136,6 +154,8 @@ def _llm_judge(
     seed: int | None,
     limits: Limits,
     cache: Path | bool,
+    engine: str,
+    ray_address: str | None,
 ) -> Judge:
     """The LLM judge of ``--judge openai``, which needs ``--model`` and takes no offline judge setting."""
     from rag_compare.compute.lexical_judge import LexicalJudge
@@ -146,7 +166,13 @@ def _llm_judge(
     if not model:
         raise click.UsageError("--judge openai needs --model (the model name the endpoint serves).")
     return OpenAIJudge(
-        model, checks=checks, temperature=temperature, seed=seed, **endpoint_settings(base_url, limits, cache)
+        model,
+        checks=checks,
+        temperature=temperature,
+        seed=seed,
+        engine=engine,
+        ray_address=ray_address,
+        **endpoint_settings(base_url, limits, cache),
     )
 
 

@@ -9,8 +9,9 @@ stops everything with an ``EndpointError`` (or the subclass the caller names): n
 Replies are cached as soon as they arrive, so an interrupted run loses nothing it has paid for.
 Requests may go to a pool of endpoints serving the same model, within the one concurrency bound (see
 ``pool`` for which endpoint an attempt goes to). ``send_to_endpoint`` is the one way the judge, batch
-generation and drafting call an endpoint: it opens the clients and the reply cache a user's settings
-name and sends through ``send_all``.
+generation and drafting call an endpoint from this process: it opens the clients and the reply cache a
+user's settings name and sends through ``send_all`` (``ray_dispatch`` sends the same way from Ray tasks,
+looking replies up with ``cached_outcomes``).
 """
 
 from __future__ import annotations
@@ -30,7 +31,7 @@ from rag_compare.llm.limits import Limits, backoff_wait, retry_after, retryable
 from rag_compare.llm.pool import Endpoint, Router, pool_endpoints
 from rag_compare.llm.transport import complete, describe, refusals, refused_error
 
-__all__ = ["Outcome", "run_concurrently", "run_sync", "send_all", "send_to_endpoint"]
+__all__ = ["Outcome", "cached_outcomes", "run_concurrently", "run_sync", "send_all", "send_to_endpoint"]
 
 _T = TypeVar("_T")
 
@@ -85,9 +86,7 @@ def send_all(
     terminal. With ``close_clients`` the clients are closed in the event loop they were used in, once
     every request is done. An endpoint that refuses the requests themselves raises ``refused``.
     """
-    keys = [{endpoint.name: request_key(endpoint.name, body) for endpoint in endpoints} for body in bodies]
-    stored = {} if cache is None else cache.get_many(key for body_keys in keys for key in body_keys.values())
-    outcomes: list[Outcome | None] = [_stored(body_keys, stored) for body_keys in keys]
+    keys, outcomes = cached_outcomes([endpoint.name for endpoint in endpoints], bodies, cache)
     pending = [index for index, outcome in enumerate(outcomes) if outcome is None]
     if not pending:
         return [outcome for outcome in outcomes if outcome is not None]
@@ -108,6 +107,16 @@ def send_all(
 
         run_sync(send_pending())
     return [outcome for outcome in outcomes if outcome is not None]
+
+
+def cached_outcomes(
+    names: Sequence[str], bodies: Sequence[Mapping[str, Any]], cache: ReplyCache | None
+) -> tuple[list[dict[str, str]], list[Outcome | None]]:
+    """Each body's cache keys (one per endpoint of ``names``, the pool's), and its outcome from ``cache``:
+    the reply under the first of its keys that has one, else ``None`` (it has to be sent)."""
+    keys = [{name: request_key(name, body) for name in names} for body in bodies]
+    stored = {} if cache is None else cache.get_many(key for body_keys in keys for key in body_keys.values())
+    return keys, [_stored(body_keys, stored) for body_keys in keys]
 
 
 def _stored(keys: Mapping[str, str], stored: Mapping[str, Mapping[str, Any]]) -> Outcome | None:

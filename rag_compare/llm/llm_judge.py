@@ -59,7 +59,10 @@ class OpenAIJudge(EndpointJudge):
     the concurrency bound (see ``pool``). ``client`` (an ``openai.AsyncOpenAI``) replaces both. ``limits``:
     concurrency, timeout, retries and backoff (default ``Limits()``; the separate ``concurrency``,
     ``timeout``, ``max_retries`` and ``backoff`` arguments are deprecated). ``cache``: a file path,
-    ``True`` for the default file (``RAG_COMPARE_CACHE``), ``False`` for none.
+    ``True`` for the default file (``RAG_COMPARE_CACHE``), ``False`` for none. ``engine``: ``local``
+    sends from this process, ``ray`` from Ray tasks (``rag-compare[ray]``) on the cluster at
+    ``ray_address`` (default: a Ray started on this machine), with the same verdicts and fingerprint
+    (see ``ray_dispatch``).
     """
 
     model: str
@@ -77,6 +80,8 @@ class OpenAIJudge(EndpointJudge):
     client: Any = field(default=None, repr=False, compare=False)
     limits: Limits | None = None
     """After construction, the limits the judge sends with (never ``None``)."""
+    engine: str = "local"
+    ray_address: str | None = None
     _limits: Limits = field(init=False, repr=False, compare=False)
     _usage: dict[str, EndpointUsage] = field(default_factory=dict, init=False, repr=False, compare=False)
 

@@ -66,7 +66,10 @@ class PairwiseJudge(EndpointJudge):
     by ``base_url`` needs none); several URLs are a pool of endpoints serving the same model, sharing
     the concurrency bound (see ``pool``). ``client`` (an ``openai.AsyncOpenAI``) replaces both. ``limits``:
     concurrency, timeout, retries and backoff (default ``Limits()``). ``cache``: a file path, ``True``
-    for the default file (``RAG_COMPARE_CACHE``), ``False`` for none.
+    for the default file (``RAG_COMPARE_CACHE``), ``False`` for none. ``engine``: ``local`` sends from
+    this process, ``ray`` from Ray tasks (``rag-compare[ray]``) on the cluster at ``ray_address``
+    (default: a Ray started on this machine), with the same verdicts and fingerprint (see
+    ``ray_dispatch``).
     """
 
     model: str
@@ -79,6 +82,8 @@ class PairwiseJudge(EndpointJudge):
     client: Any = field(default=None, repr=False, compare=False)
     limits: Limits | None = None
     """After construction, the limits the judge sends with (never ``None``)."""
+    engine: str = "local"
+    ray_address: str | None = None
     _limits: Limits = field(init=False, repr=False, compare=False)
     _usage: dict[str, EndpointUsage] = field(default_factory=dict, init=False, repr=False, compare=False)
 

@@ -13,18 +13,20 @@ data, naming the endpoint); only a refusal of the credentials, model or route st
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 from rag_compare.core.errors import ConfigError
-from rag_compare.llm.endpoint import client_factory, endpoint_name
+from rag_compare.llm.endpoint import check_key_transport, client_factory, endpoint_name
 
 __all__ = [
     "SET_ASIDE_AFTER",
     "Endpoint",
+    "EndpointAddress",
     "EndpointUsage",
     "Router",
     "base_urls",
+    "pool_addresses",
     "pool_endpoints",
     "pool_names",
     "usage_lines",
@@ -42,6 +44,20 @@ class Endpoint:
 
     name: str
     client: Callable[[], Any]
+
+
+@dataclass(frozen=True)
+class EndpointAddress:
+    """One endpoint of a pool given by URL: its ``name``, and the URL and key its client opens with, those
+    of the environment filled in where the pool was made. It opens the same client in any process (a Ray
+    task on another machine too)."""
+
+    name: str
+    base_url: str | None
+    api_key: str | None = field(default=None, repr=False)
+
+    def endpoint(self) -> Endpoint:
+        return Endpoint(self.name, client_factory(None, self.base_url, self.api_key))
 
 
 @dataclass(frozen=True)
@@ -93,14 +109,21 @@ def pool_names(client: Any, base_url: str | Sequence[str] | None) -> tuple[str, 
 
 
 def pool_endpoints(client: Any, base_url: str | Sequence[str] | None, api_key: str | None) -> tuple[Endpoint, ...]:
-    """The endpoints of ``pool_names``, each URL's with ``api_key`` and checked now (see
-    ``check_key_transport``)."""
+    """The endpoints of ``pool_names``: ``client``'s, else those of ``pool_addresses``."""
     names = pool_names(client, base_url)
     if client is not None:
         return (Endpoint(names[0], client_factory(client)),)
-    return tuple(
-        Endpoint(name, client_factory(None, url, api_key)) for name, url in zip(names, base_urls(base_url), strict=True)
-    )
+    return tuple(address.endpoint() for address in pool_addresses(base_url, api_key))
+
+
+def pool_addresses(base_url: str | Sequence[str] | None, api_key: str | None) -> tuple[EndpointAddress, ...]:
+    """The endpoints of ``base_url`` (see ``base_urls``), each with ``api_key``, checked now and with
+    ``OPENAI_BASE_URL`` and ``OPENAI_API_KEY`` for what is not given (see ``check_key_transport``)."""
+    addresses = []
+    for url in base_urls(base_url):
+        resolved_url, resolved_key = check_key_transport(url, api_key)
+        addresses.append(EndpointAddress(endpoint_name(base_url=url), resolved_url, resolved_key))
+    return tuple(addresses)
 
 
 class Router:
