@@ -34,7 +34,7 @@ def test_readme_documents_exactly_the_public_api() -> None:
 
 def test_errors_share_one_root() -> None:
     errors = [getattr(rag_compare, name) for name in rag_compare.__all__ if name.endswith("Error")]
-    assert len(errors) == 15
+    assert len(errors) == 16
     assert all(issubclass(error, rag_compare.RagCompareError) for error in errors)
 
 

@@ -133,14 +133,15 @@ def compare(
         for side, side_facts in zip(inputs, facts, strict=True)
     ]
     diff = config_diff(compared[0].config, compared[1].config)
-    warnings = config_warnings(diff) + _evaluator_warnings(_evaluators(scores))
+    evaluators = _evaluators(scores)
+    warnings = config_warnings(diff) + _evaluator_warnings(evaluators)
     warnings += _label_warnings(runs, facts, labels, results, knowledge_base, judge)
     text_labels = None if labels is None else labels.select("case_id", *TEXT_LABELS)
     texts = CaseTexts(sides=(_texts_of(runs[0]), _texts_of(runs[1])), labels=text_labels)
     return Comparison(
         baseline=compared[0],
         candidate=compared[1],
-        evaluator={"name": judge.name, "fingerprint": judge.fingerprint, "scores": _evaluators(scores)},
+        evaluator={"name": judge.name, "fingerprint": judge.fingerprint, "scores": evaluators},
         config_diff=tuple(diff),
         warnings=tuple(warnings),
         case_table=cases,

@@ -35,7 +35,7 @@ def ray_session(address: str | None = None, *, num_cpus: int | None = None) -> I
     except (ConnectionError, RuntimeError, ValueError) as error:
         where = f"at {address!r}" if address else "on this machine"
         raise EngineError(
-            f"Ray could not start {where}: {error}. Start a cluster (`ray start --head`), or leave out `ray_address`."
+            f"Ray could not start {where}: {error}. Start a cluster there (`ray start`), or leave out `ray_address`."
         ) from error
     try:
         yield ray
