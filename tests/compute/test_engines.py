@@ -166,12 +166,20 @@ def test_unusable_engine_settings_are_refused(compare_runs: list[Run], options: 
         compare(*compare_runs, **options)
 
 
-def test_the_command_streams_and_refuses_buckets_in_memory(cli: Callable[..., Result], tmp_path: Path) -> None:
-    runs = [
-        freeze_run(COMPARE / f"{side}.jsonl", COMPARE / "corpus.csv", {"name": side}, output=tmp_path / f"{side}.arrow")
+def run_files(folder: Path) -> list[str]:
+    """The paths of the compare fixture's two runs, frozen into files in ``folder``."""
+    return [
+        str(
+            freeze_run(
+                COMPARE / f"{side}.jsonl", COMPARE / "corpus.csv", {"name": side}, output=folder / f"{side}.arrow"
+            ).path
+        )
         for side in ("baseline", "candidate")
     ]
-    paths = [str(run.path) for run in runs]
+
+
+def test_the_command_streams_and_refuses_buckets_in_memory(cli: Callable[..., Result], tmp_path: Path) -> None:
+    paths = run_files(tmp_path)
     memory = cli(*paths, "--format", "json")
     streamed = cli(*paths, "--format", "json", "--engine", "streaming", "--buckets", "3")
     assert (memory.exit_code, streamed.exit_code) == (0, 0)

@@ -10,10 +10,9 @@ from pathlib import Path
 import pytest
 from click.testing import Result
 
-from rag_compare import compare, freeze_run
+from rag_compare import compare
 from rag_compare.core.errors import EngineError
-from rag_compare.io.runs import Run
-from tests.compute.test_engines import COMPARE, REPEATS, assert_same, frozen
+from tests.compute.test_engines import COMPARE, REPEATS, assert_same, frozen, run_files
 
 
 @pytest.fixture(scope="module", autouse=True)
@@ -40,11 +39,7 @@ def test_ray_equals_memory_with_repeats_and_a_bucket_no_run_has(tmp_path: Path) 
 
 
 def test_the_command_runs_on_ray(cli: Callable[..., Result], tmp_path: Path) -> None:
-    runs: list[Run] = [
-        freeze_run(COMPARE / f"{side}.jsonl", COMPARE / "corpus.csv", {"name": side}, output=tmp_path / f"{side}.arrow")
-        for side in ("baseline", "candidate")
-    ]
-    paths = [str(run.path) for run in runs]
+    paths = run_files(tmp_path)
     memory = cli(*paths, "--format", "json")
     on_ray = cli(*paths, "--format", "json", "--engine", "ray", "--buckets", "2")
     assert (memory.exit_code, on_ray.exit_code) == (0, 0)
