@@ -171,6 +171,7 @@ def deepeval_made(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 SLOWEST_FILES = (
     "tests/test_benchmarks.py",
+    "tests/compute/test_ray_engine.py",
     "tests/io/sources/test_openinference.py",
     "tests/cli/test_main.py",
     "tests/io/test_score_presets.py",

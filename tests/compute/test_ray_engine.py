@@ -24,12 +24,6 @@ def ray_cluster() -> Iterator[None]:
     ray.shutdown()
 
 
-def test_ray_equals_memory_with_a_corpus_and_passages() -> None:
-    runs = frozen(COMPARE)
-    options = {"corpus": COMPARE / "corpus.csv", "passages": COMPARE / "passages.csv"}
-    assert_same(compare(*runs, **options), compare(*runs, **options, engine="ray", buckets=3))
-
-
 def test_ray_equals_memory_with_repeats_and_a_bucket_no_run_has(tmp_path: Path) -> None:
     runs = frozen(REPEATS)
     memory = compare(*runs, REPEATS / "corpus.csv")
@@ -38,10 +32,13 @@ def test_ray_equals_memory_with_repeats_and_a_bucket_no_run_has(tmp_path: Path) 
     assert_same(memory, on_ray)
 
 
-def test_the_command_runs_on_ray(cli: Callable[..., Result], tmp_path: Path) -> None:
+def test_the_command_on_ray_writes_the_json_of_memory_with_a_corpus_and_passages(
+    cli: Callable[..., Result], tmp_path: Path
+) -> None:
     paths = run_files(tmp_path)
-    memory = cli(*paths, "--format", "json")
-    on_ray = cli(*paths, "--format", "json", "--engine", "ray", "--buckets", "2")
+    options = ["--corpus", COMPARE / "corpus.csv", "--passages", COMPARE / "passages.csv", "--format", "json"]
+    memory = cli(*paths, *options)
+    on_ray = cli(*paths, *options, "--engine", "ray", "--buckets", "3")
     assert (memory.exit_code, on_ray.exit_code) == (0, 0)
     assert on_ray.stdout == memory.stdout
 
