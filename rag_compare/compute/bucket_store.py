@@ -25,14 +25,13 @@ _BUCKET = "bucket"
 class BucketStore:
     """Each side's narrow frames (``add``, then ``side`` per bucket) and the joined cases (``keep``, then
     ``cases`` per bucket and ``table``), in memory when ``spill`` is false (one bucket), else in Arrow IPC
-    files in a temporary folder under ``spill_root`` (default: the system's, ``$TMPDIR``) removed with the
-    last table made from it."""
+    files in a folder of the system's temporary one (``$TMPDIR``), removed with the last table made from it."""
 
-    def __init__(self, buckets: int, *, spill: bool, spill_root: str | Path | None = None) -> None:
+    def __init__(self, buckets: int, *, spill: bool) -> None:
         if not spill and buckets != 1:
             raise ValueError("a store held in memory has one bucket")
         self.buckets = buckets
-        self._folder = tempfile.TemporaryDirectory(prefix="rag-compare-", dir=spill_root) if spill else None
+        self._folder = tempfile.TemporaryDirectory(prefix="rag-compare-") if spill else None
         self._held: dict[tuple[int, int], list[pl.DataFrame]] = defaultdict(list)
         self._files: dict[tuple[int, int], list[Path]] = defaultdict(list)
         self._schemas: dict[int, pl.Schema] = {}
