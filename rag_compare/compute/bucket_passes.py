@@ -19,13 +19,12 @@ from typing import NamedTuple, Protocol
 import polars as pl
 
 from rag_compare.compute.bucket_join import BucketResult, JoinRules, SideFacts, join_bucket, side_facts
-from rag_compare.compute.bucket_store import BucketStore
+from rag_compare.compute.bucket_store import BucketStore, split_by_bucket
 from rag_compare.compute.case_table import CaseTable
 from rag_compare.compute.partials import ResamplingPartial, ResamplingPlan, merge_partials, resampling_partial
 from rag_compare.compute.side_samples import side_samples
 from rag_compare.core.progress import progress_bar
 from rag_compare.core.protocols import Judge
-from rag_compare.io.run_directory import bucket_of
 from rag_compare.io.runs import OpenedRun, Run
 from rag_compare.io.scores import Scores
 
@@ -144,14 +143,7 @@ def slices(run: Run | OpenedRun, *, aligned: bool = False) -> Iterator[Slice]:
 
 def by_bucket(frame: pl.DataFrame | None, buckets: int) -> list[pl.DataFrame | None]:
     """``frame`` (with ``case_id``) split into ``buckets`` frames by the bucket rule; ``None`` stays ``None``."""
-    if frame is None:
-        return [None] * buckets
-    if buckets == 1:
-        return [frame]
-    split = frame.with_columns(bucket_of(frame.get_column("case_id"), buckets))
-    parts = split.partition_by("bucket", as_dict=True, include_key=False)
-    empty = frame.clear()
-    return [parts.get((bucket,), empty) for bucket in range(buckets)]
+    return [None] * buckets if frame is None else list(split_by_bucket(frame, buckets))
 
 
 def _batch_count(run: Run | OpenedRun) -> int:

@@ -17,9 +17,20 @@ import polars as pl
 from rag_compare.compute.case_table import CaseTable, range_bounds, range_of
 from rag_compare.io.run_directory import bucket_of
 
-__all__ = ["BucketStore"]
+__all__ = ["BucketStore", "split_by_bucket"]
 
 _BUCKET = "bucket"
+
+
+def split_by_bucket(frame: pl.DataFrame, buckets: int) -> list[pl.DataFrame]:
+    """``frame`` (with ``case_id``) as one frame per bucket, in bucket order (an empty frame for a bucket it
+    has no case of)."""
+    if buckets == 1:
+        return [frame]
+    split = frame.with_columns(bucket_of(frame.get_column("case_id"), buckets))
+    parts = split.partition_by(_BUCKET, as_dict=True, include_key=False)
+    empty = frame.clear()
+    return [parts.get((bucket,), empty) for bucket in range(buckets)]
 
 
 class BucketStore:
@@ -54,9 +65,9 @@ class BucketStore:
         if bucket is not None:
             self._write(side, bucket, frame)
             return
-        split = frame.with_columns(bucket_of(frame.get_column("case_id"), self.buckets))
-        for (number, *_), part in split.partition_by(_BUCKET, as_dict=True, include_key=False).items():
-            self._write(side, int(number), part)
+        for number, part in enumerate(split_by_bucket(frame, self.buckets)):
+            if part.height:
+                self._write(side, number, part)
 
     def side_schema(self, side: int) -> pl.Schema:
         """The schema of ``side``'s narrow samples."""

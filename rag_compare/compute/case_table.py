@@ -15,6 +15,8 @@ from pathlib import Path
 
 import polars as pl
 
+from rag_compare.core.rows import count_by
+
 __all__ = ["CaseTable", "range_bounds", "range_of"]
 
 
@@ -34,7 +36,7 @@ class CaseTable:
     def held(cls, frame: pl.DataFrame, counts: Mapping[str, int] | None = None) -> CaseTable:
         """Cases held in memory, sorted by ``case_id`` (``counts``: theirs per status, counted when not given)."""
         if counts is None:
-            counts = dict(frame.get_column("status").cast(pl.String).value_counts().iter_rows())
+            counts = count_by(frame.select(pl.col("status").cast(pl.String)), "status")
         return cls(dict(frame.schema), counts, frame=frame)
 
     @classmethod

@@ -175,7 +175,8 @@ def _bucket_count(engine: str, buckets: int | None, runs: Sequence[Run | OpenedR
     if engine == "memory":
         return 1
     own = {run.buckets if isinstance(run, OpenedRun) else None for run in runs}
-    return next(iter(own)) or DEFAULT_BUCKETS if len(own) == 1 else DEFAULT_BUCKETS
+    aligned = own.pop() if len(own) == 1 else None
+    return aligned or DEFAULT_BUCKETS
 
 
 @contextlib.contextmanager

@@ -25,12 +25,11 @@ import polars as pl
 
 from rag_compare.compute.bucket_join import BucketResult, JoinRules, SideFacts, join_bucket, side_facts
 from rag_compare.compute.bucket_passes import LocalPasses, SideInputs, slices
-from rag_compare.compute.bucket_store import BucketStore
+from rag_compare.compute.bucket_store import BucketStore, split_by_bucket
 from rag_compare.compute.case_table import CaseTable
 from rag_compare.compute.partials import ResamplingPartial, ResamplingPlan
 from rag_compare.compute.side_samples import side_samples
 from rag_compare.core.ray_runtime import ray_session
-from rag_compare.io.run_directory import bucket_of
 from rag_compare.io.runs import Run
 
 __all__ = ["RayPasses", "ray_passes"]
@@ -118,10 +117,10 @@ def _side_kernel(side: int, inputs: SideInputs, buckets: int) -> Callable[[Any],
         samples = side_samples(
             records, inputs.judge, inputs.scores, labels=inputs.labels, passages=inputs.passages, k=inputs.k
         )
-        split = samples.with_columns(bucket_of(samples.get_column("case_id"), buckets))
         rows = [
-            {_SIDE: side, _BUCKET: int(number), _DATA: _ipc(part)}
-            for (number, *_), part in split.partition_by(_BUCKET, as_dict=True, include_key=False).items()
+            {_SIDE: side, _BUCKET: number, _DATA: _ipc(part)}
+            for number, part in enumerate(split_by_bucket(samples, buckets))
+            if part.height
         ]
         return pl.DataFrame(rows, schema={_SIDE: pl.Int64, _BUCKET: pl.Int64, _DATA: pl.Binary}).to_arrow()
 
