@@ -8,7 +8,7 @@ import sys
 
 import pytest
 
-from tests.helpers.data import ROOT
+from tests.helpers.data import HANDMADE_RUNS, ROOT
 
 HEAVY = ("polars", "pyarrow", "pandera", "numpy", "openai", "jinja2", "bm25s", "rich", "Stemmer", "jsonschema", "ray")
 
@@ -59,3 +59,14 @@ def test_help_loads_no_heavy_dependency(args: list[str]) -> None:
     help_text, _, last = result.stdout.rstrip("\n").rpartition("\n")
     assert help_text.startswith("Usage: rag-compare")
     assert json.loads(last) == {"code": 0, "loaded": []}
+
+
+def test_comparing_frozen_runs_loads_no_validation_library() -> None:
+    """Pandera validates input files; a comparison of frozen runs (checked by their fingerprints) needs none."""
+    runs = [str(HANDMADE_RUNS / f"{side}.arrow") for side in ("baseline", "candidate")]
+    code = f"import sys, json\nfrom rag_compare import compare\ncompare(*{runs!r})\nprint(json.dumps({_LOADED}))"
+    result = _python(code)
+    assert result.returncode == 0, result.stderr
+    loaded = json.loads(result.stdout)
+    assert "polars" in loaded
+    assert "pandera" not in loaded

@@ -15,7 +15,6 @@ from rag_compare.core.result import Report
 from rag_compare.core.rows import count_by
 from rag_compare.io.columns import coerce_columns, contract_first, problems_where
 from rag_compare.io.passages import load_passages, required_passage_problems
-from rag_compare.io.schemas import CorpusSchema, contract_problems
 from rag_compare.io.tables import ROW, read_source
 
 __all__ = [
@@ -101,6 +100,8 @@ def corpus_of_table(
     if LANGUAGE not in raw.columns:
         frame = frame.drop(LANGUAGE)
     frame = _fill_defaults(frame)
+    from rag_compare.io.schemas import CorpusSchema, contract_problems  # Pandera loads on first validation
+
     problems = contract_problems(frame, CorpusSchema, ROW, already=problems)
     if problems:
         raise ContractError(name, "corpus", problems)

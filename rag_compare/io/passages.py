@@ -9,7 +9,6 @@ import polars as pl
 from rag_compare.core.contract import PASSAGE_COLUMNS
 from rag_compare.core.errors import ContractError, Problem
 from rag_compare.io.columns import coerce_columns, contract_first
-from rag_compare.io.schemas import PassagesSchema, contract_problems
 from rag_compare.io.tables import ROW, read_source
 
 __all__ = ["load_passages", "required_passage_problems"]
@@ -23,6 +22,8 @@ def load_passages(source: str | Path | pl.DataFrame) -> pl.DataFrame:
     name, raw = read_source(source, "passages")
     frame, problems = coerce_columns(raw, PASSAGE_COLUMNS)
     if not any(problem.row is None for problem in problems):
+        from rag_compare.io.schemas import PassagesSchema, contract_problems  # Pandera loads on first validation
+
         problems = contract_problems(frame, PassagesSchema, ROW, already=problems)
     if problems:
         raise ContractError(name, "passages file", problems)

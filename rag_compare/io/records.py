@@ -14,7 +14,6 @@ from rag_compare.core.errors import ContractError, Problem, show_value
 from rag_compare.io.columns import coerce_columns
 from rag_compare.io.corpus import Corpus
 from rag_compare.io.credential_scan import credential_cells
-from rag_compare.io.schemas import RecordsSchema, contract_problems
 from rag_compare.io.tables import ROW, read_source
 
 __all__ = ["RECORD_NAMES", "join_labels", "labelled_records"]
@@ -74,6 +73,8 @@ def labelled_records(
     joined = frame.join(corpus.frame, on="case_id", how="left", suffix=_FROM_CORPUS)
     secrets = credential_values(os.environ if environ is None else environ)
     problems += _credential_problems(joined, frame.columns, secrets)
+    from rag_compare.io.schemas import RecordsSchema, contract_problems  # Pandera loads on first validation
+
     problems = contract_problems(frame, RecordsSchema, ROW, already=problems)
     if problems:
         return joined, problems
