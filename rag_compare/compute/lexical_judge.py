@@ -33,7 +33,7 @@ import polars as pl
 
 from rag_compare.compute.language_detection import detect_languages
 from rag_compare.compute.numbers import NUMBER_PATTERN, canonical_number, number_writings
-from rag_compare.compute.words import WORD_PATTERN, fold_plural, is_content_word, normalized
+from rag_compare.compute.words import fold_plural, is_content_word, normalized, words_of
 from rag_compare.core.digest import json_digest
 from rag_compare.core.errors import ConfigError, ContractError, Problem
 from rag_compare.io.language_rules import Language, builtin_languages, language_code
@@ -282,12 +282,13 @@ def _content_words(claims: pl.DataFrame, language: Language) -> pl.DataFrame:
     and ``pos``. The words of claims in ASCII are measured in bytes, the same as characters there."""
     token = pl.col("token")
     ascii_text = claims.get_column("text").str.len_bytes() == claims.get_column("text").str.len_chars()
-    tokens = claims.select("claim", "pos", ascii=ascii_text, token=pl.col("text").str.extract_all(WORD_PATTERN))
-    groups = [(True, tokens)] if ascii_text.all() else [(flag, tokens.filter(ascii=flag)) for flag in (True, False)]
+    groups = (
+        [(True, claims)] if ascii_text.all() else [(flag, claims.filter(ascii_text == flag)) for flag in (True, False)]
+    )
     parts = []
     for ascii_only, group in groups:
         length = token.str.len_bytes() if ascii_only else token.str.len_chars()
-        words = group.explode("token")
+        words = group.select("claim", "pos", token=words_of(pl.col("text"), ascii_only=ascii_only)).explode("token")
         parts.append(
             words.filter(is_content_word(token, language.stopwords, length)).select(
                 "claim", "pos", "token", needle=fold_plural(token, language.plural_suffixes, length)
@@ -427,7 +428,7 @@ class _Kind(NamedTuple):
 
 
 def _words_kind(language: Language) -> _Kind:
-    words = pl.col("hay").str.extract_all(WORD_PATTERN)
+    words = words_of(pl.col("hay"))
     plural = pl.lit(False)
     for suffix in language.plural_suffixes:
         plural = plural | words.list.contains(pl.col("needle") + suffix)

@@ -25,10 +25,13 @@ __all__ = [
     "fold_plural",
     "is_content_word",
     "normalized",
+    "words_of",
 ]
 
 WORD_PATTERN = r"[\p{L}\p{M}\p{N}]+"
 """A word of normalized text (Rust regex syntax)."""
+_ASCII_BETWEEN_WORDS = [chr(code) for code in range(128) if not chr(code).isalnum()]
+"""Every ASCII character that is not a letter or a digit: what separates the words of ASCII text."""
 PYTHON_WORD_PATTERN = r"[^\W_]+"
 """A word for Python's ``re``: a run of Unicode letters and digits (``re`` knows no marks)."""
 
@@ -78,6 +81,15 @@ def _case_folds() -> tuple[list[str], list[str]]:
         if lower.casefold() != lower:
             folds[lower] = lower.casefold()
     return list(folds), list(folds.values())
+
+
+def words_of(text: pl.Expr, *, ascii_only: bool = False) -> pl.Expr:
+    """The words (``WORD_PATTERN``) of ``text``, a list per row. ``ascii_only`` (every text in ASCII) finds
+    them several times faster, by splitting at every other character, and also lists empty words, which
+    no content word is."""
+    if not ascii_only:
+        return text.str.extract_all(WORD_PATTERN)
+    return text.str.replace_many(_ASCII_BETWEEN_WORDS, [" "] * len(_ASCII_BETWEEN_WORDS)).str.split(" ")
 
 
 def is_content_word(word: pl.Expr, stopwords: tuple[str, ...] = STOPWORDS, length: pl.Expr | None = None) -> pl.Expr:

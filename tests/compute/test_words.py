@@ -13,7 +13,7 @@ from hypothesis import strategies as st
 from rag_compare.compute import words as words_module
 from rag_compare.compute.completeness import answer_completeness
 from rag_compare.compute.lexical_judge import LexicalJudge
-from rag_compare.compute.words import WORD_PATTERN, fold_plural, is_content_word, normalized
+from rag_compare.compute.words import WORD_PATTERN, fold_plural, is_content_word, normalized, words_of
 from rag_compare.core.protocols import Case, Context
 from rag_compare.pipeline.extractive import DEFAULT_ABSTENTION, ExtractiveGenerator
 
@@ -121,3 +121,20 @@ def test_text_is_normalised_again_only_where_nfkc_may_change_it() -> None:
     flagged = pl.Series(latin1).str.contains(words_module._NOT_NFKC_STABLE).to_list()
     assert flagged == [unicodedata.normalize("NFKC", char) != char for char in latin1]
     assert pl.Series(["\u0101", "e\u0301"]).str.contains(words_module._NOT_NFKC_STABLE).to_list() == [True, True]
+
+
+@given(st.lists(st.none() | st.text(alphabet=st.characters(max_codepoint=127), max_size=40), max_size=6))
+@settings(max_examples=300, deadline=None)
+def test_the_words_of_ascii_text_are_found_alike_both_ways(texts: list[str | None]) -> None:
+    frame = pl.DataFrame({"text": texts}, schema={"text": pl.String})
+    found = frame.select(
+        quick=words_of(pl.col("text"), ascii_only=True).list.filter(pl.element() != ""),
+        full=words_of(pl.col("text")),
+    )
+    assert found.get_column("quick").to_list() == found.get_column("full").to_list()
+
+
+def test_the_words_of_ascii_text_split_at_every_character_but_letters_and_digits() -> None:
+    text = "a_b\tc\x00d~e.F9"
+    assert pl.select(words_of(pl.lit(text), ascii_only=True)).item().to_list() == ["a", "b", "c", "d", "e", "F9"]
+    assert pl.select(words_of(pl.lit(text))).item().to_list() == ["a", "b", "c", "d", "e", "F9"]
