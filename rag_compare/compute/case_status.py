@@ -129,7 +129,7 @@ def with_reasons(
         chosen = pl.col("preferred")
         reason = pl.format("the pairwise judge preferred the {} in both orders", chosen)
         parts.append(_reason_rows(cases, 2 * len(SIDES) + len(status_signals), chosen.is_in(SIDES), reason))
-    by_row = pl.concat(parts).sort("row", "order").group_by("row", maintain_order=True).agg("reason")
+    by_row = pl.concat(parts).sort("row", "order").group_by("row", maintain_order=True).agg("reason").collect()
     reasons = spread_by_row(cases.height, by_row, "reason")
     return cases.with_columns(reasons.fill_null(pl.lit([], dtype=pl.List(pl.String))).alias("reasons"))
 
@@ -168,14 +168,14 @@ def _judge_failure_reason(side: str, reduced: bool) -> tuple[pl.Expr, pl.Expr]:
     return where, reason
 
 
-def _reason_rows(cases: pl.DataFrame, order: int, where: pl.Expr, reason: pl.Expr) -> pl.DataFrame:
-    """``row``, ``order`` and ``reason`` for the rows of ``cases`` where ``where`` holds."""
+def _reason_rows(cases: pl.DataFrame, order: int, where: pl.Expr, reason: pl.Expr) -> pl.LazyFrame:
+    """``row``, ``order`` and ``reason`` for the rows of ``cases`` where ``where`` holds (a query: the
+    reasons of every kind are made together, on every core)."""
     return (
         cases.lazy()
         .with_columns(row_index())
         .filter(where)
         .select("row", pl.lit(order, dtype=pl.UInt8).alias("order"), reason.alias("reason"))
-        .collect()
     )
 
 
