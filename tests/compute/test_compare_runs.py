@@ -188,6 +188,25 @@ def test_label_drift_is_a_warning_naming_the_cases(runs: tuple[Run, Run]) -> Non
     assert "run 'candidate' was frozen with other labels than `corpus` for 1 case (c-cut@v1)." in against_corpus
 
 
+@pytest.mark.parametrize(
+    ("required", "drifted"),
+    [(["p2", "p1"], False), (["p1", "p2", "p3"], True), (["p1"], True), (["p1", "p3"], True)],
+)
+def test_required_passages_are_a_set_for_label_drift(runs: tuple[Run, Run], required: list[str], drifted: bool) -> None:
+    corpus = load_corpus(FIXTURE / "corpus.csv").frame
+    relabeled = corpus.with_columns(
+        pl.when(pl.col("case_id") == "c-improved@v1")
+        .then(pl.lit(required, dtype=pl.List(pl.String)))
+        .otherwise(pl.col("required_passage_ids"))
+        .alias("required_passage_ids")
+    )
+    candidate = freeze_run(FIXTURE / "candidate.jsonl", relabeled, CONFIG | {"name": "candidate"})
+    warnings = compare(runs[0], candidate).warnings
+    drift = [warning for warning in warnings if warning.startswith("the two runs hold different labels")]
+    assert len(drift) == int(drifted)
+    assert all(warning.startswith("the two runs hold different labels for 1 case (c-improved@v1)") for warning in drift)
+
+
 SWAPPED = {
     "improved": "regressed",
     "regressed": "improved",
