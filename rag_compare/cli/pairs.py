@@ -23,7 +23,8 @@ from rag_compare.cli.options import (
     model_option,
 )
 from rag_compare.cli.output import wants_json
-from rag_compare.cli.scores import ENGINE_HELP, ENGINES
+from rag_compare.cli.scores import ENGINE_HELP
+from rag_compare.compute.engines import SCORING_ENGINES
 
 if TYPE_CHECKING:
     from rag_compare.io.pairs import Pairs
@@ -38,7 +39,7 @@ __all__ = ["judge_pairs_command"]
 @model_option("The model the endpoint serves (required).")
 @BASE_URLS
 @limit_options(concurrency=8, timeout=60.0, max_retries=4, unit="request")
-@engine_option(ENGINES, help=ENGINE_HELP)
+@engine_option(SCORING_ENGINES, help=ENGINE_HELP)
 @RAY_ADDRESS
 @JUDGE_SAMPLING
 @CACHE

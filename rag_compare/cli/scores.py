@@ -28,6 +28,7 @@ from rag_compare.cli.options import (
     model_option,
 )
 from rag_compare.cli.output import wants_json
+from rag_compare.compute.engines import SCORING_ENGINES
 from rag_compare.core.listing import counts_line
 from rag_compare.llm.judge_checks import CHECKS, DEFAULT_CHECKS
 
@@ -37,11 +38,8 @@ if TYPE_CHECKING:
     from rag_compare.io.scores import Scores
     from rag_compare.llm.limits import Limits
 
-__all__ = ["ENGINES", "ENGINE_HELP", "fallback", "import_scores_command", "score"]
+__all__ = ["ENGINE_HELP", "fallback", "import_scores_command", "score"]
 
-ENGINES = ("local", "ray")
-"""The engines of ``--engine``: those of ``llm.endpoint_judge.ENGINES``, written out so that ``--help`` loads no
-module that sends requests."""
 ENGINE_HELP = (
     "Where the judge's requests are sent from: this process, or Ray tasks, each sending its share of "
     "--concurrency (needs rag-compare[ray])."
@@ -78,7 +76,7 @@ def _checks(ctx: click.Context, param: click.Parameter, value: str) -> tuple[str
     help=f"Comma-separated checks, or all: {', '.join(CHECKS)}.",
 )
 @limit_options(concurrency=8, timeout=60.0, max_retries=4, unit="request")
-@engine_option(ENGINES, help=ENGINE_HELP)
+@engine_option(SCORING_ENGINES, help=ENGINE_HELP)
 @RAY_ADDRESS
 @JUDGE_SAMPLING
 @CACHE

@@ -19,6 +19,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
+from rag_compare.compute.engines import SCORING_ENGINES
 from rag_compare.core.digest import json_digest
 from rag_compare.core.errors import ConfigError, JudgeError
 from rag_compare.llm.dispatch import Outcome, send_to_endpoint
@@ -27,10 +28,7 @@ from rag_compare.llm.plan import in_cache
 from rag_compare.llm.pool import EndpointUsage, pool_names, usage_lines, usage_of
 from rag_compare.llm.ray_dispatch import send_on_ray
 
-__all__ = ["ENGINES", "EndpointJudge"]
-
-ENGINES = ("local", "ray")
-"""Where a judge's requests are sent from: this process, or Ray tasks."""
+__all__ = ["EndpointJudge"]
 
 
 class EndpointJudge(ABC):
@@ -82,7 +80,7 @@ class EndpointJudge(ABC):
         if self.base_url is not None and not isinstance(self.base_url, str):
             object.__setattr__(self, "base_url", tuple(self.base_url))
         pool_names(self.client, self.base_url)
-        if self.engine not in ENGINES:
+        if self.engine not in SCORING_ENGINES:
             raise ConfigError(f"unknown engine {self.engine!r}: use `engine='local'` (this process) or `engine='ray'`.")
         if self.engine == "local" and self.ray_address is not None:
             raise ConfigError("`ray_address` is the cluster of `engine='ray'`: give both, or neither.")
