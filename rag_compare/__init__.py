@@ -36,6 +36,7 @@ if TYPE_CHECKING:
     from rag_compare.compute.compare_runs import compare
     from rag_compare.compute.comparison import Comparison
     from rag_compare.compute.fallback import FallbackSimulation, simulate_fallback
+    from rag_compare.compute.freezing import freeze_run, import_run
     from rag_compare.compute.gate_result import GateResult
     from rag_compare.compute.gating import Gate, load_gate
     from rag_compare.compute.lexical_judge import LexicalJudge
@@ -59,8 +60,8 @@ if TYPE_CHECKING:
     from rag_compare.io.language_rules import Language, languages_with, load_language
     from rag_compare.io.pairs import Pairs, judge_pairs, load_pairs
     from rag_compare.io.passages import load_passages
-    from rag_compare.io.run_import import ImportedRun, import_run, read_records
-    from rag_compare.io.runs import Run, freeze_run, load_run
+    from rag_compare.io.run_import import ImportedRun, read_records
+    from rag_compare.io.runs import Run, load_run
     from rag_compare.io.schemas import CorpusSchema, PassagesSchema, RecordsSchema
     from rag_compare.io.scores import Scores, load_scores, score_run
     from rag_compare.llm.batch import batch_generate
@@ -196,8 +197,8 @@ _LAZY = {
     "capture": "rag_compare.pipeline.runner",
     "compare": "rag_compare.compute.compare_runs",
     "draft_cases": "rag_compare.llm.drafts",
-    "freeze_run": "rag_compare.io.runs",
-    "import_run": "rag_compare.io.run_import",
+    "freeze_run": "rag_compare.compute.freezing",
+    "import_run": "rag_compare.compute.freezing",
     "import_scores": "rag_compare.io.external_scores",
     "judge_pairs": "rag_compare.io.pairs",
     "load_pairs": "rag_compare.io.pairs",

@@ -49,7 +49,7 @@ def freeze_command(
     """Freeze RECORDS (what a pipeline did, per case) with the corpus labels and config into one file,
     or into a run directory of Parquet parts (--output DIR/, --buckets N). RECORDS, and --corpus, may
     then be a folder or a quoted glob of parts, frozen a bucket at a time."""
-    from rag_compare.io.runs import freeze_run
+    from rag_compare.compute.freezing import freeze_run
 
     wants_json(output_format)
     run = freeze_run(records, corpus, config, output=output, buckets=buckets, include_unreviewed=include_unreviewed)
@@ -124,7 +124,7 @@ def import_run_command(
 ) -> None:
     """Freeze a run another tool recorded (SOURCE) as freeze does: validated against the corpus,
     fingerprinted, never overwritten. Failed requests stay failed cases; skipped units are counted."""
-    from rag_compare.io.run_import import import_run
+    from rag_compare.compute.freezing import import_run
 
     wants_json(output_format)
     if (

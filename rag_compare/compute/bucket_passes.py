@@ -22,7 +22,7 @@ from rag_compare.compute.bucket_join import BucketResult, JoinRules, SideFacts, 
 from rag_compare.compute.bucket_store import BucketStore, split_by_bucket
 from rag_compare.compute.case_table import CaseTable
 from rag_compare.compute.partials import ResamplingPartial, ResamplingPlan, merge_partials, resampling_partial
-from rag_compare.compute.side_samples import side_samples
+from rag_compare.compute.side_samples import read_columns, side_samples
 from rag_compare.core.progress import progress_bar
 from rag_compare.core.protocols import Judge
 from rag_compare.io.runs import OpenedRun, Run
@@ -37,7 +37,8 @@ SLICE_ROWS = 200_000
 @dataclass(frozen=True)
 class SideInputs:
     """What making one side narrow needs: its run, its scores, the cut-off ``k``, and, shared by both sides,
-    the judge, the corpus' labels and the passages."""
+    the judge, the corpus' labels and the passages; ``stored``: whether its stored signals are read
+    (``stored_signals.reads_stored``)."""
 
     run: Run | OpenedRun
     scores: Scores | None
@@ -45,6 +46,27 @@ class SideInputs:
     judge: Judge
     labels: pl.DataFrame | None
     passages: pl.DataFrame | None
+    stored: bool = False
+
+    @property
+    def columns(self) -> list[str] | None:
+        """The record columns its slices are read with: every one (``None``), or those its stored
+        signals need."""
+        if not self.stored:
+            return None
+        return read_columns(self.run.records.columns if isinstance(self.run, Run) else self.run.columns)
+
+    def samples(self, records: pl.DataFrame) -> pl.DataFrame:
+        """A slice of its records made narrow (``side_samples``)."""
+        return side_samples(
+            records,
+            self.judge,
+            self.scores,
+            labels=self.labels,
+            passages=self.passages,
+            k=self.k,
+            stored=self.stored,
+        )
 
 
 class BucketPasses(Protocol):
@@ -75,11 +97,8 @@ class LocalPasses:
         for index, side in enumerate(inputs):
             aligned = self.store.spilled and isinstance(side.run, OpenedRun) and side.run.buckets == self.buckets
             with progress_bar(f"{side.run.name}: signals", _batch_count(side.run)) as advance:
-                for part in slices(side.run, aligned=aligned):
-                    samples = side_samples(
-                        part.records, side.judge, side.scores, labels=side.labels, passages=side.passages, k=side.k
-                    )
-                    self.store.add(index, samples, part.bucket)
+                for part in slices(side.run, aligned=aligned, columns=side.columns):
+                    self.store.add(index, side.samples(part.records), part.bucket)
                     advance(part.batches)
             columns = SideFacts.columns(list(self.store.side_schema(index)))
             facts.append([side_facts(self.store.side(index, bucket, columns)) for bucket in range(self.buckets)])
@@ -119,27 +138,29 @@ class Slice(NamedTuple):
     batches: int
 
 
-def slices(run: Run | OpenedRun, *, aligned: bool = False) -> Iterator[Slice]:
-    """The run's records, ``SLICE_ROWS`` or so at a time (a run file's record batches put together); with
-    ``aligned``, a run directory's parts one at a time, each with its bucket. A slice read is one chunk:
-    the signals' list work and joins are a tenth quicker on one than on its batches."""
+def slices(run: Run | OpenedRun, *, aligned: bool = False, columns: Sequence[str] | None = None) -> Iterator[Slice]:
+    """The run's records (``columns``: only those), ``SLICE_ROWS`` or so at a time (a run file's record
+    batches put together); with ``aligned``, a run directory's parts one at a time, each with its bucket. A
+    slice read is one chunk: the signals' list work and joins are a tenth quicker on one than on its batches."""
     if isinstance(run, Run):
-        for start in range(0, max(run.records.height, 1), SLICE_ROWS):
-            yield Slice(run.records.slice(start, SLICE_ROWS), None, 1)
+        records = run.records if columns is None else run.records.select(columns)
+        for start in range(0, max(records.height, 1), SLICE_ROWS):
+            yield Slice(records.slice(start, SLICE_ROWS), None, 1)
         return
     if aligned:
-        for bucket, part in enumerate(run.batches()):
+        for bucket, part in enumerate(run.batches(columns)):
             yield Slice(part.rechunk(), bucket, 1)
         return
     held: list[pl.DataFrame] = []
     empty = True
-    for batch in run.batches():
+    for batch in run.batches(columns):
         held.append(batch)
         if sum(part.height for part in held) >= SLICE_ROWS:
             yield Slice(pl.concat(held, rechunk=True), None, len(held))
             held, empty = [], False
     if held or empty:
-        records = pl.concat(held, rechunk=True) if held else pl.DataFrame(schema=dict(run.frozen.schema))
+        schema = {name: dtype for name, dtype in run.frozen.schema.items() if columns is None or name in columns}
+        records = pl.concat(held, rechunk=True) if held else pl.DataFrame(schema=schema)
         yield Slice(records, None, len(held))
 
 

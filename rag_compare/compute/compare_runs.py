@@ -41,6 +41,7 @@ from rag_compare.compute.partials import finish_aggregates, finish_breakdowns, m
 from rag_compare.compute.preference import preference_columns, preference_of
 from rag_compare.compute.repeats import FLAKY_SCHEMA, NoiseFloor, merged_repeat_counts, noise_numbers
 from rag_compare.compute.side_samples import NARROW_LABELS
+from rag_compare.compute.stored_signals import reads_stored
 from rag_compare.core.contract import REPEAT
 from rag_compare.core.errors import CompareError
 from rag_compare.core.listing import counted, truncated
@@ -112,7 +113,7 @@ def compare(
         if side_scores is not None:
             side_scores.check_scored(run)
     inputs = [
-        SideInputs(run, side_scores, _k_of(run, k), judge, labels, knowledge_base)
+        _side_inputs(run, side_scores, _k_of(run, k), judge, labels, knowledge_base)
         for run, side_scores in zip(runs, scores, strict=True)
     ]
     with _passes(engine, _bucket_count(engine, buckets, runs), ray_address) as passes:
@@ -153,6 +154,19 @@ def compare(
         preference=None if judged_pairs is None else preference_of(judged_pairs),
         texts=texts,
     )
+
+
+def _side_inputs(
+    run: Run | OpenedRun,
+    scores: Scores | None,
+    k: int | None,
+    judge: Judge,
+    labels: pl.DataFrame | None,
+    passages: pl.DataFrame | None,
+) -> SideInputs:
+    """One side's inputs, its stored signals read when they are the ones these settings give."""
+    stored = reads_stored(run, judge=judge, k=k, labels=labels, passages=passages, scores=scores)
+    return SideInputs(run, scores, k, judge, labels, passages, stored=stored)
 
 
 def _check_settings(k: int | None, tolerance: float, engine: str, buckets: int | None) -> None:

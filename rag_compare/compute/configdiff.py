@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from rag_compare.core.contract import STORED_SIGNALS
 from rag_compare.io.config import BOOKKEEPING_KEYS, flatten
 
 __all__ = ["ConfigChange", "config_diff", "config_warnings", "setting_changes"]
@@ -16,8 +17,12 @@ ConfigChange = dict[str, Any]
 
 
 def config_diff(baseline: Mapping[str, Any], candidate: Mapping[str, Any]) -> list[ConfigChange]:
-    """Every dotted config key whose value differs (absent on one side counts as ``None``), by key."""
-    flat_baseline, flat_candidate = flatten(baseline), flatten(candidate)
+    """Every dotted config key whose value differs (absent on one side counts as ``None``), by key; not
+    those of the stored signals' settings, which follow from ``top_k`` and the library version."""
+    flat_baseline, flat_candidate = (
+        flatten({key: value for key, value in config.items() if key != STORED_SIGNALS})
+        for config in (baseline, candidate)
+    )
     keys = sorted(flat_baseline.keys() | flat_candidate.keys())
     return [
         {"key": key, "baseline": flat_baseline.get(key), "candidate": flat_candidate.get(key)}

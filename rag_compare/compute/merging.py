@@ -17,8 +17,9 @@ import polars as pl
 
 from rag_compare._version import __version__
 from rag_compare.compute.configdiff import config_diff, setting_changes
+from rag_compare.compute.stored_signals import StoredSignals
 from rag_compare.core.clock import creation_time
-from rag_compare.core.contract import LABEL_COLUMNS, REPEAT
+from rag_compare.core.contract import LABEL_COLUMNS, REPEAT, STORED_SIGNALS
 from rag_compare.core.errors import ConfigError, RunFileError
 from rag_compare.core.listing import counted, truncated
 from rag_compare.io.runfile import ensure_absent
@@ -44,7 +45,7 @@ def merge_repeats(
     listed with both values), a case whose labels differ between runs, a metadata column of two types.
     The merged config is the first run's, named ``name`` when given, created now (``SOURCE_DATE_EPOCH``
     of ``environ``, default ``os.environ``, is honoured), with ``merged_from``: each input's ``name``,
-    ``fingerprint``, ``path`` and ``repeats``.
+    ``fingerprint``, ``path`` and ``repeats``. Each record's signals are stored again (``stored_signals``).
     """
     output = Path(output)
     loaded = _loaded(runs, output)
@@ -62,8 +63,10 @@ def merge_repeats(
         .sort(_ORDER, REPEAT, maintain_order=True)
         .select(columns)
     )
+    signals, top_k = StoredSignals(), first.config.get("top_k")
     config: dict[str, Any] = {
         **first.config,
+        STORED_SIGNALS: signals.settings(top_k),
         "name": name or first.name,
         "created_at": creation_time(os.environ if environ is None else environ),
         "rag_compare_version": __version__,
@@ -77,7 +80,7 @@ def merge_repeats(
             for run in loaded
         ],
     }
-    return write_run(records, config, output)
+    return write_run(records.with_columns(signals.column(records, top_k)), config, output)
 
 
 def _loaded(runs: Sequence[Run | str | Path], output: Path) -> list[Run]:
@@ -120,7 +123,7 @@ def _renumbered(runs: Sequence[Run]) -> list[pl.DataFrame]:
     """Each run's records with ``repeat`` renumbered after the previous runs' (see the module's rule)."""
     frames, offset = [], 0
     for run in runs:
-        records = run.records
+        records = run.records.drop(STORED_SIGNALS, strict=False)  # stored again for the merged run
         repeat = pl.col(REPEAT) if REPEAT in records.columns else pl.lit(0, dtype=pl.Int64)
         frames.append(records.with_columns((repeat + offset).alias(REPEAT)))
         offset += int(records.select(repeat.max()).item() or 0) + 1

@@ -28,7 +28,6 @@ from rag_compare.compute.bucket_passes import LocalPasses, SideInputs, slices
 from rag_compare.compute.bucket_store import BucketStore, split_by_bucket
 from rag_compare.compute.case_table import CaseTable
 from rag_compare.compute.partials import ResamplingPartial, ResamplingPlan
-from rag_compare.compute.side_samples import side_samples
 from rag_compare.core.ray_runtime import ray_session
 from rag_compare.io.runs import Run
 
@@ -67,7 +66,7 @@ class RayPasses:
         self._schemas = [_samples_schema(side) for side in inputs]
         datasets = []
         for index, side in enumerate(inputs):
-            refs = [self.ray.put(part.records.to_arrow()) for part in slices(side.run)]
+            refs = [self.ray.put(part.records.to_arrow()) for part in slices(side.run, columns=side.columns)]
             kernel = _side_kernel(index, side, self.buckets)
             datasets.append(ray.data.from_arrow_refs(refs).map_batches(kernel, batch_format="pyarrow", batch_size=None))
         self._samples = datasets[0].union(datasets[1]).materialize()
@@ -113,10 +112,7 @@ def _side_kernel(side: int, inputs: SideInputs, buckets: int) -> Callable[[Any],
     """A block of ``side``'s records made narrow, as one row per bucket of its samples' Arrow IPC bytes."""
 
     def kernel(block: Any) -> Any:
-        records = pl.DataFrame(block)
-        samples = side_samples(
-            records, inputs.judge, inputs.scores, labels=inputs.labels, passages=inputs.passages, k=inputs.k
-        )
+        samples = inputs.samples(pl.DataFrame(block))
         rows = [
             {_SIDE: side, _BUCKET: number, _DATA: _ipc(part)}
             for number, part in enumerate(split_by_bucket(samples, buckets))
@@ -172,7 +168,4 @@ def _samples_schema(inputs: SideInputs) -> pl.Schema:
     """The schema of a side's narrow samples, from none of its records."""
     run = inputs.run
     records = run.records.clear() if isinstance(run, Run) else pl.DataFrame(schema=dict(run.frozen.schema))
-    narrow = side_samples(
-        records, inputs.judge, inputs.scores, labels=inputs.labels, passages=inputs.passages, k=inputs.k
-    )
-    return narrow.schema
+    return inputs.samples(records).schema

@@ -5,11 +5,13 @@ a time, wherever the slice is (a record batch, a run directory's part, a Ray Dat
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
 import polars as pl
 
 from rag_compare.compute.case_signals import case_signals
 from rag_compare.compute.lexical_judge import LexicalJudge
-from rag_compare.core.contract import LABEL_COLUMNS, LANGUAGE, record_ok, sample_key
+from rag_compare.core.contract import LABEL_COLUMNS, LANGUAGE, STORED_SIGNALS, record_ok, sample_key
 from rag_compare.core.errors import ScoresError
 from rag_compare.core.protocols import Judge
 from rag_compare.core.signals import JUDGE_VERDICTS, signals_in
@@ -25,6 +27,7 @@ __all__ = [
     "SIDE_NOTES",
     "UNKNOWN",
     "UNREAD",
+    "read_columns",
     "side_samples",
 ]
 
@@ -56,10 +59,13 @@ def side_samples(
     labels: pl.DataFrame | None,
     passages: pl.DataFrame | None,
     k: int | None,
+    stored: bool = False,
 ) -> pl.DataFrame:
     """``records`` (a slice of a run's) made narrow: judged by ``judge`` (its verdicts replaced by those of
     ``scores`` where it has them), relabelled by the corpus' ``labels``, context checked against
-    ``passages``, ranked lists cut at ``k``. Raises ``ScoresError`` for a verdict that is not a finite number."""
+    ``passages``, ranked lists cut at ``k``; with ``stored``, its signals are the ones stored with it (which
+    ``stored_signals.reads_stored`` found to be these), and it need hold only ``read_columns``. Raises
+    ``ScoresError`` for a verdict that is not a finite number."""
     notes: list[pl.Expr] = []
     if labels is not None:
         drifted = _drifted(records, labels)
@@ -68,21 +74,33 @@ def side_samples(
             ~pl.col("case_id").is_in(labels.get_column("case_id").implode()).alias(UNKNOWN),
         ]
         records = _relabel(records, labels)
-    languages = None
+    languages = kept = None
+    if stored:
+        kept = records.get_column(STORED_SIGNALS).struct.unnest()
+        languages = kept.get_column(LANGUAGE)
     if isinstance(judge, LexicalJudge):
-        languages = judge.languages_of(records)
+        languages = judge.languages_of(records) if languages is None else languages
         if scores is None or not set(JUDGE_VERDICTS) <= set(scores.frame.columns):
             known = pl.Series([language.code for language in judge.languages], dtype=pl.String).implode()
             tag = pl.lit(languages)
             notes.append(pl.when(record_ok() & ~tag.is_in(known)).then(tag).alias(UNREAD))
     scored = None if scores is None else scores.frame
-    signals = case_signals(records, judge, k=k, passages=passages, scores=scored, languages=languages)
+    if kept is None:
+        signals = case_signals(records, judge, k=k, passages=passages, scores=scored, languages=languages)
+    else:
+        signals = pl.concat([records.select("case_id"), kept.drop(LANGUAGE)], how="horizontal")
     _check_finite(signals, judge, scores)
     if passages is not None:
         copied = pl.element().cast(pl.Categorical).cast(pl.String)  # see _detached
         notes.append(pl.col("required_passage_ids").list.eval(copied).alias(REQUIRED))
     narrow = records.select(*sample_key(records.columns), *SIDE_COLUMNS, *NARROW_LABELS, _label_digest(), *notes)
     return pl.concat([_detached(narrow), signals.drop("case_id")], how="horizontal")
+
+
+def read_columns(columns: Sequence[str]) -> list[str]:
+    """Of a run's record ``columns``, the ones ``side_samples`` reads when its signals are stored."""
+    wanted = {*sample_key(columns), *SIDE_COLUMNS, *CASE_LABELS, LANGUAGE, STORED_SIGNALS}
+    return [name for name in columns if name in wanted]
 
 
 def _detached(frame: pl.DataFrame) -> pl.DataFrame:

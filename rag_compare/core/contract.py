@@ -25,6 +25,7 @@ __all__ = [
     "RECORD_COLUMNS",
     "REPEAT",
     "STATUSES",
+    "STORED_SIGNALS",
     "ColumnSpec",
     "Kind",
     "lookalike_key",
@@ -84,6 +85,9 @@ LANGUAGE_TAG = r"[A-Za-z]{2,3}(?:[-_][A-Za-z0-9]{1,8})*"
 
 LABEL_COLUMNS = ("question", "answerability", "source_version", "required_passage_ids")
 """The corpus columns that make a case's label: changing one under the same case id is a relabel."""
+STORED_SIGNALS = "stored_signals"
+"""The frozen run's column (a struct) of each record's signals, computed when it was frozen
+(``compute.stored_signals``), and its config's key of what decided them; no record or config has its own."""
 
 PASSAGE_COLUMNS = (
     ColumnSpec("passage_id", "id", required=True),

@@ -39,6 +39,7 @@ __all__ = [
     "PairJudge",
     "Passage",
     "Retriever",
+    "RunSignals",
     "callable_name",
     "is_k",
 ]
@@ -152,6 +153,18 @@ class Judge(Evaluator, Protocol):
         """Verdicts for each row of ``cases`` (run records), in order: ``abstained``, ``grounded``,
         ``abstention_correct`` and any other signal it decides; ``judge_status``/``judge_error`` when
         judging a case can fail."""
+        ...
+
+
+class RunSignals(Protocol):
+    """What freezing needs to store each record's signals with a run (``compute.stored_signals``)."""
+
+    def settings(self, top_k: int | None) -> dict[str, Any]:
+        """What decides the signals of a run frozen with ``top_k`` (plain values, for its config)."""
+        ...
+
+    def column(self, records: pl.DataFrame, top_k: int | None) -> pl.Series:
+        """One struct per row of ``records`` (run records joined with their labels): its signals."""
         ...
 
 

@@ -12,14 +12,16 @@ from collections.abc import Iterable, Iterator, Mapping
 from pathlib import Path
 from typing import Any
 
+from rag_compare.core.contract import STORED_SIGNALS
 from rag_compare.core.credentials import credential_in, credential_values, is_credential_key, redact
 from rag_compare.core.errors import ConfigError, SecretInConfigError, show_value
 
 __all__ = ["BOOKKEEPING_KEYS", "RESERVED_KEYS", "apply_assignments", "check_config", "flatten", "read_config_file"]
 
-RESERVED_KEYS = ("created_at", "rag_compare_version", "corpus", "records", "merged_from")
-"""Top-level keys that rag-compare writes itself when a run is frozen (``merged_from``: when runs are merged)."""
-BOOKKEEPING_KEYS = ("name", "created_at", "rag_compare_version", "corpus", "records", "merged_from")
+RESERVED_KEYS = ("created_at", "rag_compare_version", "corpus", "records", "merged_from", STORED_SIGNALS)
+"""Top-level keys that rag-compare writes itself when a run is frozen (``merged_from``: when runs are merged;
+``stored_signals``: what decided the signals stored with it)."""
+BOOKKEEPING_KEYS = ("name", "created_at", "rag_compare_version", "corpus", "records", "merged_from", STORED_SIGNALS)
 """Keys (with everything under them) that describe a run rather than set up its pipeline."""
 
 

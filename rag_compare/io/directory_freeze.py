@@ -72,12 +72,14 @@ def freeze_directory(
     output: Path,
     buckets: int,
     environ: Mapping[str, str],
+    finished: Callable[[pl.DataFrame], pl.DataFrame],
     *,
     include_unreviewed: bool = False,
 ) -> RunDirectory:
     """Freeze ``records`` (one table, or a folder or glob of parts) against ``corpus`` (a ``Corpus``, one
     table, or parts) into the run directory ``output`` of ``buckets`` parts; ``config_of`` gives the run
-    config from what is found of the corpus. See the module for how."""
+    config from what is found of the corpus, ``finished`` each part's records from its valid records
+    joined with their labels. See the module for how."""
     ensure_new(output, RUN_DIRECTORY)
     with (
         atomic_directory(output, what=RUN_DIRECTORY) as staged,
@@ -95,7 +97,7 @@ def freeze_directory(
             buckets,
         )
         corpus_parts = _corpus_parts(corpus, spill / "corpus", buckets)
-        written, summary = _write_buckets(spilled, corpus_parts, staged, buckets, environ, include_unreviewed)
+        written, summary = _write_buckets(spilled, corpus_parts, staged, buckets, environ, finished, include_unreviewed)
         write_manifest(staged, config_of({"path": corpus_parts.name, **summary}), written)
     return read_run_directory(output)
 
@@ -150,6 +152,7 @@ def _write_buckets(
     staged: Path,
     buckets: int,
     environ: Mapping[str, str],
+    finished: Callable[[pl.DataFrame], pl.DataFrame],
     include_unreviewed: bool,
 ) -> tuple[tuple[Part, ...], dict[str, Any]]:
     """Check and write each bucket's part; the parts and what the config records of the corpus."""
@@ -172,7 +175,7 @@ def _write_buckets(
                 unreviewed = numbered.filter(unreviewed_where(joined.get_column("case_id")))
                 found.unreviewed += unreviewed.select(ROW, "case_id").rows()
             if not (found.corpus or found.records or found.unreviewed):
-                parts.append(write_part(joined, staged, bucket))
+                parts.append(write_part(finished(joined), staged, bucket))
             advance()
     _refuse(found, spilled, corpus)
     fingerprint = corpus.loaded.fingerprint if corpus.loaded is not None else text_digest("\n".join(fingerprints))

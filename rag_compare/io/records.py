@@ -8,7 +8,7 @@ from pathlib import Path
 
 import polars as pl
 
-from rag_compare.core.contract import RECORD_COLUMNS, REPEAT, lookalike_key, sample_key
+from rag_compare.core.contract import RECORD_COLUMNS, REPEAT, STORED_SIGNALS, lookalike_key, sample_key
 from rag_compare.core.credentials import credential_values
 from rag_compare.core.errors import ContractError, Problem, show_value
 from rag_compare.io.columns import coerce_columns
@@ -67,6 +67,11 @@ def labelled_records(
         )
         for name in metadata
         if name in corpus.frame.columns
+    ]
+    problems += [
+        Problem(column=name, expected="another column name (rag-compare stores a run's signals under this one)")
+        for name in metadata
+        if name == STORED_SIGNALS
     ]
     problems += _duplicate_problems(frame, places)
     problems += _unknown_case_problems(frame, corpus)

@@ -4,7 +4,7 @@ A format's reader (``io/sources``) turns its file into ``SourceRows``; here each
 (from a metadata key, or by its question's text against the corpus), a case named twice is refused unless
 ``keep`` says which unit counts, passage texts without ids are mapped to ids through the knowledge base
 (``io/passage_matching``), and the passages whose text reached the context are found where the source does
-not say. ``import_run`` freezes the records as ``freeze_run`` does.
+not say. ``import_and_freeze`` freezes the records as ``runs.freeze_records`` does.
 """
 
 from __future__ import annotations
@@ -19,11 +19,12 @@ import polars as pl
 
 from rag_compare.core.contract import RECORD_COLUMNS, REPEAT, question_key, record_ok, whitespace_folded
 from rag_compare.core.errors import ConfigError, ContractError, InputFileError, Problem, sorted_problems
+from rag_compare.core.protocols import RunSignals
 from rag_compare.core.result import Report
 from rag_compare.io.corpus import Corpus, load_corpus
 from rag_compare.io.passage_matching import PassageIndex
 from rag_compare.io.passages import load_passages
-from rag_compare.io.runs import Run, freeze_run
+from rag_compare.io.runs import Run, freeze_records
 from rag_compare.io.sources.rows import SourceRows, skipped_reasons
 
 __all__ = [
@@ -32,8 +33,8 @@ __all__ = [
     "KEEP",
     "ImportedRecords",
     "ImportedRun",
+    "import_and_freeze",
     "import_records",
-    "import_run",
     "read_records",
 ]
 
@@ -199,12 +200,13 @@ def import_records(
     )
 
 
-def import_run(
+def import_and_freeze(
     source: str | Path,
     format: str,
     corpus: str | Path | pl.DataFrame | Corpus,
     config: Mapping[str, Any] | None = None,
     *,
+    signals: RunSignals | None,
     case_id_key: str = "case_id",
     match_question: bool = False,
     keep: Keep | None = None,
@@ -214,9 +216,9 @@ def import_run(
     include_unreviewed: bool = False,
 ) -> ImportedRun:
     """Import ``source`` (see ``import_records``) and freeze it against ``corpus`` with ``config``, as
-    ``freeze_run`` does (validated, fingerprinted, written to ``output`` and never over a file; a run
-    directory for an ``output`` ending in ``/`` or with ``buckets``). The config records the import under
-    ``"imported"``."""
+    ``runs.freeze_records`` does (validated, fingerprinted, written to ``output`` and never over a file; a
+    run directory for an ``output`` ending in ``/`` or with ``buckets``; ``signals`` stored when given). The
+    config records the import under ``"imported"``."""
     user_config = dict(config or {})
     if IMPORT_KEY in user_config:
         raise ConfigError(f"the config sets {IMPORT_KEY}, which an import records itself. Remove it.")
@@ -231,8 +233,14 @@ def import_run(
         passages=passages,
     )
     run_config = {**user_config, IMPORT_KEY: imported.settings()}
-    run = freeze_run(
-        imported.records, loaded, run_config, output=output, buckets=buckets, include_unreviewed=include_unreviewed
+    run = freeze_records(
+        imported.records,
+        loaded,
+        run_config,
+        signals=signals,
+        output=output,
+        buckets=buckets,
+        include_unreviewed=include_unreviewed,
     )
     return ImportedRun(run=run, imported=imported)
 

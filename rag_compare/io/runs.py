@@ -16,9 +16,9 @@ import polars as pl
 
 from rag_compare._version import __version__
 from rag_compare.core.clock import creation_time
-from rag_compare.core.contract import CORPUS_COLUMNS, LANGUAGE, RECORD_COLUMNS, REPEAT, STATUSES
+from rag_compare.core.contract import CORPUS_COLUMNS, LANGUAGE, RECORD_COLUMNS, REPEAT, STATUSES, STORED_SIGNALS
 from rag_compare.core.errors import ConfigError, RunFileError
-from rag_compare.core.protocols import K_EXPECTED, is_k
+from rag_compare.core.protocols import K_EXPECTED, RunSignals, is_k
 from rag_compare.core.result import Report
 from rag_compare.core.rows import count_by
 from rag_compare.io.config import RESERVED_KEYS, check_config
@@ -40,7 +40,7 @@ __all__ = [
     "SCORES_FORMAT",
     "OpenedRun",
     "Run",
-    "freeze_run",
+    "freeze_records",
     "frozen_format",
     "json_ready",
     "load_run",
@@ -163,17 +163,19 @@ def _counts(records: pl.DataFrame) -> tuple[int, int, int, dict[str, int]]:
     return records.get_column("case_id").n_unique(), records.height, repeats, count_by(records, "status", STATUSES)
 
 
-def freeze_run(
+def freeze_records(
     records: str | Path | pl.DataFrame,
     corpus: str | Path | pl.DataFrame | Corpus,
     config: Mapping[str, Any] | None = None,
     *,
+    signals: RunSignals | None,
     output: str | Path | None = None,
     buckets: int | None = None,
     environ: Mapping[str, str] | None = None,
     include_unreviewed: bool = False,
 ) -> Run:
-    """Validate ``records`` against ``corpus``, join the labels, attach ``config``, fingerprint it.
+    """Validate ``records`` against ``corpus``, join the labels, attach ``config``, fingerprint it; with
+    ``signals``, each record's signals are stored with it (``compute.freezing.freeze_run`` gives them).
 
     With ``output`` the run is written there atomically; an existing file is never replaced. An output
     ending in ``/``, or ``buckets`` given, makes a run directory of ``buckets`` parts (default
@@ -212,7 +214,12 @@ def freeze_run(
             "rag_compare_version": __version__,
             "corpus": dict(corpus_summary),
             "records": {"path": "<frame>" if isinstance(records, pl.DataFrame) else str(records)},
+            **({} if signals is None else {STORED_SIGNALS: signals.settings(top_k)}),
         }
+
+    def finished(frame: pl.DataFrame) -> pl.DataFrame:
+        """A bucket's (or the run's) records with their signals, when they are stored."""
+        return frame if signals is None else frame.with_columns(signals.column(frame, top_k))
 
     if is_directory_output(output, buckets):
         from rag_compare.io.directory_freeze import freeze_directory
@@ -224,6 +231,7 @@ def freeze_run(
             Path(cast(str | Path, output)),
             buckets or DEFAULT_BUCKETS,
             environ,
+            finished,
             include_unreviewed=include_unreviewed,
         )
         return _directory_run(directory)
@@ -234,7 +242,7 @@ def freeze_run(
     if not include_unreviewed:
         refuse_unreviewed(loaded, frame.get_column("case_id"))
     summary = {"path": loaded.source, "fingerprint": loaded.fingerprint, "cases": loaded.frame.height}
-    return write_run(frame, full_config(summary), output)
+    return write_run(finished(frame), full_config(summary), output)
 
 
 def write_run(frame: pl.DataFrame, config: Mapping[str, Any], output: str | Path | None) -> Run:

@@ -29,6 +29,7 @@ from typing import Any, TypeVar, Unpack
 
 import polars as pl
 
+from rag_compare.compute.freezing import freeze_run
 from rag_compare.core.credentials import credential_in, credential_values, redact
 from rag_compare.core.digest import json_digest
 from rag_compare.core.errors import CaptureError, ConfigError, RagCompareError, show_value
@@ -51,7 +52,7 @@ from rag_compare.io.corpus import Corpus, load_corpus
 from rag_compare.io.credential_scan import credential_cells
 from rag_compare.io.run_directory import RUN_DIRECTORY, is_directory_output
 from rag_compare.io.runfile import ensure_absent, ensure_new
-from rag_compare.io.runs import Run, freeze_run
+from rag_compare.io.runs import Run
 from rag_compare.llm.dispatch import run_concurrently, run_sync
 from rag_compare.llm.limits import LimitKeywords, Limits, backoff_wait, limits_from, retry_after
 from rag_compare.llm.transport import describe, refusals, refused_error

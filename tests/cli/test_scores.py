@@ -20,8 +20,9 @@ import polars as pl
 import pytest
 from click.testing import Result
 
+from rag_compare.compute.freezing import freeze_run
 from rag_compare.io.external_scores import import_scores
-from rag_compare.io.runs import freeze_run, load_run
+from rag_compare.io.runs import load_run
 from rag_compare.io.scores import load_scores, make_scores
 from rag_compare.llm.cache import ReplyCache
 from tests.helpers.chat_server import ChatServer, Reply

@@ -10,9 +10,10 @@ import pytest
 
 from rag_compare.compute.case_signals import case_signals
 from rag_compare.compute.fallback import DEFAULT_FALLBACK_TEXT, SWEEP_THRESHOLDS, simulate_fallback
+from rag_compare.compute.freezing import freeze_run
 from rag_compare.compute.lexical_judge import LexicalJudge
 from rag_compare.core.errors import RunExistsError, ScoresError
-from rag_compare.io.runs import Run, freeze_run, load_run
+from rag_compare.io.runs import Run, load_run
 from tests.helpers.data import HANDMADE_RUNS
 
 FALLBACK = "Please contact HR."

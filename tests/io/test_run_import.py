@@ -13,9 +13,10 @@ from typing import Any
 import polars as pl
 import pytest
 
+from rag_compare.compute.freezing import import_run
 from rag_compare.core.errors import ConfigError, ContractError, InputFileError, Problem, RunExistsError
 from rag_compare.io.corpus import load_corpus
-from rag_compare.io.run_import import FORMATS, import_records, import_run, read_records
+from rag_compare.io.run_import import FORMATS, import_records, read_records
 from rag_compare.io.runs import load_run
 from rag_compare.io.sources.rows import Skipped, SourceRows, source_frame
 from tests.helpers.data import SMALL_CORPUS

@@ -11,11 +11,12 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from rag_compare.compute.freezing import freeze_run
 from rag_compare.core.errors import ConfigError, ContractError, RunExistsError, RunFileError, SecretInConfigError
 from rag_compare.core.protocols import MAX_K
 from rag_compare.io.corpus import load_corpus
 from rag_compare.io.runfile import serialize, write_atomically
-from rag_compare.io.runs import CONFIG_KEY, FORMAT_KEY, freeze_run, load_run
+from rag_compare.io.runs import CONFIG_KEY, FORMAT_KEY, load_run
 from tests.helpers.data import EXAMPLE_CORPUS, HANDMADE_RUNS, ROOT, SMALL_CORPUS
 
 EPOCH = {"SOURCE_DATE_EPOCH": "1795000000"}
@@ -203,7 +204,7 @@ def test_shipped_example_runs_match_their_records(tmp_path: Path, monkeypatch: p
 def test_example_runs_differ_in_one_retrieval_setting() -> None:
     baseline, candidate = (load_run(HANDMADE_RUNS / f"{name}.arrow") for name in ("baseline", "candidate"))
     assert (baseline.config["top_k"], candidate.config["top_k"]) == (3, 5)
-    ignored = {"name", "created_at", "records", "rag_compare_version", "top_k", "retriever"}
+    ignored = {"name", "created_at", "records", "rag_compare_version", "top_k", "retriever", "stored_signals"}
     assert {k: v for k, v in baseline.config.items() if k not in ignored} == {
         k: v for k, v in candidate.config.items() if k not in ignored
     }

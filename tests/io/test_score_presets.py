@@ -20,10 +20,10 @@ import polars as pl
 import pytest
 from click.testing import Result
 
+from rag_compare.compute.freezing import freeze_run, import_run
 from rag_compare.core.errors import ContractError, ScoresError
 from rag_compare.io.external_scores import import_scores
-from rag_compare.io.run_import import import_run
-from rag_compare.io.runs import Run, freeze_run, load_run
+from rag_compare.io.runs import Run, load_run
 from rag_compare.io.scores import load_scores
 from tests.helpers.data import EXAMPLE_CORPUS, ROOT
 from tests.helpers.judged import CORPUS as JUDGED_CORPUS

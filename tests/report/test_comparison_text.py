@@ -9,8 +9,8 @@ import pytest
 from click.testing import Result
 
 from rag_compare.compute.compare_runs import compare
+from rag_compare.compute.freezing import freeze_run
 from rag_compare.io.corpus import load_corpus
-from rag_compare.io.runs import freeze_run
 from rag_compare.report.comparison_text import comparison_text
 from tests.helpers.data import ROOT
 from tests.helpers.golden import HANDMADE_COMPARISON

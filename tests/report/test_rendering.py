@@ -15,12 +15,13 @@ from rag_compare.compute.audit import audit_corpora
 from rag_compare.compute.compare_runs import compare
 from rag_compare.compute.comparison import Comparison
 from rag_compare.compute.fallback import simulate_fallback
+from rag_compare.compute.freezing import freeze_run
 from rag_compare.compute.lexical_judge import LexicalJudge
 from rag_compare.core.result import Report, terminal_safe
 from rag_compare.io.corpus import load_corpus
 from rag_compare.io.drafts_file import DraftFailure
 from rag_compare.io.pairs import judge_pairs
-from rag_compare.io.runs import freeze_run, load_run
+from rag_compare.io.runs import load_run
 from rag_compare.io.scores import score_run
 from rag_compare.llm.plan import JudgePlan
 from rag_compare.report import rendering, summaries

@@ -9,8 +9,8 @@ import polars as pl
 
 from rag_compare.compute.audit import audit_corpora
 from rag_compare.compute.compare_runs import compare
+from rag_compare.compute.freezing import freeze_run
 from rag_compare.io.corpus import load_corpus
-from rag_compare.io.runs import freeze_run
 from rag_compare.report.text import config_diff_rows, text_table
 
 Write = Callable[[str, str | bytes], Path]

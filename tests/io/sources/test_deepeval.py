@@ -16,8 +16,8 @@ import polars as pl
 import pytest
 
 from rag_compare import compare
+from rag_compare.compute.freezing import import_run
 from rag_compare.core.errors import InputFileError, Problem
-from rag_compare.io.run_import import import_run
 from rag_compare.io.sources.deepeval import read_deepeval
 from rag_compare.io.sources.ragas import CONTEXT_SEPARATOR
 from rag_compare.io.sources.rows import SOURCE_SCHEMA, Skipped

@@ -13,8 +13,8 @@ import polars as pl
 import pytest
 
 from rag_compare import compare
+from rag_compare.compute.freezing import import_run
 from rag_compare.core.errors import InputFileError
-from rag_compare.io.run_import import import_run
 from rag_compare.io.runs import load_run
 from rag_compare.io.sources.promptfoo import read_promptfoo
 from rag_compare.io.sources.rows import SOURCE_SCHEMA, SourceRows

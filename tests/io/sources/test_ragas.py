@@ -14,8 +14,8 @@ import polars as pl
 import pytest
 
 from rag_compare import compare
+from rag_compare.compute.freezing import import_run
 from rag_compare.core.errors import InputFileError
-from rag_compare.io.run_import import import_run
 from rag_compare.io.sources.ragas import CONTEXT_SEPARATOR, read_ragas
 from rag_compare.io.sources.rows import SOURCE_SCHEMA, Skipped
 from tests.helpers.data import EXAMPLE_CORPUS, ROOT

@@ -1,0 +1,89 @@
+"""Signals stored with a run when it is frozen, and when a comparison reads them instead of computing them.
+
+A run frozen by ``freezing`` holds, in its ``stored_signals`` column (a struct per record), each record's
+signals as a comparison with the defaults computes them (``case_signals``): the offline judge as shipped
+(``LexicalJudge()``), the ranked lists cut at the run's ``top_k``, the run's own labels, no passages and no
+scores; and the ``language`` the record is read in. Its config's ``stored_signals`` key says what decided
+them: the judge's fingerprint, ``k`` and the library version.
+
+A comparison reads them (``side_samples``) when everything that decides them is the same for that side
+(``reads_stored``): the judge's fingerprint, ``k`` and this library's version; no passages and no scores;
+and, with a corpus, every record's labels that a signal depends on (``LABEL_COLUMNS`` and ``language``) are
+the corpus' own. Otherwise the side's signals are computed, as for a run frozen without them: the
+comparison is the same either way, only quicker with them (the signals are most of a comparison's work).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import polars as pl
+
+from rag_compare._version import __version__
+from rag_compare.compute.bucket_passes import SLICE_ROWS
+from rag_compare.compute.case_signals import case_signals
+from rag_compare.compute.lexical_judge import LexicalJudge
+from rag_compare.core.contract import LABEL_COLUMNS, LANGUAGE, STORED_SIGNALS
+from rag_compare.core.protocols import Judge
+from rag_compare.io.runs import OpenedRun, Run
+from rag_compare.io.scores import Scores
+
+__all__ = ["StoredSignals", "reads_stored"]
+
+
+class StoredSignals:
+    """The signals ``freezing`` stores with a run (see the module): a ``core.protocols.RunSignals``."""
+
+    def settings(self, top_k: int | None) -> dict[str, Any]:
+        return _settings(LexicalJudge().fingerprint, top_k)
+
+    def column(self, records: pl.DataFrame, top_k: int | None) -> pl.Series:
+        judge = LexicalJudge()
+        parts = []
+        for start in range(0, max(records.height, 1), SLICE_ROWS):
+            part = records.slice(start, SLICE_ROWS)
+            languages = judge.languages_of(part)
+            signals = case_signals(part, judge, k=top_k, languages=languages)
+            parts.append(signals.drop("case_id").with_columns(languages.alias(LANGUAGE)))
+        return pl.concat(parts).to_struct(STORED_SIGNALS)
+
+
+def reads_stored(
+    run: Run | OpenedRun,
+    *,
+    judge: Judge,
+    k: int | None,
+    labels: pl.DataFrame | None,
+    passages: pl.DataFrame | None,
+    scores: Scores | None,
+) -> bool:
+    """Whether a comparison of ``run`` with these settings reads its stored signals (see the module)."""
+    columns = run.records.columns if isinstance(run, Run) else run.columns
+    if STORED_SIGNALS not in columns or passages is not None or scores is not None:
+        return False
+    if run.config.get(STORED_SIGNALS) != _settings(judge.fingerprint, k):
+        return False
+    return labels is None or not _relabelled(run, labels)
+
+
+def _settings(judge: str, k: int | None) -> dict[str, Any]:
+    return {"judge": judge, "k": k, "rag_compare_version": __version__}
+
+
+def _relabelled(run: Run | OpenedRun, labels: pl.DataFrame) -> bool:
+    """Whether the corpus' ``labels`` give a record of ``run`` another label that a signal depends on (the
+    comparison takes the corpus' label where it has one)."""
+    names = [name for name in (*LABEL_COLUMNS, LANGUAGE) if name in labels.columns]
+    corpus = labels.select("case_id", *(pl.col(name).alias(f"corpus_{name}") for name in names))
+    columns = run.records.columns if isinstance(run, Run) else run.columns
+    read = ["case_id", *(name for name in names if name in columns)]
+    batches = [run.records.select(read)] if isinstance(run, Run) else run.batches(read)
+    for batch in batches:
+        joined = batch.join(corpus, on="case_id", how="inner")
+        own = {name: pl.col(name) if name in columns else pl.lit(None, labels.schema[name]) for name in names}
+        moved = pl.any_horizontal(
+            pl.col(f"corpus_{name}").is_not_null() & pl.col(f"corpus_{name}").ne_missing(own[name]) for name in names
+        )
+        if joined.select(moved.any()).item():
+            return True
+    return False

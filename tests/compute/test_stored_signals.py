@@ -1,0 +1,181 @@
+"""Signals stored with a run when it is frozen: what is stored, that a comparison reads them exactly when they
+are the signals its settings give (and otherwise computes them), and that the comparison is the same either
+way, in every engine of this process and for a run file, a run directory and merged runs."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+import polars as pl
+import pytest
+from polars.testing import assert_frame_equal
+
+from rag_compare import (
+    ConfigError,
+    ContractError,
+    LexicalJudge,
+    compare,
+    freeze_run,
+    load_corpus,
+    load_run,
+    merge_repeats,
+)
+from rag_compare._version import __version__
+from rag_compare.compute.case_signals import case_signals
+from rag_compare.compute.comparison import Comparison
+from rag_compare.compute.stored_signals import StoredSignals
+from rag_compare.core.contract import STORED_SIGNALS
+from rag_compare.io.runs import Run, freeze_records
+from tests.helpers.data import ROOT
+
+COMPARE = ROOT / "tests" / "fixtures" / "compare"
+CORPUS = COMPARE / "corpus.csv"
+CONFIG = {"top_k": 2}
+SIDES = ("baseline", "candidate")
+FORGED_RECALL = 0.125
+"""A recall no record of the fixture has: a comparison that shows it read the stored signals."""
+
+
+class ForgedSignals(StoredSignals):
+    """The shipped settings, with every stored recall ``FORGED_RECALL``: what a comparison shows when it
+    reads the stored signals instead of computing them."""
+
+    def column(self, records: pl.DataFrame, top_k: int | None) -> pl.Series:
+        stored = super().column(records, top_k).struct.unnest()
+        forged = stored.with_columns(recall=pl.when(pl.col("recall").is_not_null()).then(FORGED_RECALL))
+        return forged.to_struct(STORED_SIGNALS)
+
+
+def frozen(signals: StoredSignals | None, **options: Any) -> list[Run]:
+    environ = {"SOURCE_DATE_EPOCH": "1795000000"}
+    return [
+        freeze_records(
+            COMPARE / f"{side}.jsonl", CORPUS, CONFIG | {"name": side}, signals=signals, environ=environ, **options
+        )
+        for side in SIDES
+    ]
+
+
+def assert_same_cases(expected: Comparison, actual: Comparison) -> None:
+    """Both comparisons found the same of every case, and the same aggregates (the runs themselves differ)."""
+    assert actual.counts == expected.counts
+    assert actual.warnings == expected.warnings
+    assert_frame_equal(actual.cases, expected.cases)
+    assert_frame_equal(actual.aggregates, expected.aggregates)
+    assert_frame_equal(actual.breakdowns, expected.breakdowns)
+
+
+def recalls(comparison: Comparison) -> set[float]:
+    return set(comparison.cases.get_column("baseline_recall").drop_nulls().to_list())
+
+
+@pytest.fixture(scope="module")
+def stored() -> list[Run]:
+    return [freeze_run(COMPARE / f"{side}.jsonl", CORPUS, CONFIG | {"name": side}) for side in SIDES]
+
+
+@pytest.fixture(scope="module")
+def computed() -> list[Run]:
+    return frozen(None)
+
+
+@pytest.fixture(scope="module")
+def forged() -> list[Run]:
+    return frozen(ForgedSignals())
+
+
+def test_a_frozen_run_stores_each_records_signals_and_what_decided_them(stored: list[Run]) -> None:
+    run = stored[0]
+    assert run.config[STORED_SIGNALS] == {
+        "judge": LexicalJudge().fingerprint,
+        "k": 2,
+        "rag_compare_version": __version__,
+    }
+    records = run.records.drop(STORED_SIGNALS)
+    judge = LexicalJudge()
+    expected = case_signals(records, judge, k=2).drop("case_id").with_columns(language=judge.languages_of(records))
+    assert_frame_equal(run.records.get_column(STORED_SIGNALS).struct.unnest(), expected)
+    assert expected.get_column("recall").drop_nulls().len() > 5
+
+
+def test_the_comparison_is_the_same_with_stored_signals_as_with_computed_ones(
+    stored: list[Run], computed: list[Run]
+) -> None:
+    for options in ({}, {"corpus": CORPUS}, {"engine": "streaming", "buckets": 3}):
+        assert_same_cases(compare(*computed, **options), compare(*stored, **options))
+
+
+def test_stored_signals_are_read_when_the_settings_are_the_ones_they_were_stored_under(forged: list[Run]) -> None:
+    assert recalls(compare(*forged)) == {FORGED_RECALL}
+    assert recalls(compare(*forged, k=2, corpus=CORPUS, engine="streaming")) == {FORGED_RECALL}
+
+
+@pytest.mark.parametrize(
+    "options",
+    [
+        {"k": 1},
+        {"judge": LexicalJudge(min_overlap=0.5)},
+        {"passages": COMPARE / "passages.csv"},
+    ],
+    ids=["another k", "another judge", "passages"],
+)
+def test_other_settings_compute_the_signals(forged: list[Run], computed: list[Run], options: Mapping[str, Any]) -> None:
+    comparison = compare(*forged, **options)
+    assert FORGED_RECALL not in recalls(comparison)
+    assert_same_cases(compare(*computed, **options), comparison)
+
+
+def test_a_corpus_that_relabels_a_case_computes_the_signals(forged: list[Run], computed: list[Run]) -> None:
+    corpus = load_corpus(CORPUS).frame
+    relabelled = corpus.with_columns(
+        required_passage_ids=pl.when(pl.col("case_id") == "c-improved@v1")
+        .then(pl.lit(["p1"]))
+        .otherwise(pl.col("required_passage_ids"))
+    )
+    comparison = compare(*forged, corpus=relabelled)
+    assert FORGED_RECALL not in recalls(comparison)
+    assert_same_cases(compare(*computed, corpus=relabelled), comparison)
+    with_category = corpus.with_columns(category=pl.lit("renamed"))  # no signal depends on the category
+    assert recalls(compare(*forged, corpus=with_category)) == {FORGED_RECALL}
+
+
+def test_a_run_of_another_library_version_computes_the_signals(tmp_path: Path, forged: list[Run]) -> None:
+    settings = dict(forged[0].config[STORED_SIGNALS]) | {"rag_compare_version": "0.0.1"}
+    older = Run(
+        records=forged[0].records,
+        config=dict(forged[0].config) | {STORED_SIGNALS: settings},
+        fingerprint=forged[0].fingerprint,
+        path=None,
+    )
+    assert FORGED_RECALL not in recalls(compare(older, forged[1]))
+
+
+def test_a_run_directory_stores_the_signals_of_each_part(tmp_path: Path, stored: list[Run]) -> None:
+    directories = [
+        freeze_run(COMPARE / f"{side}.jsonl", CORPUS, CONFIG | {"name": side}, output=tmp_path / f"{side}/", buckets=3)
+        for side in SIDES
+    ]
+    assert STORED_SIGNALS in directories[0].records.columns
+    for engine in ("memory", "streaming"):
+        assert_same_cases(compare(*stored), compare(tmp_path / "baseline", tmp_path / "candidate", engine=engine))
+
+
+def test_merged_runs_store_the_signals_again(tmp_path: Path, stored: list[Run], computed: list[Run]) -> None:
+    merged = [
+        merge_repeats([runs[0], runs[1]], tmp_path / f"{name}.arrow", name=name)
+        for name, runs in (("stored", stored), ("computed", computed))
+    ]
+    assert load_run(tmp_path / "computed.arrow").config[STORED_SIGNALS] == merged[0].config[STORED_SIGNALS]
+    for run in merged:
+        kept = run.records.get_column(STORED_SIGNALS).struct.unnest()
+        assert_frame_equal(kept, StoredSignals().column(run.records.drop(STORED_SIGNALS), 2).struct.unnest())
+
+
+def test_a_record_column_or_config_key_of_the_stored_signals_is_refused() -> None:
+    records = pl.read_ndjson(COMPARE / "baseline.jsonl").with_columns(stored_signals=pl.lit("mine"))
+    with pytest.raises(ContractError, match=STORED_SIGNALS):
+        freeze_run(records, CORPUS)
+    with pytest.raises(ConfigError, match=STORED_SIGNALS):
+        freeze_run(COMPARE / "baseline.jsonl", CORPUS, {STORED_SIGNALS: {}})
