@@ -10,7 +10,7 @@ import pytest
 
 from tests.helpers.data import HANDMADE_RUNS, ROOT
 
-HEAVY = ("polars", "pyarrow", "pandera", "numpy", "openai", "jinja2", "bm25s", "rich", "Stemmer", "jsonschema", "ray")
+HEAVY = ("polars", "pyarrow", "pandera", "numpy", "openai", "jinja2", "bm25s", "rich", "Stemmer", "jsonschema", "ray", "pandas")
 
 _LOADED = f"sorted({{name.split('.')[0] for name in sys.modules}} & set({HEAVY!r}))"
 
@@ -61,8 +61,9 @@ def test_help_loads_no_heavy_dependency(args: list[str]) -> None:
     assert json.loads(last) == {"code": 0, "loaded": []}
 
 
-def test_comparing_frozen_runs_loads_no_validation_library() -> None:
-    """Pandera validates input files; a comparison of frozen runs (checked by their fingerprints) needs none."""
+def test_comparing_frozen_runs_loads_no_validation_library_nor_pandas() -> None:
+    """Pandera validates input files; a comparison of frozen runs (checked by their fingerprints) needs none.
+    Nor pandas (a second's import), which an Arrow table made to read a run file's schema would load."""
     runs = [str(HANDMADE_RUNS / f"{side}.arrow") for side in ("baseline", "candidate")]
     code = f"import sys, json\nfrom rag_compare import compare\ncompare(*{runs!r})\nprint(json.dumps({_LOADED}))"
     result = _python(code)
@@ -70,3 +71,4 @@ def test_comparing_frozen_runs_loads_no_validation_library() -> None:
     loaded = json.loads(result.stdout)
     assert "polars" in loaded
     assert "pandera" not in loaded
+    assert "pandas" not in loaded

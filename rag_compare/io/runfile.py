@@ -86,12 +86,17 @@ class FrozenFile:
     batch_count: int
 
     def batches(self, columns: Sequence[str] | None = None) -> Iterator[pl.DataFrame]:
-        """The file's rows, a record batch at a time (``columns``: only those, in that order)."""
+        """The file's rows, a record batch at a time (``columns``: only those, in that order; the other
+        columns are not read)."""
         import pyarrow as pa
 
+        names = list(self.schema)
+        options = (
+            None if columns is None else pa.ipc.IpcReadOptions(included_fields=[names.index(name) for name in columns])
+        )
         try:
             with pa.OSFile(str(self.path)) as source:
-                reader = pa.ipc.open_file(source, memory_pool=pa.system_memory_pool())
+                reader = pa.ipc.open_file(source, options=options, memory_pool=pa.system_memory_pool())
                 for index in range(reader.num_record_batches):
                     batch = reader.get_batch(index)
                     yield pl.DataFrame(batch if columns is None else batch.select(list(columns)))
@@ -123,7 +128,7 @@ def open_frozen(path: Path) -> FrozenFile:
             reader = pa.ipc.open_file(source)
             arrow_schema, batch_count = reader.schema, reader.num_record_batches
         metadata = {key.decode(): value.decode() for key, value in (arrow_schema.metadata or {}).items()}
-        schema = pl.DataFrame(arrow_schema.empty_table()).schema
+        schema = pl.read_ipc_schema(path)  # not through an Arrow table, which would import pandas
     except (pa.ArrowInvalid, pa.ArrowException, OSError, UnicodeDecodeError, pl.exceptions.PolarsError):
         raise RunIntegrityError(
             f"{path}: is not a readable frozen run (cut short, changed, or not an Arrow file). "

@@ -42,6 +42,7 @@ def test_a_large_frame_is_written_and_read_a_batch_at_a_time(tmp_path: Path) -> 
     batches = list(open_frozen(path).batches(["answer"]))
     assert [batch.height for batch in batches] == [BATCH_ROWS, BATCH_ROWS, 5]
     assert pl.concat(batches).equals(frame.select("answer"))
+    assert pl.concat(open_frozen(path).batches(["answer", "case_id"])).equals(frame.select("answer", "case_id"))
     assert read_frozen(path)[0].equals(frame)
 
 
