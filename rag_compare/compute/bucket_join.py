@@ -148,9 +148,10 @@ def join_bucket(
         flaky = pl.concat([flaky, *found])
     else:  # one sample a case on both sides: a run's repeat column (all 0, say) tells nothing
         frames = [frame.drop(REPEAT, strict=False) for frame in sides]
-    drifted = () if rules.labels else _drifted_between(*frames)
-    prefixed = [_prefixed(side, frame.drop(LABEL_DIGEST)) for side, frame in zip(SIDES, frames, strict=True)]
-    joined = _with_both_sides(_join(prefixed, labels), rules.reduced)
+    prefixed = [_prefixed(side, frame) for side, frame in zip(SIDES, frames, strict=True)]
+    joined = _join(prefixed, labels)
+    drifted = () if rules.labels else _drifted_between(joined)
+    joined = _with_both_sides(joined.drop(f"{side}_{LABEL_DIGEST}" for side in SIDES), rules.reduced)
     if preference is not None:
         joined = joined.join(preference, on="case_id", how="left", maintain_order="left")
     signals = signals_in(joined.columns, prefix="baseline_")
@@ -175,12 +176,11 @@ def join_bucket(
     )
 
 
-def _drifted_between(baseline: pl.DataFrame, candidate: pl.DataFrame) -> tuple[str, ...]:
-    """Case ids both sides have whose labels differ (by their ``label_digest``)."""
-    digests = [frame.select("case_id", LABEL_DIGEST).unique() for frame in (baseline, candidate)]
-    joined = digests[0].join(digests[1], on="case_id", how="inner", suffix="_other")
-    differs = pl.col(LABEL_DIGEST) != pl.col(f"{LABEL_DIGEST}_other")
-    return tuple(joined.filter(differs).get_column("case_id").unique().sort().to_list())
+def _drifted_between(joined: pl.DataFrame) -> tuple[str, ...]:
+    """Case ids of the ``joined`` sides (one row per case, in id order) whose labels differ between them (by
+    their ``label_digest``; a case one side lacks has none on that side)."""
+    differs = pl.col(f"baseline_{LABEL_DIGEST}") != pl.col(f"candidate_{LABEL_DIGEST}")
+    return tuple(joined.filter(differs).get_column("case_id").to_list())
 
 
 def _prefixed(side: str, frame: pl.DataFrame) -> pl.DataFrame:

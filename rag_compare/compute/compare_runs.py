@@ -23,6 +23,7 @@ import math
 import operator
 from collections import Counter
 from collections.abc import Iterator, Sequence
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
 
@@ -107,7 +108,8 @@ def compare(
         labels = (corpus if isinstance(corpus, Corpus) else load_corpus(corpus)).frame
     knowledge_base = None if passages is None else load_passages(passages)
     judged_pairs = pairs if pairs is None or isinstance(pairs, Pairs) else load_pairs(pairs)
-    runs = [source if isinstance(source, Run) else open_run(source) for source in (baseline, candidate)]
+    with ThreadPoolExecutor(max_workers=2) as pool:  # each run's bytes hashed while the other's are
+        runs = list(pool.map(_opened, (baseline, candidate)))
     scores = [None if source is None else _loaded_scores(source) for source in (baseline_scores, candidate_scores)]
     for run, side_scores in zip(runs, scores, strict=True):
         if side_scores is not None:
@@ -154,6 +156,10 @@ def compare(
         preference=None if judged_pairs is None else preference_of(judged_pairs),
         texts=texts,
     )
+
+
+def _opened(source: Run | str | Path) -> Run | OpenedRun:
+    return source if isinstance(source, Run) else open_run(source)
 
 
 def _side_inputs(
