@@ -7,9 +7,9 @@ scores; and the ``language`` the record is read in. Its config's ``stored_signal
 them: the judge's fingerprint, ``k`` and the library version.
 
 A comparison reads them (``side_samples``) when everything that decides them is the same for that side
-(``reads_stored``): the judge's fingerprint, ``k`` and this library's version; no passages and no scores;
-and, with a corpus, every record's labels that a signal depends on (``LABEL_COLUMNS`` and ``language``) are
-the corpus' own. Otherwise the side's signals are computed, as for a run frozen without them: the
+(``reads_stored``): the judge's fingerprint, ``k``, this library's version, and the signals' names and
+types; no passages and no scores; and, with a corpus, every record's labels that a signal depends on
+(``LABEL_COLUMNS`` and ``language``) are the corpus' own. Otherwise the side's signals are computed, as for a run frozen without them: the
 comparison is the same either way, only quicker with them (the signals are most of a comparison's work).
 """
 
@@ -61,13 +61,21 @@ def reads_stored(
     columns = run.records.columns if isinstance(run, Run) else run.columns
     if STORED_SIGNALS not in columns or passages is not None or scores is not None:
         return False
-    if run.config.get(STORED_SIGNALS) != _settings(judge.fingerprint, k):
+    if run.config.get(STORED_SIGNALS) != _settings(judge.fingerprint, k) or not _same_fields(run, k):
         return False
     return labels is None or not _relabelled(run, labels)
 
 
 def _settings(judge: str, k: int | None) -> dict[str, Any]:
     return {"judge": judge, "k": k, "rag_compare_version": __version__}
+
+
+def _same_fields(run: Run | OpenedRun, k: int | None) -> bool:
+    """Whether the stored signals are the ones this code computes, of the same types (a signal added since
+    they were stored, say, within one version of the library, is not)."""
+    schema = run.records.schema if isinstance(run, Run) else pl.Schema(run.frozen.schema)
+    empty = pl.DataFrame(schema={name: dtype for name, dtype in schema.items() if name != STORED_SIGNALS})
+    return StoredSignals().column(empty, k).dtype == schema[STORED_SIGNALS]
 
 
 def _relabelled(run: Run | OpenedRun, labels: pl.DataFrame) -> bool:

@@ -179,3 +179,11 @@ def test_a_record_column_or_config_key_of_the_stored_signals_is_refused() -> Non
         freeze_run(records, CORPUS)
     with pytest.raises(ConfigError, match=STORED_SIGNALS):
         freeze_run(COMPARE / "baseline.jsonl", CORPUS, {STORED_SIGNALS: {}})
+
+
+def test_stored_signals_of_other_names_or_types_are_not_read(forged: list[Run]) -> None:
+    records = forged[0].records
+    kept = records.get_column(STORED_SIGNALS).struct.unnest().drop("ndcg")
+    fewer = records.with_columns(kept.to_struct(STORED_SIGNALS))
+    run = Run(records=fewer, config=forged[0].config, fingerprint=forged[0].fingerprint)
+    assert FORGED_RECALL not in recalls(compare(run, forged[1]))
