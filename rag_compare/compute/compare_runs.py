@@ -1,14 +1,15 @@
 """``compare``: two frozen runs compared case by case into a ``Comparison`` (see ``comparison``), one
 status per case with the reasons behind it.
 
-Each side's signals are computed per record first, a slice of records at a time (``side_samples``): what a
-slice keeps is narrow, its records' status and error, the labels statuses and breakdowns need, and its
-signals, never its texts. The narrow sides are kept by bucket of case id (``case_hash % buckets``) and joined
-a bucket at a time (``bucket_join``): a side with repeats reduced to one row per case (``repeats``), a full
-outer join on ``case_id`` (with a corpus, its cases that neither run has join too), a pairwise judge's
-verdict on each when given (``preference``), ``case_status`` for each status and its reasons, and the
-partial statistics of the bucket, merged over the buckets into the aggregates (``partials``). The texts
-(questions, answers, passage lists) are read back by case id for the cases a report lists (``case_texts``).
+Each side's signals are computed per record first, a slice of records at a time (``side_samples``), or read
+from those stored with the run when they are the same (``stored_signals``): what a slice keeps is narrow, its
+records' status and error, the labels statuses and breakdowns need, and its signals, never its texts. The
+narrow sides are kept by bucket of case id (``case_hash % buckets``) and joined a bucket at a time
+(``bucket_join``): a side with repeats reduced to one row per case (``repeats``), a full outer join on
+``case_id`` (with a corpus, its cases that neither run has join too), a pairwise judge's verdict on each when
+given (``preference``), ``case_status`` for each status and its reasons, and the partial statistics of the
+bucket, merged over the buckets into the aggregates (``partials``). The texts (questions, answers, passage
+lists) are read back by case id for the cases a report lists (``case_texts``).
 
 An engine decides where the buckets are (``bucket_passes``, ``ray_passes``): ``memory`` holds one bucket of
 every case; ``streaming`` spills the buckets to disk and holds one at a time; ``ray`` runs the same steps as

@@ -1,7 +1,8 @@
 """A slice of one run's records made narrow: per record (sample), its key, status and error, the labels a
 comparison carries, a digest of its labels, its signals (retrieval, context, the judge's verdicts), and
 notes for the warnings (``SIDE_NOTES``); never its texts. Every engine computes a side this way, a slice at
-a time, wherever the slice is (a record batch, a run directory's part, a Ray Data block)."""
+a time, wherever the slice is (a record batch, a run directory's part, a Ray Data block). The signals are
+the ones stored with the run when they are what would be computed (``stored_signals``)."""
 
 from __future__ import annotations
 
@@ -74,21 +75,20 @@ def side_samples(
             ~pl.col("case_id").is_in(labels.get_column("case_id").implode()).alias(UNKNOWN),
         ]
         records = _relabel(records, labels)
-    languages = kept = None
-    if stored:
-        kept = records.get_column(STORED_SIGNALS).struct.unnest()
-        languages = kept.get_column(LANGUAGE)
+    frozen = records.get_column(STORED_SIGNALS).struct.unnest() if stored else None
+    languages = None if frozen is None else frozen.get_column(LANGUAGE)
     if isinstance(judge, LexicalJudge):
-        languages = judge.languages_of(records) if languages is None else languages
+        if languages is None:
+            languages = judge.languages_of(records)
         if scores is None or not set(JUDGE_VERDICTS) <= set(scores.frame.columns):
             known = pl.Series([language.code for language in judge.languages], dtype=pl.String).implode()
             tag = pl.lit(languages)
             notes.append(pl.when(record_ok() & ~tag.is_in(known)).then(tag).alias(UNREAD))
     scored = None if scores is None else scores.frame
-    if kept is None:
+    if frozen is None:
         signals = case_signals(records, judge, k=k, passages=passages, scores=scored, languages=languages)
     else:
-        signals = pl.concat([records.select("case_id"), kept.drop(LANGUAGE)], how="horizontal")
+        signals = pl.concat([records.select("case_id"), frozen.drop(LANGUAGE)], how="horizontal")
     _check_finite(signals, judge, scores)
     if passages is not None:
         copied = pl.element().cast(pl.Categorical).cast(pl.String)  # see _detached

@@ -9,8 +9,9 @@ them: the judge's fingerprint, ``k`` and the library version.
 A comparison reads them (``side_samples``) when everything that decides them is the same for that side
 (``reads_stored``): the judge's fingerprint, ``k``, this library's version, and the signals' names and
 types; no passages and no scores; and, with a corpus, every record's labels that a signal depends on
-(``LABEL_COLUMNS`` and ``language``) are the corpus' own. Otherwise the side's signals are computed, as for a run frozen without them: the
-comparison is the same either way, only quicker with them (the signals are most of a comparison's work).
+(``LABEL_COLUMNS`` and ``language``) are the corpus' own. Otherwise the side's signals are computed, as
+for a run frozen without them: the comparison is the same either way, only quicker with them (the
+signals are most of a comparison's work).
 """
 
 from __future__ import annotations
