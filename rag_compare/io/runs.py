@@ -174,18 +174,8 @@ def freeze_records(
     environ: Mapping[str, str] | None = None,
     include_unreviewed: bool = False,
 ) -> Run:
-    """Validate ``records`` against ``corpus``, join the labels, attach ``config``, fingerprint it; with
-    ``signals``, each record's signals are stored with it (``compute.freezing.freeze_run`` gives them).
-
-    With ``output`` the run is written there atomically; an existing file is never replaced. An output
-    ending in ``/``, or ``buckets`` given, makes a run directory of ``buckets`` parts (default
-    ``DEFAULT_BUCKETS``; see ``run_directory``), frozen bucket by bucket: then ``records``, and
-    ``corpus``, may be a folder or a glob of parts (CSV, Parquet, JSONL), and the run is never held
-    whole in memory (its ``records`` are read when first used).
-    ``config`` may not hold credentials (by key name or by the values of credential-like variables
-    in ``environ``, default ``os.environ``) nor the keys rag-compare sets itself. The run's name is
-    ``config["name"]``, else the output file's stem, else ``"run"``.
-    """
+    """``compute.freezing.freeze_run`` (see there), but each record's signals are stored only with
+    ``signals``, which computes them (this floor computes no signal)."""
     environ = os.environ if environ is None else environ
     user_config = dict(config or {})
     reserved = [key for key in RESERVED_KEYS if key in user_config]
