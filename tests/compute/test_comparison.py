@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import io
 import json
 from collections.abc import Callable
 from pathlib import Path
@@ -60,3 +61,22 @@ def test_a_comparison_folder_that_fails_to_write_leaves_nothing(
     with pytest.raises(RunFileError, match=r"out: cannot be written \(No space left on device\)"):
         comparison.write_directory(tmp_path / "out")
     assert list(tmp_path.iterdir()) == []
+
+
+@pytest.mark.parametrize("encoding", ["utf-8", "utf-16"])
+def test_json_written_to_a_file_in_slices_is_the_json_as_text(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, encoding: str
+) -> None:
+    monkeypatch.setattr(comparison_module, "_JSON_SLICE_ROWS", 7)  # several slices, the last one short
+    baseline, candidate, _, passages = HANDMADE_COMPARISON
+    comparison = compare(ROOT / baseline, ROOT / candidate, passages=ROOT / passages)
+    text = io.StringIO()
+    comparison.write(text, "json")
+    path = tmp_path / "comparison.json"
+    with path.open("w", encoding=encoding) as stream:
+        stream.write("before ")
+        comparison.write(stream, "json")
+        stream.write(" after")
+    assert path.read_text(encoding=encoding) == "before " + text.getvalue() + " after"
+    assert text.getvalue() == comparison.to_json()
+    assert json.loads(text.getvalue())["cases"][-1]["case_id"] == comparison.cases.get_column("case_id")[-1]
