@@ -10,7 +10,20 @@ import pytest
 
 from tests.helpers.data import HANDMADE_RUNS, ROOT
 
-HEAVY = ("polars", "pyarrow", "pandera", "numpy", "openai", "jinja2", "bm25s", "rich", "Stemmer", "jsonschema", "ray", "pandas")
+HEAVY = (
+    "polars",
+    "pyarrow",
+    "pandera",
+    "numpy",
+    "openai",
+    "jinja2",
+    "bm25s",
+    "rich",
+    "Stemmer",
+    "jsonschema",
+    "ray",
+    "pandas",
+)
 
 _LOADED = f"sorted({{name.split('.')[0] for name in sys.modules}} & set({HEAVY!r}))"
 
