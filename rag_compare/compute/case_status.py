@@ -110,26 +110,22 @@ def with_reasons(
     then each status signal that moved; with ``preferred``, last, a pairwise judge's decided preference.
 
     Reasons are made only where they apply (a side without an ok record, a signal that moved), as one
-    long frame of (row, order, reason), then gathered per case.
+    long frame of (row, reason), kind after kind in the order above, then gathered per case.
     """
-    parts = []
-    for order, side in enumerate(SIDES):
-        parts.append(_reason_rows(cases, order, *_failure_reason(side, reduced)))
-    for order, side in enumerate(SIDES, start=len(SIDES)):
-        parts.append(_reason_rows(cases, order, *_judge_failure_reason(side, reduced)))
-    status_signals = [signal for signal in signals if signal.decides_status]
-    for order, signal in enumerate(status_signals, start=2 * len(SIDES)):
+    parts = [_reason_rows(cases, *_failure_reason(side, reduced)) for side in SIDES]
+    parts += [_reason_rows(cases, *_judge_failure_reason(side, reduced)) for side in SIDES]
+    for signal in (signal for signal in signals if signal.decides_status):
         better, worse, shifted = _moved(signal, tolerance, reduced)
         direction = (
             pl.when(better).then(pl.lit("better")).when(worse).then(pl.lit("worse")).otherwise(pl.lit("within repeats"))
         )
         reason = pl.format(f"{signal.name} {{}} -> {{}} ({{}})", *_shown(signal, reduced), direction)
-        parts.append(_reason_rows(cases, order, shifted, reason))
+        parts.append(_reason_rows(cases, shifted, reason))
     if preferred:
         chosen = pl.col("preferred")
         reason = pl.format("the pairwise judge preferred the {} in both orders", chosen)
-        parts.append(_reason_rows(cases, 2 * len(SIDES) + len(status_signals), chosen.is_in(SIDES), reason))
-    by_row = pl.concat(parts).sort("row", "order").group_by("row", maintain_order=True).agg("reason").collect()
+        parts.append(_reason_rows(cases, chosen.is_in(SIDES), reason))
+    by_row = pl.concat(parts).group_by("row").agg("reason").collect()  # a group keeps its rows' order
     reasons = spread_by_row(cases.height, by_row, "reason")
     return cases.with_columns(reasons.fill_null(pl.lit([], dtype=pl.List(pl.String))).alias("reasons"))
 
@@ -168,15 +164,10 @@ def _judge_failure_reason(side: str, reduced: bool) -> tuple[pl.Expr, pl.Expr]:
     return where, reason
 
 
-def _reason_rows(cases: pl.DataFrame, order: int, where: pl.Expr, reason: pl.Expr) -> pl.LazyFrame:
-    """``row``, ``order`` and ``reason`` for the rows of ``cases`` where ``where`` holds (a query: the
-    reasons of every kind are made together, on every core)."""
-    return (
-        cases.lazy()
-        .with_columns(row_index())
-        .filter(where)
-        .select("row", pl.lit(order, dtype=pl.UInt8).alias("order"), reason.alias("reason"))
-    )
+def _reason_rows(cases: pl.DataFrame, where: pl.Expr, reason: pl.Expr) -> pl.LazyFrame:
+    """``row`` and ``reason`` for the rows of ``cases`` where ``where`` holds (a query: the reasons of every
+    kind are made together, on every core)."""
+    return cases.lazy().with_columns(row_index()).filter(where).select("row", reason.alias("reason"))
 
 
 def _shown(signal: Signal, reduced: bool) -> list[pl.Expr]:
