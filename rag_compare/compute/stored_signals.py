@@ -59,40 +59,34 @@ def reads_stored(
     scores: Scores | None,
 ) -> bool:
     """Whether a comparison of ``run`` with these settings reads its stored signals (see the module)."""
-    columns = run.records.columns if isinstance(run, Run) else run.columns
-    if STORED_SIGNALS not in columns or passages is not None or scores is not None:
+    schema = run.records.schema if isinstance(run, Run) else pl.Schema(run.frozen.schema)
+    if STORED_SIGNALS not in schema or passages is not None or scores is not None:
         return False
-    if run.config.get(STORED_SIGNALS) != _settings(judge.fingerprint, k) or not _same_fields(run, k):
+    if run.config.get(STORED_SIGNALS) != _settings(judge.fingerprint, k) or not _same_fields(schema, k):
         return False
-    return labels is None or not _relabelled(run, labels)
+    return labels is None or not _relabelled(run, schema, labels)
 
 
 def _settings(judge: str, k: int | None) -> dict[str, Any]:
     return {"judge": judge, "k": k, "rag_compare_version": __version__}
 
 
-def _same_fields(run: Run | OpenedRun, k: int | None) -> bool:
-    """Whether the stored signals are the ones this code computes, of the same types (a signal added since
-    they were stored, say, within one version of the library, is not)."""
-    schema = run.records.schema if isinstance(run, Run) else pl.Schema(run.frozen.schema)
+def _same_fields(schema: pl.Schema, k: int | None) -> bool:
+    """Whether the stored signals of a run of ``schema`` are the ones this code computes, of the same types
+    (a signal added since they were stored, say, within one version of the library, is not)."""
     empty = pl.DataFrame(schema={name: dtype for name, dtype in schema.items() if name != STORED_SIGNALS})
     return StoredSignals().column(empty, k).dtype == schema[STORED_SIGNALS]
 
 
-def _relabelled(run: Run | OpenedRun, labels: pl.DataFrame) -> bool:
-    """Whether the corpus' ``labels`` give a record of ``run`` another label that a signal depends on (the
-    comparison takes the corpus' label where it has one)."""
+def _relabelled(run: Run | OpenedRun, schema: pl.Schema, labels: pl.DataFrame) -> bool:
+    """Whether the corpus' ``labels`` give a record of ``run`` (of ``schema``) another label that a signal
+    depends on (the comparison takes the corpus' label where it has one)."""
     names = [name for name in (*LABEL_COLUMNS, LANGUAGE) if name in labels.columns]
     corpus = labels.select("case_id", *(pl.col(name).alias(f"corpus_{name}") for name in names))
-    columns = run.records.columns if isinstance(run, Run) else run.columns
-    read = ["case_id", *(name for name in names if name in columns)]
+    own = {name: pl.col(name) if name in schema else pl.lit(None, labels.schema[name]) for name in names}
+    moved = pl.any_horizontal(
+        pl.col(f"corpus_{name}").is_not_null() & pl.col(f"corpus_{name}").ne_missing(own[name]) for name in names
+    ).any()
+    read = ["case_id", *(name for name in names if name in schema)]
     batches = [run.records.select(read)] if isinstance(run, Run) else run.batches(read)
-    for batch in batches:
-        joined = batch.join(corpus, on="case_id", how="inner")
-        own = {name: pl.col(name) if name in columns else pl.lit(None, labels.schema[name]) for name in names}
-        moved = pl.any_horizontal(
-            pl.col(f"corpus_{name}").is_not_null() & pl.col(f"corpus_{name}").ne_missing(own[name]) for name in names
-        )
-        if joined.select(moved.any()).item():
-            return True
-    return False
+    return any(batch.join(corpus, on="case_id", how="inner").select(moved).item() for batch in batches)

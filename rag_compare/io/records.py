@@ -68,11 +68,9 @@ def labelled_records(
         for name in metadata
         if name in corpus.frame.columns
     ]
-    problems += [
-        Problem(column=name, expected="another column name (rag-compare stores a run's signals under this one)")
-        for name in metadata
-        if name == STORED_SIGNALS
-    ]
+    if STORED_SIGNALS in metadata:
+        expected = "another column name (rag-compare stores a run's signals under this one)"
+        problems.append(Problem(column=STORED_SIGNALS, expected=expected))
     problems += _duplicate_problems(frame, places)
     problems += _unknown_case_problems(frame, corpus)
     joined = frame.join(corpus.frame, on="case_id", how="left", suffix=_FROM_CORPUS)
