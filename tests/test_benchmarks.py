@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -202,3 +203,31 @@ def test_engines_benchmark_gives_the_same_answer_from_each_engine(tmp_path: Path
     assert "streaming" in result.stdout
     assert "x memory" in result.stdout
     assert "same answer       yes" in result.stdout
+
+
+def _readme_benchmarks() -> tuple[str, list[list[str]]]:
+    """The README's Development text before its benchmarks table, and the table's rows (cells stripped)."""
+    readme = (ROOT / "README.md").read_text(encoding="utf-8")
+    development = readme.split("\n## Development\n", 1)[1].split("\n## Changelog\n", 1)[0]
+    prose, table = development.split("\n### Benchmarks\n", 1)
+    rows = [
+        [cell.strip() for cell in line.strip("|").split(" | ")]
+        for line in table.splitlines()
+        if line.startswith("| ") and not line.startswith("| workload")
+    ]
+    return prose, rows
+
+
+def test_readme_benchmarks_are_one_table_each_figure_with_its_command_and_date() -> None:
+    prose, rows = _readme_benchmarks()
+    assert not re.search(r"\d \s?(s|ms|GiB|MiB)\b", prose), "figures belong in the table, not the prose"
+    workloads = [row[0] for row in rows]
+    assert len(rows) >= 8
+    assert len(set(workloads)) == len(workloads), "one row per workload"
+    for workload, _, _, command, date in rows:
+        assert re.fullmatch(r"2\d{3}-\d{2}-\d{2}", date), workload
+        named = re.fullmatch(r"`benchmarks/(\w+\.py)(.*)`", command)
+        assert named, f"{workload}: {command} is not a benchmark's command"
+        help_text = run_script(named[1], "--help").stdout
+        for flag in re.findall(r"--[a-z-]+", named[2]):
+            assert flag in help_text, f"{workload}: {named[1]} takes no {flag}"
