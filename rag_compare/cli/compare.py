@@ -66,6 +66,7 @@ __all__ = ["compare_command"]
     "A summary for a terminal (text), data for programs (json), a report to read: markdown, or html "
     "(one self-contained page that opens offline); for CI: github (workflow commands on stdout, the Markdown "
     "report to --output, else $GITHUB_STEP_SUMMARY, else stdout) or junit (JUnit XML).",
+    written_to="--output",
 )
 @click.option(
     "--all-cases", is_flag=True, help="Reports (markdown, html) list the unchanged cases too, not only count them."

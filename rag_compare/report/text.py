@@ -66,7 +66,8 @@ def _keep_words_whole(console: Console, table: Table, rows: Sequence[Sequence[Te
     sizes = [[Measurement.get(console, unbounded, cell) for cell in column] for column in zip(*rows, strict=True)]
     most = [max(size.maximum for size in column) for column in sizes]
     least = [
-        max(min(widest, _WRAPPED_WIDTH), *(size.minimum for size in column)) for widest, column in zip(most, sizes)
+        max(min(widest, _WRAPPED_WIDTH), *(size.minimum for size in column))
+        for widest, column in zip(most, sizes, strict=True)
     ]
     padding = Measurement.get(console, unbounded, table).maximum - sum(most)
     room = max(TEXT_WIDTH - padding, sum(least))

@@ -144,4 +144,4 @@ def test_an_audit_shows_case_ids_whole_and_sorted_at_any_width(
     single = cli(
         "audit", old, write("one.csv", new + "".join(f"{key}@2025-01,Q?,answerable,2025-01,p\n" for key in keys[1:]))
     )
-    assert "(3 cases) -> " in single.stdout and ": 1 violation\n" in single.stdout
+    assert ": 1 violation\n" in single.stdout
