@@ -15,6 +15,7 @@ from typing import Any
 import polars as pl
 
 from rag_compare.core.contract import LABEL_COLUMNS
+from rag_compare.core.listing import counted, counts_line
 from rag_compare.core.result import Report
 from rag_compare.io.corpus import Corpus, load_corpus
 
@@ -38,6 +39,17 @@ class CorpusAudit(Report):
     relabeled: pl.DataFrame = field(repr=False)
     new_versions: pl.DataFrame = field(repr=False)
     unreviewed: pl.DataFrame = field(repr=False)
+
+    def __repr__(self) -> str:
+        verdict = counted(self.violations, "violation") if self.violations else "no violations"
+        changes = {
+            "added": self.added.height,
+            "new versions": self.new_versions.height,
+            "removed": self.removed.height,
+            "relabeled": self.relabeled.get_column("case_id").n_unique(),
+            "unreviewed synthetic": self.unreviewed.height,
+        }
+        return f"<CorpusAudit {self.old.source} → {self.new.source}: {verdict}: {counts_line(changes, ', ')}>"
 
     @property
     def violations(self) -> int:
