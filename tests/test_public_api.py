@@ -114,6 +114,12 @@ def test_every_public_result_prints_as_one_short_line_saying_what_it_is() -> Non
     assert repr(results["Corpus"]) == f"<Corpus {EXAMPLE_CORPUS} (42250babd46c): 36 cases, 1 warning>"
 
 
+def test_a_gate_prints_as_the_call_that_makes_it() -> None:
+    gate = Gate.parse(["regressed>2%, recall:worse", "error_rate>5%"], alpha=0.01)
+    assert repr(gate) == "Gate.parse(['regressed>2%', 'recall:worse', 'error_rate>5%'], alpha=0.01)"
+    assert eval(repr(gate), {"Gate": Gate}) == gate
+
+
 def test_the_offline_judge_and_its_languages_print_short() -> None:
     judge = LexicalJudge()
     assert (

@@ -72,6 +72,9 @@ class Gate:
         if isinstance(alpha, bool) or not isinstance(alpha, int | float) or not 0 < alpha < 1:
             raise GateError(f"`alpha` must be a number between 0 and 1 (both excluded), e.g. 0.05; got {alpha!r}.")
 
+    def __repr__(self) -> str:
+        return f"Gate.parse({[condition.text for condition in self.conditions]!r}, alpha={self.alpha!r})"
+
     @classmethod
     def parse(cls, conditions: Sequence[str], alpha: float = DEFAULT_ALPHA) -> Gate:
         """A gate of ``conditions``, each a string of one or more conditions separated by commas; an empty
