@@ -9,7 +9,26 @@ import tomllib
 import pytest
 
 import rag_compare
-from tests.helpers.data import ROOT
+from rag_compare import (
+    Gate,
+    ImportedRun,
+    JudgePlan,
+    LexicalJudge,
+    audit_corpora,
+    compare,
+    freeze_run,
+    judge_pairs,
+    load_corpus,
+    load_run,
+    score_run,
+    simulate_fallback,
+)
+from rag_compare.core.result import Report
+from rag_compare.io.run_import import ImportedRecords
+from tests.helpers import pairs
+from tests.helpers.data import EXAMPLE_CORPUS, EXAMPLE_OLD_CORPUS, HANDMADE_RUNS, ROOT
+from tests.helpers.drafting import drafts_of
+from tests.helpers.pairs import ScriptedPairJudge
 
 
 def _readme_api_names() -> set[str]:
@@ -52,3 +71,61 @@ def test_public_names_are_listed_and_an_unknown_one_is_refused() -> None:
     assert set(rag_compare.__all__) <= set(dir(rag_compare))
     with pytest.raises(AttributeError, match="module 'rag_compare' has no attribute 'nope'"):
         rag_compare.nope  # noqa: B018
+
+
+def _results() -> dict[str, Report]:
+    """One of each public result, made from the shipped and hand-made data."""
+    run, candidate = load_run(HANDMADE_RUNS / "baseline.arrow"), load_run(HANDMADE_RUNS / "candidate.arrow")
+    comparison = compare(run, candidate)
+    scores = score_run(run, LexicalJudge())
+    paired = [
+        freeze_run(pairs.BASELINE, pairs.CORPUS, {"name": "a"}),
+        freeze_run(pairs.CANDIDATE, pairs.CORPUS, {"name": "b"}),
+    ]
+    imported = ImportedRecords(run.records, "spans.jsonl", "openinference", "span", 40, "case_id", skipped=({},))
+    return {
+        "Comparison": comparison,
+        "Corpus": load_corpus(EXAMPLE_CORPUS),
+        "CorpusAudit": audit_corpora(EXAMPLE_OLD_CORPUS, EXAMPLE_CORPUS),
+        "Drafts": drafts_of(load_corpus(EXAMPLE_CORPUS).frame.head(3)),
+        "FallbackSimulation": simulate_fallback(run, scores.frame, "grounded", [0.5, 0.9]),
+        "GateResult": Gate.parse(["regressed", "recall:worse"]).evaluate(comparison),
+        "ImportedRun": ImportedRun(run, imported),
+        "JudgePlan": JudgePlan(34, 102, 2, 12_345, 1_234),
+        "Pairs": judge_pairs(*paired, ScriptedPairJudge()),
+        "Run": run,
+        "Scores": scores,
+    }
+
+
+def test_every_public_result_prints_as_one_short_line_saying_what_it_is() -> None:
+    results = _results()
+    public = [getattr(rag_compare, name) for name in rag_compare.__all__]
+    assert {kind.__name__ for kind in public if inspect.isclass(kind) and issubclass(kind, Report)} == set(results)
+    for name, result in results.items():
+        shown = repr(result)
+        assert shown.startswith(f"<{name} ")
+        assert shown.endswith(">")
+        assert "\n" not in shown
+        assert len(shown) <= 200, shown
+        assert not any(dump in shown for dump in ("mappingproxy", "DataFrame", "shape:", "{", "="))
+        assert str(result) == shown  # print() shows the same line outside a notebook
+    assert repr(results["Run"]) == "<Run baseline (496ed24f60be): 34 cases: ok 33, failed 1>"
+    assert repr(results["Corpus"]) == f"<Corpus {EXAMPLE_CORPUS} (42250babd46c): 36 cases, 1 warning>"
+
+
+def test_a_gate_prints_as_the_call_that_makes_it() -> None:
+    gate = Gate.parse(["regressed>2%, recall:worse", "error_rate>5%"], alpha=0.01)
+    assert repr(gate) == "Gate.parse(['regressed>2%', 'recall:worse', 'error_rate>5%'], alpha=0.01)"
+    assert eval(repr(gate), {"Gate": Gate}) == gate
+
+
+def test_the_offline_judge_and_its_languages_print_short() -> None:
+    judge = LexicalJudge()
+    assert (
+        repr(judge)
+        == "LexicalJudge(min_overlap=0.6, language=None, languages=('en', 'de', 'es', 'fr', 'it', 'nl', 'pt'))"
+    )
+    assert (
+        repr(judge.languages[0]) == "Language(code='en', name='English', decimal_separator='.', plural_suffixes=('s',))"
+    )

@@ -22,7 +22,7 @@ from rag_compare.cli.options import (
 )
 from rag_compare.cli.output import wants_json
 from rag_compare.cli.runs import RUN_OUTPUT
-from rag_compare.core.listing import counts_line
+from rag_compare.core.listing import counted, counts_line
 from rag_compare.core.protocols import MAX_K
 
 if TYPE_CHECKING:
@@ -148,7 +148,7 @@ def _say_captured(run: Run, output: Path | str, repeats: int) -> None:
     left_out = run.config["capture"].get("unreviewed_left_out", [])
     if left_out:
         say(
-            f"left out {len(left_out)} unreviewed synthetic case(s): {', '.join(left_out)}. Review them and "
+            f"left out {counted(len(left_out), 'unreviewed synthetic case')}: {', '.join(left_out)}. Review them and "
             "`rag-compare admit`, or pass --include-unreviewed.",
             err=True,
         )

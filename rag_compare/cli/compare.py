@@ -66,6 +66,7 @@ __all__ = ["compare_command"]
     "A summary for a terminal (text), data for programs (json), a report to read: markdown, or html "
     "(one self-contained page that opens offline); for CI: github (workflow commands on stdout, the Markdown "
     "report to --output, else $GITHUB_STEP_SUMMARY, else stdout) or junit (JUnit XML).",
+    written_to="--output",
 )
 @click.option(
     "--all-cases", is_flag=True, help="Reports (markdown, html) list the unchanged cases too, not only count them."
@@ -235,14 +236,14 @@ def _check_engine(engine: str, buckets: int | None, ray_address: str | None) -> 
 
 def _gate(fail_on: Sequence[str], gate_file: Path | None, alpha: float | None) -> Gate | None:
     """The gate of ``--gate``'s file and then of each ``--fail-on``, at ``--alpha`` (else the file's);
-    ``None`` when no condition was given."""
+    ``None`` when neither was given (the library refuses one given empty)."""
     from rag_compare.compute.gating import Gate, load_gate
 
-    given = load_gate(gate_file) if gate_file is not None else Gate(())
-    conditions = given.conditions + Gate.parse(fail_on).conditions
-    if not conditions:
+    gates = ([load_gate(gate_file)] if gate_file is not None else []) + ([Gate.parse(fail_on)] if fail_on else [])
+    if not gates:
         return None
-    return Gate(conditions, given.alpha if alpha is None else alpha)
+    conditions = tuple(condition for gate in gates for condition in gate.conditions)
+    return Gate(conditions, gates[0].alpha if alpha is None else alpha)
 
 
 def _write_github(

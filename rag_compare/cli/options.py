@@ -24,6 +24,8 @@ __all__ = [
     "BUCKETS",
     "CACHE",
     "FORMAT",
+    "FORMAT_ALIASES",
+    "FORMAT_EXTENSIONS",
     "INCLUDE_UNREVIEWED",
     "OFFLINE_JUDGE",
     "PATH",
@@ -58,10 +60,12 @@ _WRITTEN = ("output", "cache_path")
 
 
 class Command(click.Command):
-    """A command that refuses, before doing anything, to write over one of its own inputs."""
+    """A command that refuses, before doing anything, to write over one of its own inputs, and that
+    writes the format its output file's extension names when ``--format`` is not given."""
 
     def invoke(self, ctx: click.Context) -> Any:
         _refuse_writing_inputs(ctx)
+        _format_from_extension(ctx)
         return super().invoke(ctx)
 
 
@@ -79,6 +83,29 @@ def _refuse_writing_inputs(ctx: click.Context) -> None:
                     f"{_flag(written_param)} {written} is the same file as {_flag(other_param)} {other}: a command "
                     f"never writes over one of its own inputs. Give {_flag(written_param)} another path."
                 )
+
+
+def _format_from_extension(ctx: click.Context) -> None:
+    """Without ``--format``, the format that the extension of the file it is written to names
+    (``report.html``: html), said on stderr; an extension naming none keeps the default."""
+    from click.core import ParameterSource
+
+    from rag_compare.cli.exits import say
+
+    for param in ctx.command.params:
+        if not isinstance(param, _FormatOption) or param.written_to is None or param.name is None:
+            continue
+        if ctx.get_parameter_source(param.name) is not ParameterSource.DEFAULT:
+            continue
+        output = next(ctx.params.get(str(other.name)) for other in ctx.command.params if param.written_to in other.opts)
+        suffix = output.suffix if isinstance(output, Path) else ""
+        named = FORMAT_EXTENSIONS.get(suffix.lower())
+        if named in param.offered and named != ctx.params[param.name]:
+            ctx.params[param.name] = named
+            say(
+                f"format {named}, from the {suffix} extension of {param.written_to} (--format chooses another)",
+                err=True,
+            )
 
 
 def _flag(param: click.Parameter) -> str:
@@ -115,9 +142,63 @@ def choice_option(*names: str, choices: Sequence[str], help: str) -> Callable[[C
     return click.option(*names, type=click.Choice(choices), default=choices[0], show_default=True, help=help)
 
 
-def format_option(choices: Sequence[str], help: str) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
-    """A ``--format`` option offering ``choices`` (``text`` first, the default)."""
-    return choice_option("--format", "output_format", choices=choices, help=help)
+FORMAT_ALIASES = {"md": "markdown"}
+"""Short names ``--format`` takes for a format it offers."""
+FORMAT_EXTENSIONS = {
+    ".txt": "text",
+    ".json": "json",
+    ".md": "markdown",
+    ".markdown": "markdown",
+    ".html": "html",
+    ".htm": "html",
+    ".xml": "junit",
+}
+"""The format an output file's extension names (the only format of its kind rag-compare writes)."""
+
+
+class _FormatChoice(click.Choice[str]):
+    """The formats offered and their short names (``FORMAT_ALIASES``), each short name given as its format."""
+
+    def convert(self, value: Any, param: click.Parameter | None, ctx: click.Context | None) -> Any:
+        chosen = super().convert(value, param, ctx)
+        return FORMAT_ALIASES.get(chosen, chosen)
+
+
+class _FormatOption(click.Option):
+    """``--format``: ``offered`` formats; ``written_to``, the option of the file that output is written to
+    (``None``: a command whose files are not in this format)."""
+
+    def __init__(self, *args: Any, offered: Sequence[str], written_to: str | None, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self.offered = tuple(offered)
+        self.written_to = written_to
+
+
+def _aliases_of(name: str) -> list[str]:
+    return [alias for alias, named in FORMAT_ALIASES.items() if named == name]
+
+
+def format_option(
+    choices: Sequence[str], help: str, *, written_to: str | None = None
+) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
+    """A ``--format`` option offering ``choices`` (``text`` first, the default) and their short names;
+    ``written_to``: the option (``--output``) of the file this output is written to, whose extension
+    chooses the format when ``--format`` is not given."""
+    said = [help, *(f"{alias} is short for {name}." for name in choices for alias in _aliases_of(name))]
+    if written_to is not None:
+        extensions = [f"{suffix} {name}" for suffix, name in FORMAT_EXTENSIONS.items() if name in choices]
+        said.append(f"Without --format, the {written_to} file's extension chooses: {', '.join(extensions)}.")
+    return click.option(
+        "--format",
+        "output_format",
+        cls=_FormatOption,
+        offered=choices,
+        written_to=written_to,
+        type=_FormatChoice([spelled for name in choices for spelled in (name, *_aliases_of(name))]),
+        default=choices[0],
+        show_default=True,
+        help=" ".join(said),
+    )
 
 
 FORMAT = format_option(FORMATS, "Output for a terminal (text) or for programs (json).")

@@ -15,6 +15,7 @@ from typing import Any
 import polars as pl
 
 from rag_compare.core.contract import LABEL_COLUMNS
+from rag_compare.core.listing import counted, counts_line
 from rag_compare.core.result import Report
 from rag_compare.io.corpus import Corpus, load_corpus
 
@@ -28,7 +29,8 @@ def question_key(case_id: pl.Expr) -> pl.Expr:
 
 @dataclass(frozen=True)
 class CorpusAudit(Report):
-    """What changed from ``old`` to ``new``; ``violations`` counts removed and relabelled cases."""
+    """What changed from ``old`` to ``new``, each frame in ``case_id`` order; ``violations`` counts removed
+    and relabelled cases."""
 
     old: Corpus = field(repr=False)
     new: Corpus = field(repr=False)
@@ -37,6 +39,17 @@ class CorpusAudit(Report):
     relabeled: pl.DataFrame = field(repr=False)
     new_versions: pl.DataFrame = field(repr=False)
     unreviewed: pl.DataFrame = field(repr=False)
+
+    def __repr__(self) -> str:
+        verdict = counted(self.violations, "violation") if self.violations else "no violations"
+        changes = {
+            "added": self.added.height,
+            "new versions": self.new_versions.height,
+            "removed": self.removed.height,
+            "relabeled": self.relabeled.get_column("case_id").n_unique(),
+            "unreviewed synthetic": self.unreviewed.height,
+        }
+        return f"<CorpusAudit {self.old.source} → {self.new.source}: {verdict}: {counts_line(changes, ', ')}>"
 
     @property
     def violations(self) -> int:
@@ -62,22 +75,27 @@ def audit_corpora(old: str | Path | pl.DataFrame | Corpus, new: str | Path | pl.
     before, after = old_corpus.frame, new_corpus.frame
     added = after.join(before, on="case_id", how="anti")
     new_versions = _new_versions(before, added)
+    kinds = added.join(new_versions.select("case_id", "previous_case_ids"), on="case_id", how="left").select(
+        "case_id",
+        "source_version",
+        "question",
+        pl.when(pl.col("previous_case_ids").is_null())
+        .then(pl.lit("new question"))
+        .otherwise(pl.lit("new version"))
+        .alias("kind"),
+    )
     return CorpusAudit(
         old=old_corpus,
         new=new_corpus,
-        added=added.join(new_versions.select("case_id", "previous_case_ids"), on="case_id", how="left").select(
-            "case_id",
-            "source_version",
-            "question",
-            pl.when(pl.col("previous_case_ids").is_null())
-            .then(pl.lit("new question"))
-            .otherwise(pl.lit("new version"))
-            .alias("kind"),
-        ),
-        removed=before.join(after, on="case_id", how="anti").select("case_id", "source_version", "question"),
+        added=kinds.sort("case_id"),
+        removed=before.join(after, on="case_id", how="anti")
+        .select("case_id", "source_version", "question")
+        .sort("case_id"),
         relabeled=_relabeled(before, after),
         new_versions=new_versions,
-        unreviewed=after.filter(~pl.col("reviewed")).select("case_id", "source_version", "question", "origin"),
+        unreviewed=after.filter(~pl.col("reviewed"))
+        .select("case_id", "source_version", "question", "origin")
+        .sort("case_id"),
     )
 
 

@@ -21,7 +21,7 @@ from rag_compare.compute.configdiff import ConfigChange
 from rag_compare.compute.preference import PREFERENCE_COLUMNS, Preference
 from rag_compare.compute.repeats import NoiseFloor
 from rag_compare.core.listing import counts_line
-from rag_compare.core.result import CI_FORMATS, DEFAULT_MAX_CASES, REPORT_FORMATS, Report, to_json
+from rag_compare.core.result import CI_FORMATS, DEFAULT_MAX_CASES, REPORT_FORMATS, Report, labelled, to_json
 from rag_compare.core.result import FORMATS as SUMMARY_FORMATS  # the text and JSON every result renders
 from rag_compare.core.signals import JUDGE_COLUMNS, Signal, signals_in
 from rag_compare.io.runfile import atomic_directory
@@ -141,7 +141,7 @@ class Comparison(Report):
     """Where the cases' texts are read back from (see ``with_texts``)."""
 
     def __repr__(self) -> str:
-        runs = " → ".join(f"{run.name} ({run.fingerprint[:12]})" for run in (self.baseline, self.candidate))
+        runs = " → ".join(labelled(run.name, run.fingerprint) for run in (self.baseline, self.candidate))
         return f"<Comparison {runs}: {self.n_cases} cases: {self.counts_text(', ')}>"
 
     @property

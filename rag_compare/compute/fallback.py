@@ -33,8 +33,8 @@ from rag_compare.compute.lexical_judge import LexicalJudge
 from rag_compare.compute.metrics import context_signals
 from rag_compare.core.contract import record_ok
 from rag_compare.core.errors import ScoresError
-from rag_compare.core.listing import truncated
-from rag_compare.core.result import Report
+from rag_compare.core.listing import counted, truncated
+from rag_compare.core.result import Report, labelled
 from rag_compare.io.runfile import atomic_output
 from rag_compare.io.runs import Run
 from rag_compare.io.tables import TABLE_SUFFIXES
@@ -65,6 +65,11 @@ class FallbackSimulation(Report):
     thresholds: pl.DataFrame = field(repr=False)
     cases: pl.DataFrame = field(repr=False)
     truth: str | None = None
+
+    def __repr__(self) -> str:
+        run = labelled(self.run_name, self.run_fingerprint)
+        thresholds = counted(self.thresholds.height, "threshold")
+        return f"<FallbackSimulation of {run}: the answer replaced when {self.signal} < T, at {thresholds}>"
 
     def to_dict(self) -> dict[str, Any]:
         return {

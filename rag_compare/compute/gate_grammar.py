@@ -83,8 +83,16 @@ Condition = StatusLimit | SignalLimit | ErrorRateLimit
 
 
 def split_conditions(values: str) -> list[str]:
-    """The conditions of ``values``, separated by commas (empty parts are skipped)."""
-    return [part.strip() for part in values.split(",") if part.strip()]
+    """The conditions of ``values``, separated by commas. An empty one (``''``, ``' , '``, ``'regressed,'``:
+    a variable left unset, say) is a ``GateError``: it would check nothing, so the gate would pass."""
+    parts = [part.strip() for part in values.split(",")]
+    if all(parts):
+        return parts
+    what = "an empty condition between commas" if any(parts) else "no condition"
+    raise GateError(
+        f"gate conditions {values!r}: {what}. An empty condition checks nothing, so the gate would pass whatever "
+        "happened; write each condition, e.g. 'regressed,recall:worse' (is a variable in it unset?)."
+    )
 
 
 def _refuse(text: str, what: str) -> GateError:

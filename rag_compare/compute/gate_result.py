@@ -10,6 +10,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
+from rag_compare.core.listing import counted
 from rag_compare.core.result import Report
 
 __all__ = ["ConditionResult", "GateResult"]
@@ -39,6 +40,13 @@ class GateResult(Report):
     conditions: tuple[ConditionResult, ...]
     alpha: float
     """The significance level of the ``:worse`` conditions."""
+
+    def __repr__(self) -> str:
+        conditions = counted(len(self.conditions), "condition")
+        verdict = (
+            f"passed: {conditions}, none held" if self.passed else f"failed: {len(self.held)} of {conditions} held"
+        )
+        return f"<GateResult {verdict} (alpha {self.alpha:g})>"
 
     @property
     def held(self) -> tuple[ConditionResult, ...]:

@@ -63,13 +63,22 @@ class Gate:
     alpha: float = DEFAULT_ALPHA
 
     def __post_init__(self) -> None:
+        if not self.conditions:
+            raise GateError(
+                "a gate needs at least one condition (`conditions` is empty): without one it passes every "
+                "comparison. Give one, e.g. ['regressed>2%']."
+            )
         alpha = self.alpha
         if isinstance(alpha, bool) or not isinstance(alpha, int | float) or not 0 < alpha < 1:
             raise GateError(f"`alpha` must be a number between 0 and 1 (both excluded), e.g. 0.05; got {alpha!r}.")
 
+    def __repr__(self) -> str:
+        return f"Gate.parse({[condition.text for condition in self.conditions]!r}, alpha={self.alpha!r})"
+
     @classmethod
     def parse(cls, conditions: Sequence[str], alpha: float = DEFAULT_ALPHA) -> Gate:
-        """A gate of ``conditions``, each a string of one or more conditions separated by commas."""
+        """A gate of ``conditions``, each a string of one or more conditions separated by commas; an empty
+        one (``''``, ``' , '``) is a ``GateError``, as is an empty list."""
         if isinstance(conditions, str):
             raise GateError(f"`conditions` is a list of conditions, e.g. [{conditions!r}], not one string.")
         texts = [text for value in conditions for text in split_conditions(_condition_text(value))]

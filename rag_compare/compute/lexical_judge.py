@@ -75,6 +75,10 @@ class LexicalJudge:
     language: str | None = None
     languages: tuple[Language, ...] = field(default_factory=builtin_languages)
 
+    def __repr__(self) -> str:
+        codes = tuple(language.code for language in self.languages)
+        return f"LexicalJudge(min_overlap={self.min_overlap!r}, language={self.language!r}, languages={codes!r})"
+
     def __post_init__(self) -> None:
         if not 0.0 < self.min_overlap <= 1.0:
             raise ConfigError(f"min_overlap must be above 0 and at most 1, got {self.min_overlap!r}.")

@@ -16,6 +16,7 @@ __all__ = [
     "FORMATS",
     "REPORT_FORMATS",
     "Report",
+    "labelled",
     "shown_as_escapes",
     "terminal_safe",
     "to_json",
@@ -36,7 +37,9 @@ the newline and tab, DEL, and the bidirectional marks, embeddings, overrides and
 
 class Report(ABC):
     """A result: ``to_dict``, ``to_json``, ``render(format)``, and HTML in notebooks. It holds data; the
-    report floor renders it for people (``rag_compare.report.rendering``)."""
+    report floor renders it for people (``rag_compare.report.rendering``). Each result's repr is one
+    short line saying what it is (``<Run baseline (496ed24f60be): 34 cases: ok 33, failed 1>``), never its
+    frames or its config."""
 
     @abstractmethod
     def to_dict(self) -> dict[str, Any]:
@@ -67,6 +70,11 @@ class Report(ABC):
         from rag_compare.report.rendering import write
 
         write(self, stream, format, **options)
+
+
+def labelled(name: object, fingerprint: object) -> str:
+    """A run, an evaluator or a file as a result's repr names it: ``baseline (496ed24f60be)``."""
+    return f"{name} ({str(fingerprint)[:12]})"
 
 
 def to_json(payload: Mapping[str, Any]) -> str:

@@ -11,7 +11,8 @@ import polars as pl
 from rag_compare.core.contract import ANSWERABILITY, CORPUS_COLUMNS, LANGUAGE, ORIGINS, lookalike_key
 from rag_compare.core.digest import content_fingerprint
 from rag_compare.core.errors import ContractError, Problem, show_value, sorted_problems
-from rag_compare.core.result import Report
+from rag_compare.core.listing import counted
+from rag_compare.core.result import Report, labelled
 from rag_compare.core.rows import count_by
 from rag_compare.io.columns import coerce_columns, contract_first, problems_where
 from rag_compare.io.passages import load_passages, required_passage_problems
@@ -43,6 +44,10 @@ class Corpus(Report):
     source: str
     fingerprint: str
     warnings: tuple[Problem, ...] = ()
+
+    def __repr__(self) -> str:
+        warned = f", {counted(len(self.warnings), 'warning')}" if self.warnings else ""
+        return f"<Corpus {labelled(self.source, self.fingerprint)}: {counted(self.frame.height, 'case')}{warned}>"
 
     @property
     def metadata_columns(self) -> list[str]:

@@ -15,6 +15,7 @@ from typing import Any, NamedTuple
 import polars as pl
 
 from rag_compare.core.errors import ConfigError, RunExistsError
+from rag_compare.core.listing import counted
 from rag_compare.core.result import Report
 from rag_compare.core.rows import count_by
 from rag_compare.io.corpus import load_corpus
@@ -53,6 +54,13 @@ class Drafts(Report):
     sent: int = 0
     prompt_tokens: int = 0
     completion_tokens: int = 0
+
+    def __repr__(self) -> str:
+        failed = f", {len(self.failures)} failed" if self.failures else ""
+        return (
+            f"<Drafts {counted(self.frame.height, 'case')} from {self.drafted} of {counted(self.passages, 'passage')}"
+            f"{failed}, by model {self.model}>"
+        )
 
     @property
     def drafted(self) -> int:

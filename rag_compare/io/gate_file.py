@@ -4,7 +4,8 @@
     fail_on = ["regressed>2%", "recall:worse"]
     alpha = 0.05            # optional
 
-The file may hold other tables; its ``[gate]`` table is required and holds only these keys.
+The file may hold other tables; its ``[gate]`` table is required and holds only these keys; ``fail_on``
+lists one condition or more.
 """
 
 from __future__ import annotations
@@ -40,6 +41,11 @@ def read_gate_file(path: str | Path) -> tuple[list[str], float | None]:
     fail_on = gate.get("fail_on")
     if not isinstance(fail_on, list) or not all(isinstance(item, str) for item in fail_on):
         raise GateError(f'{path}: [gate] fail_on must be a list of conditions, e.g. fail_on = ["regressed>2%"].')
+    if not fail_on:
+        raise GateError(
+            f"{path}: [gate] fail_on is empty: a gate without a condition passes every comparison. List one, "
+            'e.g. fail_on = ["regressed>2%"].'
+        )
     alpha = gate.get("alpha")
     if alpha is not None and (isinstance(alpha, bool) or not isinstance(alpha, int | float) or not 0 < alpha < 1):
         raise GateError(

@@ -21,7 +21,7 @@ from __future__ import annotations
 import re
 import tomllib
 from collections.abc import Iterable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from functools import cache
 from importlib import resources
 from pathlib import Path
@@ -56,9 +56,9 @@ class Language:
     name: str
     decimal_separator: str
     plural_suffixes: tuple[str, ...]
-    abstention_patterns: tuple[str, ...]
-    stopwords: tuple[str, ...]
-    letters: str
+    abstention_patterns: tuple[str, ...] = field(repr=False)
+    stopwords: tuple[str, ...] = field(repr=False)
+    letters: str = field(repr=False)
 
     @property
     def config(self) -> dict[str, Any]:

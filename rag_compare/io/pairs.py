@@ -37,8 +37,9 @@ from rag_compare._version import __version__
 from rag_compare.core.clock import creation_time
 from rag_compare.core.contract import REPEAT, record_ok
 from rag_compare.core.errors import PairsError
+from rag_compare.core.listing import counted, counts_line
 from rag_compare.core.protocols import PairJudge
-from rag_compare.core.result import Report
+from rag_compare.core.result import Report, labelled
 from rag_compare.core.rows import count_by
 from rag_compare.core.signals import JUDGE_FAILED
 from rag_compare.io.config import check_config
@@ -111,6 +112,12 @@ class Pairs(Report):
     created_at: str
     fingerprint: str
     path: Path | None = None
+
+    def __repr__(self) -> str:
+        judge = labelled(self.evaluator["name"], self.evaluator["fingerprint"])
+        runs = " → ".join(labelled(run["name"], run["fingerprint"]) for run in (self.baseline, self.candidate))
+        outcomes = counts_line({outcome: count for outcome, count in self.counts.items() if count}, ", ")
+        return f"<Pairs by {judge} of {runs}: {counted(self.frame.height, 'case')}: {outcomes}>"
 
     @property
     def counts(self) -> dict[str, int]:

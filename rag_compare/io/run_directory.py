@@ -33,6 +33,7 @@ import polars as pl
 
 from rag_compare.core.digest import bytes_digest, case_hash, json_digest
 from rag_compare.core.errors import RunFileError, RunIntegrityError
+from rag_compare.core.listing import counted
 
 __all__ = [
     "BUCKET_RULE",
@@ -255,7 +256,7 @@ def _check_listing(path: Path, parts: tuple[Part, ...]) -> None:
     missing = sorted(listed - present)
     if missing:
         raise RunIntegrityError(
-            f"{path / missing[0]}: is missing from the run directory ({len(missing)} part(s) missing: "
+            f"{path / missing[0]}: is missing from the run directory ({counted(len(missing), 'part')} missing: "
             f"{', '.join(missing[:5])}). Restore the directory whole from where it was kept, or freeze the "
             "run again."
         )

@@ -19,8 +19,9 @@ import polars as pl
 
 from rag_compare.core.contract import RECORD_COLUMNS, REPEAT, question_key, record_ok, whitespace_folded
 from rag_compare.core.errors import ConfigError, ContractError, InputFileError, Problem, sorted_problems
+from rag_compare.core.listing import counted
 from rag_compare.core.protocols import RunSignals
-from rag_compare.core.result import Report
+from rag_compare.core.result import Report, labelled
 from rag_compare.io.corpus import Corpus, load_corpus
 from rag_compare.io.passage_matching import PassageIndex
 from rag_compare.io.passages import load_passages
@@ -71,6 +72,19 @@ class ImportedRecords(Report):
     unmatched: tuple[dict[str, Any], ...] = ()
     texts_without_ids: int = 0
 
+    def __repr__(self) -> str:
+        return f"<ImportedRecords {self.account}>"
+
+    @property
+    def account(self) -> str:
+        """What the import read and made, in a line: ``of spans.jsonl (openinference): read 40 spans, 34
+        cases (2 failed), 6 spans skipped``."""
+        skipped = f", {counted(len(self.skipped), self.unit)} skipped" if self.skipped else ""
+        return (
+            f"of {self.source} ({self.format}): read {counted(self.read, self.unit)}, "
+            f"{counted(self.records.height, 'case')} ({self.failed} failed){skipped}"
+        )
+
     @property
     def failed(self) -> int:
         return self.records.height - int(self.records.select(record_ok().sum()).item())
@@ -107,6 +121,9 @@ class ImportedRun(Report):
 
     run: Run
     imported: ImportedRecords
+
+    def __repr__(self) -> str:
+        return f"<ImportedRun {labelled(self.run.name, self.run.fingerprint)} {self.imported.account}>"
 
     def to_dict(self) -> dict[str, Any]:
         return {"run": self.run.to_dict(), "import": self.imported.to_dict()}

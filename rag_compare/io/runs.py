@@ -18,8 +18,9 @@ from rag_compare._version import __version__
 from rag_compare.core.clock import creation_time
 from rag_compare.core.contract import CORPUS_COLUMNS, LANGUAGE, RECORD_COLUMNS, REPEAT, STATUSES, STORED_SIGNALS
 from rag_compare.core.errors import ConfigError, RunFileError
+from rag_compare.core.listing import counted, counts_line
 from rag_compare.core.protocols import K_EXPECTED, RunSignals, is_k
-from rag_compare.core.result import Report
+from rag_compare.core.result import Report, labelled
 from rag_compare.core.rows import count_by
 from rag_compare.io.config import RESERVED_KEYS, check_config
 from rag_compare.io.corpus import Corpus, load_corpus, refuse_unreviewed
@@ -107,6 +108,12 @@ class Run(_Configured, Report):
     path: Path | None = None
     parts: tuple[Path, ...] = ()
     buckets: int | None = None
+
+    def __repr__(self) -> str:
+        cases, samples, repeats, statuses = self._counts
+        sampled = f" ({samples} samples, up to {repeats} a case)" if repeats > 1 else ""
+        shown = counts_line({status: count for status, count in statuses.items() if count}, ", ")
+        return f"<Run {labelled(self.name, self.fingerprint)}: {counted(cases, 'case')}{sampled}: {shown}>"
 
     @property
     def repeats(self) -> int:

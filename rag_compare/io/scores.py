@@ -30,8 +30,9 @@ from rag_compare._version import __version__
 from rag_compare.core.clock import creation_time
 from rag_compare.core.contract import REPEAT, record_ok, sample_key
 from rag_compare.core.errors import ScoresError
+from rag_compare.core.listing import counted, counts_line
 from rag_compare.core.protocols import Judge
-from rag_compare.core.result import Report
+from rag_compare.core.result import Report, labelled
 from rag_compare.core.rows import count_by
 from rag_compare.core.signals import JUDGE_FAILED, SCORED_SIGNALS, SIGNALS_BY_NAME
 from rag_compare.io.config import check_config
@@ -66,6 +67,13 @@ class Scores(Report):
     created_at: str
     fingerprint: str
     path: Path | None = None
+
+    def __repr__(self) -> str:
+        evaluator = labelled(self.evaluator["name"], self.evaluator["fingerprint"])
+        run = labelled(self.run["name"], self.run["fingerprint"])
+        cases = counted(self.frame.get_column("case_id").n_unique(), "case")
+        judged = counts_line({status: count for status, count in self.counts.items() if count}, ", ")
+        return f"<Scores by {evaluator} of {run}: {cases}: {judged}>"
 
     @property
     def signals(self) -> tuple[str, ...]:

@@ -15,6 +15,7 @@ from typing import Any
 import polars as pl
 
 from rag_compare.core.errors import InputFileError, show_value
+from rag_compare.core.listing import counted
 
 __all__ = ["ROW", "TABLE_SUFFIXES", "read_source", "read_table"]
 
@@ -116,7 +117,7 @@ def _read_csv(path: Path, text: str) -> pl.DataFrame:
     if ragged:
         listed = "\n".join(f"  - a row with {item}" for item in ragged)
         raise InputFileError(
-            f"{path}: {len(ragged)} row(s) do not have as many fields as the header:\n{listed}\n"
+            f"{path}: {counted(len(ragged), 'row')} with another number of fields than the header:\n{listed}\n"
             "Fix those rows (quote values that contain commas) and run again."
         )
     return pl.DataFrame(table)
@@ -247,7 +248,8 @@ def _csv_cells(frame: pl.DataFrame, path: Path) -> pl.DataFrame:
     nested = [name for name, dtype in frame.schema.items() if dtype.is_nested() and name not in lists]
     if nested:
         raise InputFileError(
-            f"{path}: the column(s) {', '.join(map(repr, nested))} hold nested values that CSV cannot. "
+            f"{path}: nested values, which CSV cannot hold, in {counted(len(nested), 'column')}: "
+            f"{', '.join(map(repr, nested))}. "
             "Write a .parquet or .jsonl file instead."
         )
     return frame.with_columns(_list_cell(name) for name in lists)

@@ -9,6 +9,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from rag_compare.core.listing import counted
 from rag_compare.core.result import Report
 from rag_compare.llm.cache import opened_cache, request_key
 
@@ -28,6 +29,12 @@ class JudgePlan(Report):
     cached: int
     prompt_tokens: int
     completion_tokens: int
+
+    def __repr__(self) -> str:
+        return (
+            f"<JudgePlan {counted(self.cases, 'case')}: {counted(self.requests, 'request')} ({self.cached} cached), "
+            f"about {self.prompt_tokens:,} prompt and {self.completion_tokens:,} completion tokens to send>"
+        )
 
     @property
     def to_send(self) -> int:

@@ -138,9 +138,10 @@ def scores_text(scores: Scores) -> str:
 
 def audit_text(audit: CorpusAudit) -> str:
     old, new = audit.old, audit.new
-    verdict = "no violations" if not audit.violations else f"{audit.violations} violation(s)"
+    verdict = "no violations" if not audit.violations else counted(audit.violations, "violation")
     text = (
-        f"audit {old.source} ({old.frame.height} cases) -> {new.source} ({new.frame.height} cases): {verdict}\n"
+        f"audit {old.source} ({counted(old.frame.height, 'case')}) -> {new.source} "
+        f"({counted(new.frame.height, 'case')}): {verdict}\n"
         f"added {audit.added.height} · new versions {audit.new_versions.height} · "
         f"removed {audit.removed.height} · relabeled {audit.relabeled.get_column('case_id').n_unique()} · "
         f"unreviewed synthetic {audit.unreviewed.height}\n"

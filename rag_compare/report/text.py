@@ -7,6 +7,7 @@ never carries a control character from data (``terminal_safe``).
 from __future__ import annotations
 
 import io
+import sys
 from collections.abc import Iterable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
@@ -14,6 +15,10 @@ from rag_compare.core.result import terminal_safe
 from rag_compare.io.config import flatten
 
 if TYPE_CHECKING:
+    from rich.console import Console
+    from rich.table import Table
+    from rich.text import Text
+
     from rag_compare.compute.comparison import Comparison
 
 __all__ = [
@@ -27,21 +32,54 @@ __all__ = [
 ]
 
 TEXT_WIDTH = 100
+_WRAPPED_WIDTH = 20
+"""The narrowest a column that wraps is made, when a table is too wide: a few words a line."""
 AGGREGATE_HEADERS = ("signal", "baseline", "candidate", "delta", "95% CI", "p", "p (Holm)", "n")
 
 
 def text_table(headers: Sequence[str], rows: Iterable[Sequence[object]], title: str | None = None) -> str:
-    """A plain-text table (no colour, fixed width, control characters escaped) as a string."""
+    """A plain-text table (no colour, control characters escaped) as a string, ``TEXT_WIDTH`` wide or
+    wider: a cell wraps between words, and no word is ever cut (a case id, a path, a fingerprint is one)."""
     from rich.console import Console
     from rich.table import Table
     from rich.text import Text
 
+    cells = [[Text("" if cell is None else terminal_safe(str(cell))) for cell in row] for row in rows]
     table = Table(*headers, title=title, title_justify="left", box=None, pad_edge=False, show_edge=False)
-    for row in rows:
-        table.add_row(*(Text("" if cell is None else terminal_safe(str(cell))) for cell in row))
+    for row in cells:
+        table.add_row(*row)
     buffer = io.StringIO()
-    Console(file=buffer, width=TEXT_WIDTH, color_system=None, highlight=False, soft_wrap=False).print(table)
+    console = Console(file=buffer, width=TEXT_WIDTH, color_system=None, highlight=False, soft_wrap=False)
+    _keep_words_whole(console, table, [[Text(header) for header in headers], *cells])
+    console.print(table)
     return "\n".join(line.rstrip() for line in buffer.getvalue().splitlines()) + "\n"
+
+
+def _keep_words_whole(console: Console, table: Table, rows: Sequence[Sequence[Text]]) -> None:
+    """Widen ``console`` to fit ``table``'s longest words (its ``rows``, headers first), and when the
+    table is still too wide, fix its columns' widths: each gets its longest word (and ``_WRAPPED_WIDTH``,
+    if it needs that much), and the room left goes to the columns needing least first, then in equal
+    shares. (Rich alone would cut words short.)"""
+    from rich.measure import Measurement
+
+    unbounded = console.options.update_width(sys.maxsize)
+    sizes = [[Measurement.get(console, unbounded, cell) for cell in column] for column in zip(*rows, strict=True)]
+    most = [max(size.maximum for size in column) for column in sizes]
+    least = [
+        max(min(widest, _WRAPPED_WIDTH), *(size.minimum for size in column))
+        for widest, column in zip(most, sizes, strict=True)
+    ]
+    padding = Measurement.get(console, unbounded, table).maximum - sum(most)
+    room = max(TEXT_WIDTH - padding, sum(least))
+    console.width = room + padding
+    if sum(most) <= room:
+        return
+    spare = room - sum(least)
+    by_need = sorted(range(len(sizes)), key=lambda index: most[index] - least[index])
+    for shared, index in enumerate(by_need):
+        given = min(most[index] - least[index], spare // (len(sizes) - shared))
+        table.columns[index].width = least[index] + given
+        spare -= given
 
 
 def k_text(k: int | None) -> str:

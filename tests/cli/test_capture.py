@@ -33,7 +33,7 @@ def test_an_offline_capture_of_the_examples_is_a_run_that_compares(cli: Callable
                      "--output", outputs[top_k])  # fmt: skip
         assert result.exit_code == 0, result.output
         assert f"captured {REVIEWED_CASES} cases of 'top{top_k}'" in result.output
-        assert "left out 1 unreviewed synthetic case(s): meal-allowance-per-day-alt@2026-01" in result.output
+        assert "left out 1 unreviewed synthetic case: meal-allowance-per-day-alt@2026-01" in result.output
     run = load_run(outputs[3])
     assert run.config["top_k"] == 3
     assert run.config["retriever"]["kind"] == "bm25"

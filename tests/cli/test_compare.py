@@ -59,7 +59,7 @@ def test_json_output_to_a_file(cli: Cli, tmp_path: Path) -> None:
 
 @pytest.mark.parametrize(
     ("fail_on", "code"),
-    [("regressed", 1), ("failed_in_candidate,missing_in_candidate", 1), ("missing_in_baseline", 0), ("", 0)],
+    [("regressed", 1), ("failed_in_candidate,missing_in_candidate", 1), ("missing_in_baseline", 0), ("", 2)],
 )
 def test_fail_on_sets_exit_code_one_when_a_case_has_the_status(cli: Cli, fail_on: str, code: int) -> None:
     assert cli(BASELINE, CANDIDATE, "--fail-on", fail_on).exit_code == code

@@ -119,7 +119,29 @@ def test_audit_exit_codes_and_json(cli: Cli, write: Write, small_corpus: Path) -
     assert broken.exit_code == 1
     payload = json.loads(broken.stdout)
     assert payload["violations"] == 2
-    assert [row["case_id"] for row in payload["removed"]] == ["hotel@v2", "ceo@v2"]
+    assert [row["case_id"] for row in payload["removed"]] == ["ceo@v2", "hotel@v2"]
     bad = cli("audit", small_corpus, write("bad.csv", "case_id\nx\n"))
     assert bad.exit_code == 2
     assert "bad.csv: not a valid corpus" in bad.stderr
+
+
+def test_an_audit_shows_case_ids_whole_and_sorted_at_any_width(
+    cli: Cli, write: Write, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("COLUMNS", "40")
+    header = "case_id,question,answerability,source_version,required_passage_ids\n"
+    keys = ["zz-equipment-budget-for-remote-workers", "equipment-budget", "aa-meal-allowance-client-site-abroad"]
+    old = write("old.csv", header + "".join(f"{key}@2025-01,Q?,answerable,2025-01,p\n" for key in keys))
+    new = header + "".join(f"{key}@2026-01,Q?,answerable,2026-01,p\n" for key in keys)
+    result = cli("audit", old, write("new.csv", new + f"{keys[0]}@2025-01,Q?,unanswerable,2025-01,\n"))
+    assert result.exit_code == 1
+    assert ": 3 violations\n" in result.stdout  # 2 removed, 1 relabeled
+    assert "…" not in result.stdout
+    added = result.stdout.split("Added cases\n")[1].splitlines()[1:4]
+    assert [line.split()[0] for line in added] == sorted(f"{key}@2026-01" for key in keys)
+    versions = result.stdout.split("New versions of a question\n")[1].splitlines()[1:4]
+    assert [line.split()[1:4:2] for line in versions] == [[f"{key}@2025-01", f"{key}@2026-01"] for key in sorted(keys)]
+    single = cli(
+        "audit", old, write("one.csv", new + "".join(f"{key}@2025-01,Q?,answerable,2025-01,p\n" for key in keys[1:]))
+    )
+    assert ": 1 violation\n" in single.stdout

@@ -148,10 +148,28 @@ def test_a_condition_without_values_is_a_warning(cli: Cli) -> None:
     )
 
 
-def test_without_conditions_nothing_is_said_about_a_gate(cli: Cli) -> None:
-    for args in ((), ("--fail-on", ""), ("--alpha", "0.01")):
+def test_without_a_gate_nothing_is_said_about_one(cli: Cli) -> None:
+    for args in ((), ("--alpha", "0.01")):
         result = cli(*RUNS, *args)
         assert (result.exit_code, result.stderr) == (0, "")
+
+
+@pytest.mark.parametrize(
+    ("fail_on", "message"),
+    [
+        ([""], "gate conditions '': no condition."),
+        ([" , "], "gate conditions ' , ': no condition."),
+        (["regressed", ""], "gate conditions '': no condition."),  # --fail-on "$UNSET" beside a real one
+        (["regressed,"], "gate conditions 'regressed,': an empty condition between commas."),
+    ],
+)
+@pytest.mark.parametrize("output_format", ["text", "junit"])
+def test_an_empty_fail_on_is_exit_code_two(cli: Cli, fail_on: list[str], message: str, output_format: str) -> None:
+    result = cli(*RUNS, "--format", output_format, *(arg for value in fail_on for arg in ("--fail-on", value)))
+    assert result.exit_code == 2
+    assert result.stderr.startswith(f"error: {message} An empty condition checks nothing")
+    assert "(is a variable in it unset?)" in result.stderr
+    assert result.stdout == ""  # refused before comparing
 
 
 def test_a_gate_file_adds_its_conditions_and_alpha(cli: Cli, tmp_path: Path) -> None:
@@ -173,10 +191,13 @@ def test_a_gate_file_adds_its_conditions_and_alpha(cli: Cli, tmp_path: Path) -> 
     [
         ("[gate\n", "is not valid TOML"),
         ("[checks]\nfail_on = []\n", "has no [gate] table"),
+        ("[gate]\nfail_on = []\n", "[gate] fail_on is empty: a gate without a condition passes every comparison"),
+        ("[gate]\nalpha = 0.01\n", "[gate] fail_on must be a list of conditions"),
+        ('[gate]\nfail_on = [""]\n', "[gate]: gate conditions '': no condition."),
         ('[gate]\nfail_on = ["regressed"]\nalfa = 0.1\n', "[gate] has unknown keys alfa; use fail_on and alpha"),
         ('[gate]\nfail_on = "regressed"\n', "[gate] fail_on must be a list of conditions"),
         (
-            "[gate]\nfail_on = []\nalpha = 2\n",
+            '[gate]\nfail_on = ["regressed"]\nalpha = 2\n',
             "[gate] alpha must be a number between 0 and 1 (both excluded), e.g. alpha = 0.05; got 2",
         ),
         ('[gate]\nfail_on = ["recal:worse"]\n', "[gate]: gate condition 'recal:worse': unknown signal recal"),

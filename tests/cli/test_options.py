@@ -11,7 +11,16 @@ import pytest
 from click.testing import CliRunner, Result
 
 from rag_compare.cli.main import main
-from rag_compare.cli.options import CACHE, RUN_CONFIG, finite_float, limit_options
+from rag_compare.cli.options import (
+    CACHE,
+    FORMAT_ALIASES,
+    PATH,
+    RUN_CONFIG,
+    Command,
+    finite_float,
+    format_option,
+    limit_options,
+)
 from rag_compare.llm.limits import Limits
 from tests.helpers.data import HANDMADE_RUNS
 
@@ -146,3 +155,87 @@ def test_no_command_writes_over_its_own_input(
     assert "never writes over one of its own inputs" in result.stderr
     assert {name: path.read_bytes() for name, path in files.items() if path.exists()} == before
     assert not files["new"].exists()
+
+
+EXTENSIONS = {  # an output file's name, the format it names when --format is not given
+    "report.html": "html",
+    "report.htm": "html",
+    "REPORT.HTML": "html",
+    "report.md": "markdown",
+    "report.markdown": "markdown",
+    "report.json": "json",
+    "report.xml": "junit",
+    "report.txt": "text",
+    "report.out": "text",  # an extension that names no format keeps the default
+    "report": "text",
+}
+FORMAT_STARTS = {
+    "html": "<!DOCTYPE html>",
+    "markdown": "# baseline → candidate",
+    "json": '{\n  "schema_version"',
+    "junit": '<?xml version="1.0"',
+    "text": "           run ",
+}
+
+
+@pytest.mark.parametrize(("name", "named"), EXTENSIONS.items())
+def test_an_output_extension_names_the_format(cli: Cli, tmp_path: Path, name: str, named: str) -> None:
+    result = cli(RUN, HANDMADE_RUNS / "candidate.arrow", "--output", tmp_path / name)
+    assert result.exit_code == 0, result.output
+    assert (tmp_path / name).read_text(encoding="utf-8").startswith(FORMAT_STARTS[named])
+    assert f"wrote the {named} comparison to " in result.stdout
+    said = f"format {named}, from the {Path(name).suffix} extension of --output (--format chooses another)\n"
+    assert result.stderr == ("" if named == "text" else said)
+
+
+@pytest.mark.parametrize("given", ["text", "json", "markdown", "md"])
+def test_a_given_format_wins_over_the_extension(cli: Cli, tmp_path: Path, given: str) -> None:
+    result = cli(RUN, HANDMADE_RUNS / "candidate.arrow", "--format", given, "--output", tmp_path / "report.html")
+    assert result.exit_code == 0, result.output
+    shown = "markdown" if given == "md" else given
+    assert (tmp_path / "report.html").read_text(encoding="utf-8").startswith(FORMAT_STARTS[shown])
+    assert result.stderr == ""
+
+
+def test_md_is_markdown(cli: Cli) -> None:
+    runs = (RUN, HANDMADE_RUNS / "candidate.arrow")
+    short, long = cli(*runs, "--format", "md"), cli(*runs, "--format", "markdown")
+    assert (short.exit_code, long.exit_code) == (0, 0)
+    assert short.stdout == long.stdout
+    assert short.stdout.startswith(FORMAT_STARTS["markdown"])
+    assert "--format [text|json|markdown|md|html|github|junit]" in cli("compare", "--help").stdout
+    assert "md is short for markdown." in " ".join(cli("compare", "--help").stdout.split())
+
+
+@pytest.mark.parametrize("name", sorted(main.commands))
+def test_every_format_option_takes_the_short_names_and_says_so(name: str) -> None:
+    option = next((param for param in main.commands[name].params if param.name == "output_format"), None)
+    if option is None:
+        return
+    assert isinstance(option, click.Option)
+    assert isinstance(option.type, click.Choice)
+    offered = list(option.type.choices)
+    for alias, format in FORMAT_ALIASES.items():
+        assert (alias in offered) == (format in offered)
+        if format in offered:
+            assert option.type.convert(alias, option, None) == format
+            assert f"{alias} is short for {format}." in (option.help or "")
+
+
+def test_any_command_may_take_its_format_from_its_output(tmp_path: Path) -> None:
+    @click.command(cls=Command)
+    @format_option(("text", "json", "markdown", "html"), "The output.", written_to="--output")
+    @click.option("--output", "destination", type=PATH)
+    def command(output_format: str, destination: Path | None) -> None:
+        click.echo(output_format)
+
+    runner = CliRunner()
+    assert runner.invoke(command, ["--output", "a.htm"]).output == (
+        "format html, from the .htm extension of --output (--format chooses another)\nhtml\n"
+    )
+    assert runner.invoke(command, ["--output", "a.xml"]).output == "text\n"  # junit is not offered
+    assert runner.invoke(command, ["--output", "a.md", "--format", "json"]).output == "json\n"
+    assert runner.invoke(command, []).output == "text\n"
+    assert "the --output file's extension chooses: .txt text, .json json, .md markdown" in " ".join(
+        runner.invoke(command, ["--help"]).output.split()
+    )

@@ -39,7 +39,7 @@ def test_new_version_and_new_synthetic_case(write: Write) -> None:
     audit = audit_corpora(write("old.csv", OLD), write("new.csv", new))
     assert audit.violations == 0
     assert audit.new_versions.rows() == [("meal", "meal@v1", "v1", "meal@v2", "v2")]
-    assert audit.added.select("case_id", "kind").rows() == [("meal@v2", "new version"), ("meal-alt@v2", "new question")]
+    assert audit.added.select("case_id", "kind").rows() == [("meal-alt@v2", "new question"), ("meal@v2", "new version")]
     assert audit.unreviewed["case_id"].to_list() == ["meal-alt@v2"]
 
 
@@ -56,3 +56,23 @@ def test_removed_and_relabeled_cases_are_violations(write: Write) -> None:
         ("meal@v1", "required_passage_ids", "meal-1", ""),
     ]
     assert audit.violations == 2
+
+
+def test_every_list_is_in_case_id_order(write: Write) -> None:
+    old = HEADER + "".join(f"{key}@v1,Q {key}?,answerable,v1,p-{key},manual\n" for key in ("zeta", "alpha", "mid"))
+    new = HEADER + "".join(
+        f"{case_id},Q?,answerable,{case_id[-2:]},p,{origin}\n"
+        for case_id, origin in [
+            ("zz@v2", "synthetic"),
+            ("mid@v2", "synthetic"),
+            ("zeta@v2", "manual"),
+            ("alpha@v2", "synthetic"),
+            ("bb@v2", "manual"),
+        ]
+    )
+    audit = audit_corpora(write("old.csv", old), write("new.csv", new))
+    for frame in (audit.added, audit.removed, audit.new_versions, audit.unreviewed):
+        ids = frame.get_column("case_id").to_list()
+        assert len(ids) > 1
+        assert ids == sorted(ids)
+    assert audit.added.get_column("case_id").to_list() == ["alpha@v2", "bb@v2", "mid@v2", "zeta@v2", "zz@v2"]

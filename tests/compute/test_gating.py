@@ -93,10 +93,34 @@ def test_every_form_parses(text: str, parsed: object) -> None:
 
 
 def test_a_string_may_hold_several_conditions_and_alpha_is_kept() -> None:
-    gate = Gate.parse(["regressed,failed_in_candidate", " ", "recall:worse"], alpha=0.01)
+    gate = Gate.parse(["regressed, failed_in_candidate", "recall:worse"], alpha=0.01)
     assert [condition.text for condition in gate.conditions] == ["regressed", "failed_in_candidate", "recall:worse"]
     assert gate.alpha == 0.01
-    assert Gate.parse([""]).conditions == ()
+
+
+@pytest.mark.parametrize(
+    ("conditions", "message"),
+    [
+        ([""], "gate conditions '': no condition. An empty condition checks nothing"),
+        ([" , "], "gate conditions ' , ': no condition."),
+        ([",,"], "gate conditions ',,': no condition."),
+        (["regressed", "  "], "gate conditions '  ': no condition."),
+        (["regressed,"], "gate conditions 'regressed,': an empty condition between commas"),
+        ([", regressed"], "gate conditions ', regressed': an empty condition between commas"),
+        (["regressed,,recall:worse"], "an empty condition between commas"),
+        ([], "a gate needs at least one condition (`conditions` is empty)"),
+    ],
+)
+def test_an_empty_condition_or_gate_is_refused(conditions: list[str], message: str) -> None:
+    with pytest.raises(GateError) as raised:
+        Gate.parse(conditions)
+    assert message in str(raised.value)
+
+
+@pytest.mark.parametrize("conditions", [(), []])
+def test_a_gate_without_conditions_cannot_be_made(conditions: tuple[()]) -> None:
+    with pytest.raises(GateError, match="a gate needs at least one condition"):
+        Gate(conditions)
 
 
 @pytest.mark.parametrize(
@@ -297,7 +321,6 @@ def test_the_gate_result_lists_every_condition_in_order(comparison: Comparison) 
     assert text.startswith("gate failed: 1 of 3 conditions held (alpha 0.05)\n")
     assert "improved             not held       0 of 10 cases (0%) improved; the limit is > 0" in text
     assert "helpfulness:delta<0  not evaluated" in text
-    assert Gate(()).evaluate(comparison).render() == "gate passed: 0 conditions, none held (alpha 0.05)\n"
 
 
 def test_load_gate_reads_the_gate_table(tmp_path: Path) -> None:
@@ -306,8 +329,8 @@ def test_load_gate_reads_the_gate_table(tmp_path: Path) -> None:
     gate = load_gate(path)
     assert [condition.text for condition in gate.conditions] == ["regressed>2%", "recall:worse", "error_rate>5%"]
     assert gate.alpha == 0.01
-    path.write_text("[gate]\nfail_on = []\n")
-    assert load_gate(path) == Gate((), 0.05)
+    path.write_text('[gate]\nfail_on = ["regressed"]\n')
+    assert load_gate(path) == Gate.parse(["regressed"], 0.05)
 
 
 @pytest.mark.parametrize(
@@ -324,18 +347,21 @@ def test_load_gate_reads_the_gate_table(tmp_path: Path) -> None:
         ('[gate]\nfail_on = "regressed"\n', "[gate] fail_on must be a list of conditions"),
         ("[gate]\nfail_on = [1]\n", "[gate] fail_on must be a list of conditions"),
         (
-            '[gate]\nfail_on = []\nalpha = "0.05"\n',
+            '[gate]\nfail_on = ["regressed"]\nalpha = "0.05"\n',
             "[gate] alpha must be a number between 0 and 1 (both excluded), e.g. alpha = 0.05; got '0.05'",
         ),
         (
-            "[gate]\nfail_on = []\nalpha = 1.5\n",
+            '[gate]\nfail_on = ["regressed"]\nalpha = 1.5\n',
             "[gate] alpha must be a number between 0 and 1 (both excluded), e.g. alpha = 0.05; got 1.5",
         ),
         (
-            "[gate]\nfail_on = []\nalpha = nan\n",
+            '[gate]\nfail_on = ["regressed"]\nalpha = nan\n',
             "[gate] alpha must be a number between 0 and 1 (both excluded), e.g. alpha = 0.05; got nan",
         ),
         ('[gate]\nfail_on = ["regresed"]\n', "[gate]: gate condition 'regresed': unknown status regresed"),
+        ("[gate]\nfail_on = []\n", "[gate] fail_on is empty: a gate without a condition passes every comparison"),
+        ('[gate]\nfail_on = ["regressed", ""]\n', "[gate]: gate conditions '': no condition."),
+        ('[gate]\nfail_on = [" , "]\n', "[gate]: gate conditions ' , ': no condition."),
     ],
 )
 def test_a_bad_gate_file_names_the_file_and_the_key(tmp_path: Path, content: str, message: str) -> None:

@@ -6,12 +6,13 @@ from collections.abc import Callable
 from pathlib import Path
 
 import polars as pl
+import pytest
 
 from rag_compare.compute.audit import audit_corpora
 from rag_compare.compute.compare_runs import compare
 from rag_compare.compute.freezing import freeze_run
 from rag_compare.io.corpus import load_corpus
-from rag_compare.report.text import config_diff_rows, text_table
+from rag_compare.report.text import TEXT_WIDTH, config_diff_rows, text_table
 
 Write = Callable[[str, str | bytes], Path]
 HEADER = "case_id,question,answerability,source_version,required_passage_ids\n"
@@ -34,6 +35,25 @@ def test_text_table() -> None:
     table = text_table(("key", "value"), [("a", 1), ("[red]b[/red]", None)])
     assert table.splitlines()[0].split() == ["key", "value"]
     assert "[red]b[/red]" in table
+
+
+@pytest.mark.parametrize("columns", ["40", "200"])
+def test_a_table_never_cuts_a_word(monkeypatch: pytest.MonkeyPatch, columns: str) -> None:
+    monkeypatch.setenv("COLUMNS", columns)  # whatever the terminal's width
+    ids = [f"question-key-{n}-" + "x" * (20 + 7 * n) + f"@2026-0{n}" for n in range(1, 6)]
+    prose = "a question in many short words that may well wrap " * 3
+    rows = [(case_id, prose, f"{case_id}, {ids[0]}", "new version") for case_id in ids]
+    table = text_table(("case_id", "question", "previous_case_ids", "kind"), rows, title="New versions")
+    assert "…" not in table
+    words = table.split()
+    assert all(words.count(case_id) == 1 + (case_id == ids[0]) * len(ids) for case_id in ids)
+    assert "new version" in table  # a short column keeps its words on one line
+
+
+def test_a_table_that_fits_keeps_the_text_width() -> None:
+    table = text_table(("id", "text"), [("a@v1", "word " * 40)])
+    assert max(len(line) for line in table.splitlines()) <= TEXT_WIDTH
+    assert len(table.splitlines()) == 4  # its text wraps
 
 
 def test_a_config_value_of_null_is_not_shown_as_an_absent_key() -> None:
