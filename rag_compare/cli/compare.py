@@ -13,11 +13,11 @@ import click
 
 from rag_compare.cli.exits import EXIT_FOUND, say
 from rag_compare.cli.options import (
-    FILE_OR_FOLDER,
     OFFLINE_JUDGE,
     PATH,
     RAY_ADDRESS,
     Command,
+    OutputPath,
     engine_option,
     finite_float,
     format_option,
@@ -79,7 +79,7 @@ __all__ = ["compare_command"]
 )
 @click.option(
     "--output",
-    type=FILE_OR_FOLDER,
+    type=OutputPath("report", folder="comparison folder", existing="replaced"),
     help="Write the output to this file (replaced atomically) instead of stdout; with a trailing / a new folder: "
     "summary.json (the JSON without its cases) and the cases as cases/part-*.parquet, for large comparisons.",
 )
@@ -165,7 +165,7 @@ def compare_command(
     folder = Path(output) if isinstance(output, str) else None
     file = output if isinstance(output, Path) else None
     if folder is not None:
-        _check_folder(folder, output_format)
+        _check_folder_format(output_format)
     _check_engine(engine, buckets, ray_address)
     comparison = compare(
         baseline,
@@ -209,14 +209,11 @@ def compare_command(
             sys.exit(EXIT_FOUND)
 
 
-def _check_folder(folder: Path, output_format: str) -> None:
-    """Refuse, before any work, a folder output that exists, or with a format other than JSON (the folder
-    holds the JSON summary and the cases as Parquet)."""
+def _check_folder_format(output_format: str) -> None:
+    """Refuse, before any work, a folder output with a format other than JSON (the folder holds the JSON
+    summary and the cases as Parquet)."""
     from click.core import ParameterSource
 
-    from rag_compare.io.runfile import ensure_new
-
-    ensure_new(folder, "comparison folder")
     given = click.get_current_context().get_parameter_source("output_format") is not ParameterSource.DEFAULT
     if given and output_format != "json":
         raise click.UsageError(

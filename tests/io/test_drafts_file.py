@@ -37,7 +37,7 @@ def test_write_drafts_never_overwrites(tmp_path: Path, drafts: Drafts) -> None:
     output = tmp_path / "drafts.csv"
     write_drafts(drafts, output)
     written = output.read_bytes()
-    with pytest.raises(RunExistsError, match="drafts are never overwritten"):
+    with pytest.raises(RunExistsError, match="never overwritten by the drafts file"):
         write_drafts(drafts, output)
     assert output.read_bytes() == written
     with pytest.raises(InputFileError, match=r"unknown drafts file type '\.xlsx'"):
@@ -78,7 +78,7 @@ def test_admit_to_an_output_leaves_the_drafts_and_refuses_an_existing_output(tmp
     admit_cases(path, [known], output=output)
     assert path.read_bytes() == before
     assert load_corpus(output).frame.filter("reviewed").get_column("case_id").to_list() == [known]
-    with pytest.raises(RunExistsError, match="Choose a new `output`, or admit in place"):
+    with pytest.raises(RunExistsError, match="never overwritten by the admitted corpus"):
         admit_cases(path, [known], output=output)
     admit_cases(path, [known], output=path)  # the drafts file itself: in place
     assert load_corpus(path).frame.filter("reviewed").get_column("case_id").to_list() == [known]

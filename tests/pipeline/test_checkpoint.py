@@ -17,7 +17,7 @@ def test_the_checkpoint_lives_beside_its_run(tmp_path: Path) -> None:
 
 
 def test_records_survive_a_reopen_and_a_case_counts_by_its_last_line(tmp_path: Path) -> None:
-    path = tmp_path / "deep" / "run.arrow.checkpoint.jsonl"
+    path = tmp_path / "run.arrow.checkpoint.jsonl"
     checkpoint = Checkpoint.open(path, "s1")
     checkpoint.append({"case_id": "a@v1", "status": "failed"})
     checkpoint.append({"case_id": "b@v1", "status": "ok"})
