@@ -93,7 +93,8 @@ def _check_outputs(ctx: click.Context) -> None:
 def _refuse_writing_inputs(ctx: click.Context) -> None:
     from rag_compare.core.errors import RunFileError
 
-    paths = [(param, ctx.params.get(param.name or "")) for param in ctx.command.params]
+    values = [(param, ctx.params.get(param.name or "")) for param in ctx.command.params]
+    paths = [(param, path) for param, value in values for path in (value if isinstance(value, tuple) else [value])]
     given = [(param, path) for param, path in paths if isinstance(path, Path)]
     for written_param, written in given:
         if not isinstance(written_param.type, OutputPath):

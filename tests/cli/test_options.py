@@ -3,9 +3,7 @@ writes over one of its own inputs, and every output is checked before any work."
 
 from __future__ import annotations
 
-import json
 import os
-import shutil
 from collections.abc import Callable
 from pathlib import Path
 
@@ -15,9 +13,8 @@ from click.testing import CliRunner, Result
 
 from rag_compare.cli.main import main
 from rag_compare.cli.options import CACHE, RUN_CONFIG, finite_float, limit_options
-from rag_compare.io.runs import load_run
 from rag_compare.llm.limits import Limits
-from tests.helpers.data import HANDMADE_RUNS, SMALL_CORPUS, SMALL_RECORDS
+from tests.helpers.data import HANDMADE_RUNS
 from tests.helpers.special_files import BAD_OUTPUTS, bad_output, node_kind, not_blocked_by
 
 Cli = Callable[..., Result]
@@ -207,43 +204,11 @@ BAD_WRITES = [
 ]
 
 
-@pytest.fixture(scope="module")
-def inputs(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
-    """Valid inputs of every writing command, in a folder of their own: the hand-made runs, a scores file of
-    the candidate, the small corpus, records and passages, two runs of one config to merge, and a source to
-    import (read by the stand-in reader of ``tests/io/test_run_import.py``)."""
-    from rag_compare.compute.freezing import freeze_run
-    from rag_compare.io.external_scores import import_scores
-
-    folder = tmp_path_factory.mktemp("inputs")
-    paths = {name: folder / f"{name}.arrow" for name in ("baseline", "candidate", "scores", "first", "second")}
-    texts = {
-        "corpus.csv": SMALL_CORPUS,
-        "records.jsonl": SMALL_RECORDS,
-        "meal.jsonl": '{"case_id": "meal@v2", "answer": "45 euros"}\n',
-        "passages.csv": "passage_id,source_version,text\nmeal-1,v2,The meal allowance is 45 euros.\n",
-        "trust.csv": "case_id,trust\n"
-        + "".join(f"{case},0.5\n" for case in load_run(HANDMADE_RUNS / "candidate.arrow").records["case_id"]),
-        "units.json": json.dumps({"units": [{"meta": {"case_id": "meal@v2"}, "question": "q", "answer": "45"}]}),
-    }
-    for name, text in texts.items():
-        paths[name.split(".")[0]] = folder / name
-        paths[name.split(".")[0]].write_text(text, encoding="utf-8")
-    for name in ("baseline", "candidate"):
-        shutil.copy(HANDMADE_RUNS / f"{name}.arrow", paths[name])
-    import_scores(
-        paths["candidate"], paths["trust"], evaluator="e", mapping={"trust": "trustworthiness"}, output=paths["scores"]
-    )
-    freeze_run(paths["records"], paths["corpus"], {"top_k": 3}, output=paths["first"])
-    freeze_run(paths["meal"], paths["corpus"], {"top_k": 3}, output=paths["second"])
-    return paths
-
-
 @pytest.mark.parametrize(("command", "option", "kind"), BAD_WRITES)
 @pytest.mark.usefixtures("reply_cache")
 def test_every_output_is_refused_before_any_work_where_it_cannot_be_written(
     cli: Cli,
-    inputs: dict[str, Path],
+    writer_inputs: dict[str, Path],
     tmp_path: Path,
     monkeypatch: pytest.MonkeyPatch,
     command: str,
@@ -255,12 +220,12 @@ def test_every_output_is_refused_before_any_work_where_it_cannot_be_written(
     monkeypatch.setitem(FORMATS, "ragas", "tests.io.test_run_import:units_reader")
     out = bad_output(kind, tmp_path / "out.csv")
     nodes = {path: node_kind(path) for path in (out, tmp_path / "out.csv.device") if os.path.lexists(path)}
-    before = sorted([*tmp_path.rglob("*"), *inputs["corpus"].parent.iterdir()])
+    before = sorted([*tmp_path.rglob("*"), *writer_inputs["corpus"].parent.iterdir()])
     with not_blocked_by(out):
-        line = command.format(**inputs, new=tmp_path / "new.arrow", out=out)
+        line = command.format(**writer_inputs, new=tmp_path / "new.arrow", out=out)
         result = cli(*line.split(), env={"OPENAI_API_KEY": ""})
     assert result.exit_code == 2, result.output
     assert SAID[kind].format(path=Path(out), out=out) in result.stderr, result.stderr
     assert option in result.stderr
     assert {path: node_kind(path) for path in nodes} == nodes
-    assert sorted([*tmp_path.rglob("*"), *inputs["corpus"].parent.iterdir()]) == before
+    assert sorted([*tmp_path.rglob("*"), *writer_inputs["corpus"].parent.iterdir()]) == before
