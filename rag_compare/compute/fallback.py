@@ -80,7 +80,7 @@ class FallbackSimulation(Report):
 
     def write_cases(self, path: str | Path) -> None:
         """Write ``cases`` as CSV, Parquet or JSONL (by suffix) atomically; an existing file is refused."""
-        path = check_output(path, "fallback table")
+        path = check_output(path, "fallback table", parameter="path")
         kind = TABLE_SUFFIXES.get(path.suffix.lower())
         if kind is None:
             raise ScoresError(f"{path}: unknown file type '{path.suffix}'. Use one of: {', '.join(TABLE_SUFFIXES)}.")

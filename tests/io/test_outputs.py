@@ -174,31 +174,36 @@ def _cache(inputs: dict[str, Path], output: str) -> Any:
     return ReplyCache(output)
 
 
-WRITERS: dict[str, tuple[Callable[[dict[str, Path], str], Any], bool]] = {
-    # what writes, called with the inputs and the output; whether a trailing / names the folder it writes
-    "freeze_run": (_freeze, True),
-    "freeze_run into a run directory": (lambda inputs, output: _freeze(inputs, output, buckets=2), True),
-    "merge_repeats": (_merge, False),
-    "capture": (_capture, True),
-    "score_run": (_score, False),
-    "import_scores": (_import_scores, False),
-    "judge_pairs": (_judge_pairs, False),
-    "simulate_fallback(...).write_cases": (_fallback, False),
-    "admit_cases": (_admit, False),
-    "Comparison.write_directory": (_comparison_folder, True),
-    "ReplyCache": (_cache, False),
+WRITERS: dict[str, tuple[Callable[[dict[str, Path], str], Any], str, bool]] = {
+    # what writes, called with the inputs and the output; the parameter the output is given to; whether a
+    # trailing / names the folder it writes
+    "freeze_run": (_freeze, "output", True),
+    "freeze_run into a run directory": (lambda inputs, output: _freeze(inputs, output, buckets=2), "output", True),
+    "merge_repeats": (_merge, "output", False),
+    "capture": (_capture, "output", True),
+    "score_run": (_score, "output", False),
+    "import_scores": (_import_scores, "output", False),
+    "judge_pairs": (_judge_pairs, "output", False),
+    "simulate_fallback(...).write_cases": (_fallback, "path", False),
+    "admit_cases": (_admit, "output", False),
+    "Comparison.write_directory": (_comparison_folder, "path", True),
+    "ReplyCache": (_cache, "cache", False),
 }
 LIBRARY_WRITES = [
-    pytest.param(write, kind, id=f"{name}, {kind}")
-    for name, (write, writes_folders) in WRITERS.items()
+    pytest.param(write, parameter, kind, id=f"{name}, {kind}")
+    for name, (write, parameter, writes_folders) in WRITERS.items()
     for kind in BAD_OUTPUTS
     if not (kind == "trailing slash" and writes_folders)
 ]
 
 
-@pytest.mark.parametrize(("write", "kind"), LIBRARY_WRITES)
+@pytest.mark.parametrize(("write", "parameter", "kind"), LIBRARY_WRITES)
 def test_every_function_that_writes_refuses_where_it_cannot_write(
-    writer_inputs: dict[str, Path], tmp_path: Path, write: Callable[[dict[str, Path], str], Any], kind: str
+    writer_inputs: dict[str, Path],
+    tmp_path: Path,
+    write: Callable[[dict[str, Path], str], Any],
+    parameter: str,
+    kind: str,
 ) -> None:
     output = bad_output(kind, tmp_path / "out.csv")
     nodes = {path: node_kind(path) for path in (output, tmp_path / "out.csv.device") if os.path.lexists(path)}
@@ -206,6 +211,6 @@ def test_every_function_that_writes_refuses_where_it_cannot_write(
     with not_blocked_by(output), pytest.raises(RunFileError) as refused:
         write(writer_inputs, output)
     assert str(refused.value).startswith(f"{output if kind == 'trailing slash' else Path(output)}: ")
-    assert "`output`" in str(refused.value) or "`cache`" in str(refused.value)
+    assert f"`{parameter}`" in str(refused.value)
     assert {path: node_kind(path) for path in nodes} == nodes
     assert sorted([*tmp_path.rglob("*"), *writer_inputs["corpus"].parent.iterdir()]) == before
