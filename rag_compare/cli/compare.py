@@ -247,6 +247,7 @@ def _write_github(
 ) -> None:
     """The workflow commands on stdout; the Markdown report to ``output`` (atomically), else appended to
     ``$GITHUB_STEP_SUMMARY`` (the job's summary page) when it is set, else on stdout after the commands."""
+    from rag_compare.io.outputs import check_output
     from rag_compare.report.github import write_github
 
     def write(summary: TextIO) -> None:
@@ -254,6 +255,7 @@ def _write_github(
 
     step_summary = os.environ.get("GITHUB_STEP_SUMMARY")
     if output is None and step_summary:
+        check_output(step_summary, "step summary", existing="updated")  # appended to, so never a FIFO
         with open(step_summary, "a", encoding="utf-8") as summary:
             write(summary)
     else:
