@@ -2,9 +2,10 @@
 
 An output replaces nothing but what it is documented to: a path that exists is refused, unless it is a
 regular file that the output replaces whole (a comparison's report, drafts admitted in place) or updates
-in place (the reply cache, a capture's checkpoint). A folder, a symbolic link, a FIFO, a socket or a
-device is never written through or replaced; the path is looked at (``lstat``), never opened. A path
-ending in ``/`` names a folder, and its parent folder must exist: an output never creates folders.
+in place (the reply cache, a capture's checkpoint, a step summary). A folder, a symbolic link, a FIFO, a
+socket or a device is never written through or replaced; the path is looked at (``lstat``), never opened.
+A path ending in ``/`` names a folder. The parent folder of every output must exist: an output never
+creates folders.
 """
 
 from __future__ import annotations
@@ -17,7 +18,7 @@ from typing import Literal
 
 from rag_compare.core.errors import RunExistsError, RunFileError
 
-__all__ = ["Existing", "check_output", "names_folder"]
+__all__ = ["Existing", "check_output", "names_folder", "unwritable"]
 
 Existing = Literal["refused", "replaced", "updated"]
 """What an output does with a regular file already at its path: refuses it, replaces it whole (through a
