@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import errno
 import functools
+import json
 import os
 import shutil
 import textwrap
@@ -142,6 +143,39 @@ def files(
         "passages": passages,
         "new": tmp_path / "new.arrow",
     }
+
+
+@pytest.fixture(scope="module")
+def writer_inputs(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
+    """Valid inputs of every command and function that writes, in a folder of their own (shared by a module's
+    tests, which write nothing there): the hand-made runs, a scores file of the candidate, the small corpus,
+    records and passages, two runs of one config to merge, and a source to import (read by the stand-in
+    reader of ``tests/io/test_run_import.py``)."""
+    from rag_compare.compute.freezing import freeze_run
+    from rag_compare.io.external_scores import import_scores
+
+    folder = tmp_path_factory.mktemp("inputs")
+    paths = {name: folder / f"{name}.arrow" for name in ("baseline", "candidate", "scores", "first", "second")}
+    texts = {
+        "corpus.csv": SMALL_CORPUS,
+        "records.jsonl": SMALL_RECORDS,
+        "meal.jsonl": '{"case_id": "meal@v2", "answer": "45 euros"}\n',
+        "passages.csv": "passage_id,source_version,text\nmeal-1,v2,The meal allowance is 45 euros.\n",
+        "trust.csv": "case_id,trust\n"
+        + "".join(f"{case},0.5\n" for case in load_run(HANDMADE_RUNS / "candidate.arrow").records["case_id"]),
+        "units.json": json.dumps({"units": [{"meta": {"case_id": "meal@v2"}, "question": "q", "answer": "45"}]}),
+    }
+    for name, text in texts.items():
+        paths[name.split(".")[0]] = folder / name
+        paths[name.split(".")[0]].write_text(text, encoding="utf-8")
+    for name in ("baseline", "candidate"):
+        shutil.copy(HANDMADE_RUNS / f"{name}.arrow", paths[name])
+    import_scores(
+        paths["candidate"], paths["trust"], evaluator="e", mapping={"trust": "trustworthiness"}, output=paths["scores"]
+    )
+    freeze_run(paths["records"], paths["corpus"], {"top_k": 3}, output=paths["first"])
+    freeze_run(paths["meal"], paths["corpus"], {"top_k": 3}, output=paths["second"])
+    return paths
 
 
 @pytest.fixture

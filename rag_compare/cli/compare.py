@@ -13,11 +13,11 @@ import click
 
 from rag_compare.cli.exits import EXIT_FOUND, say
 from rag_compare.cli.options import (
-    FILE_OR_FOLDER,
     OFFLINE_JUDGE,
     PATH,
     RAY_ADDRESS,
     Command,
+    OutputPath,
     engine_option,
     finite_float,
     format_option,
@@ -80,7 +80,7 @@ __all__ = ["compare_command"]
 )
 @click.option(
     "--output",
-    type=FILE_OR_FOLDER,
+    type=OutputPath("report", folder="comparison folder", existing="replaced"),
     help="Write the output to this file (replaced atomically) instead of stdout; with a trailing / a new folder: "
     "summary.json (the JSON without its cases) and the cases as cases/part-*.parquet, for large comparisons.",
 )
@@ -166,7 +166,7 @@ def compare_command(
     folder = Path(output) if isinstance(output, str) else None
     file = output if isinstance(output, Path) else None
     if folder is not None:
-        _check_folder(folder, output_format)
+        _check_folder_format(output_format)
     _check_engine(engine, buckets, ray_address)
     comparison = compare(
         baseline,
@@ -210,14 +210,11 @@ def compare_command(
             sys.exit(EXIT_FOUND)
 
 
-def _check_folder(folder: Path, output_format: str) -> None:
-    """Refuse, before any work, a folder output that exists, or with a format other than JSON (the folder
-    holds the JSON summary and the cases as Parquet)."""
+def _check_folder_format(output_format: str) -> None:
+    """Refuse, before any work, a folder output with a format other than JSON (the folder holds the JSON
+    summary and the cases as Parquet)."""
     from click.core import ParameterSource
 
-    from rag_compare.io.runfile import ensure_new
-
-    ensure_new(folder, "comparison folder")
     given = click.get_current_context().get_parameter_source("output_format") is not ParameterSource.DEFAULT
     if given and output_format != "json":
         raise click.UsageError(
@@ -251,6 +248,7 @@ def _write_github(
 ) -> None:
     """The workflow commands on stdout; the Markdown report to ``output`` (atomically), else appended to
     ``$GITHUB_STEP_SUMMARY`` (the job's summary page) when it is set, else on stdout after the commands."""
+    from rag_compare.io.outputs import check_output
     from rag_compare.report.github import write_github
 
     def write(summary: TextIO) -> None:
@@ -258,6 +256,7 @@ def _write_github(
 
     step_summary = os.environ.get("GITHUB_STEP_SUMMARY")
     if output is None and step_summary:
+        check_output(step_summary, "step summary", existing="updated")  # appended to, so never a FIFO
         with open(step_summary, "a", encoding="utf-8") as summary:
             write(summary)
     else:

@@ -15,6 +15,7 @@ from rag_compare.cli.options import (
     FORMAT,
     PATH,
     Command,
+    OutputPath,
     endpoint_settings,
     limit_options,
     model_option,
@@ -45,7 +46,10 @@ __all__ = ["admit_command", "draft_cases_command"]
 @limit_options(concurrency=8, timeout=60.0, max_retries=4, unit="request")
 @CACHE
 @click.option(
-    "--output", type=PATH, required=True, help="The drafts file to write (CSV, Parquet or JSONL; never overwritten)."
+    "--output",
+    type=OutputPath("drafts file"),
+    required=True,
+    help="The drafts file to write (CSV, Parquet or JSONL; never overwritten).",
 )
 @FORMAT
 def draft_cases_command(
@@ -68,11 +72,11 @@ def draft_cases_command(
     distractor). Every draft is origin=synthetic, reviewed=false: not gold until a person reviews
     it and marks it with rag-compare admit DRAFTS --ids ID[,ID...].
     """
-    from rag_compare.io.drafts_file import check_output, write_drafts
+    from rag_compare.io.drafts_file import check_drafts_output, write_drafts
     from rag_compare.llm.drafts import draft_cases
 
     wants_json(output_format)
-    check_output(output)
+    check_drafts_output(output)
     try:
         drafts = draft_cases(
             passages,
@@ -122,7 +126,11 @@ def _ids(ctx: click.Context, param: click.Parameter, values: Sequence[str]) -> t
     metavar="ID[,ID...]",
     help="The case ids to mark as reviewed (gold). Repeatable.",
 )
-@click.option("--output", type=PATH, help="Write the admitted corpus here (never overwritten) instead of in place.")
+@click.option(
+    "--output",
+    type=OutputPath("admitted corpus"),
+    help="Write the admitted corpus here (never overwritten) instead of in place.",
+)
 @FORMAT
 def admit_command(drafts: Path, ids: tuple[str, ...], output: Path | None, output_format: str) -> None:
     """Mark the reviewed cases IDS of DRAFTS as gold (reviewed=true), all at once.

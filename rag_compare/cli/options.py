@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import functools
 import math
-import os
 from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -15,6 +14,7 @@ from rag_compare.core.result import FORMATS
 
 if TYPE_CHECKING:
     from rag_compare.compute.lexical_judge import LexicalJudge
+    from rag_compare.io.outputs import Existing
     from rag_compare.llm.limits import Limits
 
 __all__ = [
@@ -32,6 +32,7 @@ __all__ = [
     "RAY_ADDRESS",
     "RUN_CONFIG",
     "Command",
+    "OutputPath",
     "choice_option",
     "endpoint_settings",
     "engine_option",
@@ -44,38 +45,63 @@ __all__ = [
 PATH = click.Path(path_type=Path)  # existence is checked by the library, with its own messages
 
 
-class _FileOrFolder(click.Path):
-    """A path to write: a ``Path``, or the text as written when it ends with ``/``, which asks for a folder."""
+class OutputPath(click.Path):
+    """The type of a parameter naming what a command writes: the ``what`` (a file) written there, or, for
+    a path naming a folder (a trailing ``/``), the ``folder`` (``None``: the command writes no folder);
+    ``existing`` and ``parameter`` as ``io.outputs.check_output`` takes them. The value is a ``Path``, or the
+    text as written when it names a folder (a ``Path`` drops the ``/``)."""
+
+    def __init__(
+        self, what: str, *, folder: str | None = None, existing: Existing = "refused", parameter: str = "output"
+    ) -> None:
+        super().__init__(path_type=Path)
+        self.what, self.folder, self.existing, self.parameter = what, folder, existing, parameter
 
     def convert(self, value: Any, param: click.Parameter | None, ctx: click.Context | None) -> Any:
-        if isinstance(value, str) and value.endswith(("/", os.sep)):
+        from rag_compare.io.outputs import names_folder
+
+        if isinstance(value, str) and names_folder(value):
             return value
         return super().convert(value, param, ctx)
 
+    def check(self, value: str | Path) -> None:
+        """Refuse ``value`` where the command may not write (``io.outputs.check_output``)."""
+        from rag_compare.io.outputs import check_output, names_folder
 
-FILE_OR_FOLDER = _FileOrFolder(path_type=Path)
-"""An output path; with a trailing ``/`` (kept as text) a folder to write."""
-_WRITTEN = ("output", "cache_path")
-"""The parameters naming files a command writes; none may be the same file as another path it was given."""
+        if self.folder is not None and names_folder(value):
+            check_output(value, self.folder, folder=True, parameter=self.parameter)
+        else:
+            check_output(value, self.what, existing=self.existing, parameter=self.parameter)
 
 
 class Command(click.Command):
-    """A command that refuses, before doing anything, to write over one of its own inputs, and that
-    writes the format its output file's extension names when ``--format`` is not given."""
+    """A command that refuses, before doing anything, to write over one of its own inputs, or where an
+    output may not be written, and that writes the format its output file's extension names when
+    ``--format`` is not given."""
 
     def invoke(self, ctx: click.Context) -> Any:
         _refuse_writing_inputs(ctx)
+        _check_outputs(ctx)
         _format_from_extension(ctx)
         return super().invoke(ctx)
+
+
+def _check_outputs(ctx: click.Context) -> None:
+    """Refuse each output the command was given where it may not be written (``OutputPath.check``)."""
+    for param in ctx.command.params:
+        value = ctx.params.get(param.name or "")
+        if isinstance(param.type, OutputPath) and value is not None:
+            param.type.check(value)
 
 
 def _refuse_writing_inputs(ctx: click.Context) -> None:
     from rag_compare.core.errors import RunFileError
 
-    paths = [(param, ctx.params.get(param.name or "")) for param in ctx.command.params]
+    values = [(param, ctx.params.get(param.name or "")) for param in ctx.command.params]
+    paths = [(param, path) for param, value in values for path in (value if isinstance(value, tuple) else [value])]
     given = [(param, path) for param, path in paths if isinstance(path, Path)]
     for written_param, written in given:
-        if written_param.name not in _WRITTEN:
+        if not isinstance(written_param.type, OutputPath):
             continue
         for other_param, other in given:
             if other_param is not written_param and _same_file(written, other):
@@ -326,7 +352,7 @@ CACHE = _gathered(
     click.option(
         "--cache",
         "cache_path",
-        type=PATH,
+        type=OutputPath("reply cache", existing="updated", parameter="cache"),
         help="The reply cache file [default: $RAG_COMPARE_CACHE, else rag-compare/replies.sqlite3 in the user cache].",
     ),
     click.option("--no-cache", is_flag=True, help="Neither read nor store replies (every request is paid for)."),

@@ -17,6 +17,7 @@ from rag_compare.cli.options import (
     PATH,
     RAY_ADDRESS,
     Command,
+    OutputPath,
     endpoint_settings,
     engine_option,
     limit_options,
@@ -44,7 +45,11 @@ __all__ = ["judge_pairs_command"]
 @JUDGE_SAMPLING
 @CACHE
 @DRY_RUN
-@click.option("--output", type=PATH, help="The pairs file to write (never overwritten); required unless --dry-run.")
+@click.option(
+    "--output",
+    type=OutputPath("pairs file"),
+    help="The pairs file to write (never overwritten); required unless --dry-run.",
+)
 @FORMAT
 def judge_pairs_command(
     baseline: Path,

@@ -11,7 +11,7 @@ import click
 from click.core import ParameterSource
 
 from rag_compare.cli.exits import say
-from rag_compare.cli.options import BUCKETS, FILE_OR_FOLDER, FORMAT, INCLUDE_UNREVIEWED, PATH, RUN_CONFIG, Command
+from rag_compare.cli.options import BUCKETS, FORMAT, INCLUDE_UNREVIEWED, PATH, RUN_CONFIG, Command, OutputPath
 from rag_compare.cli.output import wants_json
 from rag_compare.core.listing import counted
 
@@ -23,7 +23,7 @@ __all__ = ["RUN_OUTPUT", "freeze_command", "import_run_command", "merge_repeats_
 
 RUN_OUTPUT = click.option(
     "--output",
-    type=FILE_OR_FOLDER,
+    type=OutputPath("frozen run", folder="run directory"),
     required=True,
     help="The run file to write, or with a trailing / (or --buckets) the run directory (never overwritten).",
 )
@@ -150,7 +150,9 @@ def import_run_command(
 
 @click.command("merge-repeats", cls=Command)
 @click.argument("runs", type=PATH, nargs=-1, required=True)
-@click.option("--output", type=PATH, required=True, help="The run file to write (never overwritten).")
+@click.option(
+    "--output", type=OutputPath("frozen run"), required=True, help="The run file to write (never overwritten)."
+)
 @click.option("--name", help="The merged run's name [default: the first run's].")
 @FORMAT
 def merge_repeats_command(runs: tuple[Path, ...], output: Path, name: str | None, output_format: str) -> None:

@@ -20,6 +20,7 @@ from rag_compare.cli.options import (
     PATH,
     RAY_ADDRESS,
     Command,
+    OutputPath,
     choice_option,
     endpoint_settings,
     engine_option,
@@ -82,7 +83,11 @@ def _checks(ctx: click.Context, param: click.Parameter, value: str) -> tuple[str
 @CACHE
 @DRY_RUN
 @OFFLINE_JUDGE
-@click.option("--output", type=PATH, help="The scores file to write (never overwritten); required unless --dry-run.")
+@click.option(
+    "--output",
+    type=OutputPath("scores file"),
+    help="The scores file to write (never overwritten); required unless --dry-run.",
+)
 @FORMAT
 def score(
     run: Path,
@@ -231,7 +236,9 @@ def _mapping(ctx: click.Context, param: click.Parameter, values: Sequence[str]) 
     help="The column of FILE numbering each case's samples, for a RUN with repeats (scores are per sample).",
 )
 @ASSIGNMENTS
-@click.option("--output", type=PATH, required=True, help="The scores file to write (never overwritten).")
+@click.option(
+    "--output", type=OutputPath("scores file"), required=True, help="The scores file to write (never overwritten)."
+)
 @FORMAT
 def import_scores_command(
     run: Path,
@@ -286,7 +293,9 @@ def import_scores_command(
 @click.option("--fallback-text", help="The text shown instead of a replaced answer.")
 @click.option("--truth", help="A true/false column of RUN's records saying the answer is good (e.g. a review).")
 @click.option(
-    "--output", type=PATH, help="Write every case's decision, with its original answer, to this CSV/JSONL/Parquet."
+    "--output",
+    type=OutputPath("fallback table"),
+    help="Write every case's decision, with its original answer, to this CSV/JSONL/Parquet.",
 )
 @FORMAT
 def fallback(
@@ -306,15 +315,12 @@ def fallback(
     many good ones it hides (per threshold with --sweep). The original answers stay in --output.
     """
     from rag_compare.compute.fallback import DEFAULT_FALLBACK_TEXT, SWEEP_THRESHOLDS, simulate_fallback
-    from rag_compare.io.runfile import ensure_absent
     from rag_compare.io.runs import load_run
     from rag_compare.io.scores import load_scores
 
     wants_json(output_format)
     if threshold is None and not sweep:
         raise click.UsageError("give --threshold T, or --sweep to try thresholds from 0 to 1.")
-    if output is not None:
-        ensure_absent(output, "fallback table")
     loaded, scores = load_run(run), load_scores(scores_path)
     scores.check_scored(loaded)
     thresholds = ([] if threshold is None else [threshold]) + (list(SWEEP_THRESHOLDS) if sweep else [])

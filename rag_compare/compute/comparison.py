@@ -24,6 +24,7 @@ from rag_compare.core.listing import counts_line
 from rag_compare.core.result import CI_FORMATS, DEFAULT_MAX_CASES, REPORT_FORMATS, Report, labelled, to_json
 from rag_compare.core.result import FORMATS as SUMMARY_FORMATS  # the text and JSON every result renders
 from rag_compare.core.signals import JUDGE_COLUMNS, Signal, signals_in
+from rag_compare.io.outputs import check_output
 from rag_compare.io.runfile import atomic_directory
 from rag_compare.io.runs import OpenedRun, Run, json_ready
 from rag_compare.io.scores import evaluator_label
@@ -274,8 +275,8 @@ class Comparison(Report):
         """Write the comparison as a new folder ``path``, for sizes where one JSON file is not sensible:
         ``summary.json`` (the JSON of ``to_dict`` without ``cases``) and ``cases/part-00000.parquet``, ...
         (``PART_ROWS`` cases each, in ``case_id`` order, with the fields of the JSON's cases: each side a
-        struct). Written whole or not at all; an existing ``path`` is refused."""
-        path = Path(path)
+        struct). Written whole or not at all; an existing ``path`` is refused (``outputs.check_output``)."""
+        path = check_output(path, "comparison folder", folder=True, parameter="path")
         with atomic_directory(path, what="comparison folder") as folder:
             (folder / "summary.json").write_text(to_json(self._summary()), encoding="utf-8")
             (folder / "cases").mkdir()

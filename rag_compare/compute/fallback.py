@@ -35,6 +35,7 @@ from rag_compare.core.contract import record_ok
 from rag_compare.core.errors import ScoresError
 from rag_compare.core.listing import counted, truncated
 from rag_compare.core.result import Report, labelled
+from rag_compare.io.outputs import check_output
 from rag_compare.io.runfile import atomic_output
 from rag_compare.io.runs import Run
 from rag_compare.io.tables import TABLE_SUFFIXES
@@ -84,7 +85,7 @@ class FallbackSimulation(Report):
 
     def write_cases(self, path: str | Path) -> None:
         """Write ``cases`` as CSV, Parquet or JSONL (by suffix) atomically; an existing file is refused."""
-        path = Path(path)
+        path = check_output(path, "fallback table", parameter="path")
         kind = TABLE_SUFFIXES.get(path.suffix.lower())
         if kind is None:
             raise ScoresError(f"{path}: unknown file type '{path.suffix}'. Use one of: {', '.join(TABLE_SUFFIXES)}.")

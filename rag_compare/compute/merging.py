@@ -22,7 +22,7 @@ from rag_compare.core.clock import creation_time
 from rag_compare.core.contract import LABEL_COLUMNS, REPEAT, STORED_SIGNALS
 from rag_compare.core.errors import ConfigError, RunFileError
 from rag_compare.core.listing import counted, truncated
-from rag_compare.io.runfile import ensure_absent
+from rag_compare.io.outputs import check_output
 from rag_compare.io.runs import Run, load_run, write_run
 
 __all__ = ["merge_repeats"]
@@ -47,9 +47,8 @@ def merge_repeats(
     of ``environ``, default ``os.environ``, is honoured), with ``merged_from``: each input's ``name``,
     ``fingerprint``, ``path`` and ``repeats``. Each record's signals are stored again (``stored_signals``).
     """
-    output = Path(output)
-    loaded = _loaded(runs, output)
-    ensure_absent(output)
+    loaded = _loaded(runs, Path(output))
+    output = check_output(output, "frozen run")
     _refuse_setting_changes(loaded)
     frames = _renumbered(loaded)
     _refuse_mixed_types(loaded, frames)

@@ -46,7 +46,7 @@ from rag_compare.io.run_directory import (
     write_manifest,
     write_part,
 )
-from rag_compare.io.runfile import atomic_directory, ensure_new
+from rag_compare.io.runfile import atomic_directory
 from rag_compare.io.tables import ROW
 
 __all__ = ["CorpusSummary", "freeze_directory"]
@@ -80,7 +80,6 @@ def freeze_directory(
     table, or parts) into the run directory ``output`` of ``buckets`` parts; ``config_of`` gives the run
     config from what is found of the corpus, ``finished`` each part's records from its valid records
     joined with their labels. See the module for how."""
-    ensure_new(output, RUN_DIRECTORY)
     with (
         atomic_directory(output, what=RUN_DIRECTORY) as staged,
         tempfile.TemporaryDirectory(prefix=f".{output.name}.", suffix=".spill", dir=output.parent) as work,

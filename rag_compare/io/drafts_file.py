@@ -14,14 +14,15 @@ from typing import Any, NamedTuple
 
 import polars as pl
 
-from rag_compare.core.errors import ConfigError, RunExistsError
+from rag_compare.core.errors import ConfigError
 from rag_compare.core.listing import counted
 from rag_compare.core.result import Report
 from rag_compare.core.rows import count_by
 from rag_compare.io.corpus import load_corpus
+from rag_compare.io.outputs import Existing, check_output
 from rag_compare.io.tables import table_format, write_table
 
-__all__ = ["DraftFailure", "Drafts", "admit_cases", "check_output", "write_drafts"]
+__all__ = ["DraftFailure", "Drafts", "admit_cases", "check_drafts_output", "write_drafts"]
 
 
 class DraftFailure(NamedTuple):
@@ -97,21 +98,21 @@ class Drafts(Report):
         }
 
 
-def check_output(output: Path) -> None:
-    """Refuse, before any request is paid for, an output that exists or names no table format."""
-    table_format(output, "drafts")
-    if output.exists():
-        raise RunExistsError(f"{output}: already exists; drafts are never overwritten. Choose a new `output`.")
+def check_drafts_output(output: str | Path) -> Path:
+    """``output`` as a ``Path``, refused before any request is paid for where the drafts file cannot be
+    written (``outputs.check_output``: it exists...) or when it names no table format."""
+    path = check_output(output, "drafts file")
+    table_format(path, "drafts")
+    return path
 
 
-def write_drafts(drafts: Drafts, output: Path) -> None:
+def write_drafts(drafts: Drafts, output: str | Path) -> None:
     """Write the drafted cases to ``output`` (CSV, Parquet or JSONL by suffix), atomically; an existing
     file is refused (drafts are never overwritten)."""
-    check_output(output)
-    write_table(drafts.frame, output, replace=False)
+    write_table(drafts.frame, check_drafts_output(output), replace=False)
 
 
-def admit_cases(drafts_path: Path, ids: Sequence[str], *, output: Path | None = None) -> pl.DataFrame:
+def admit_cases(drafts_path: Path, ids: Sequence[str], *, output: str | Path | None = None) -> pl.DataFrame:
     """Mark the cases ``ids`` of the corpus file ``drafts_path`` as reviewed (gold), all at once.
 
     Writes to ``output`` (refused if it exists), else back to ``drafts_path`` atomically, in the
@@ -121,13 +122,10 @@ def admit_cases(drafts_path: Path, ids: Sequence[str], *, output: Path | None = 
     wanted = list(dict.fromkeys(case_id.strip() for case_id in ids if case_id.strip()))
     if not wanted:
         raise ConfigError("no case id to admit: give `ids=[ID, ...]` (the case_id of each reviewed draft).")
-    target = drafts_path if output is None else output
+    in_place = output is None or (Path(output).exists() and Path(output).resolve() == drafts_path.resolve())
+    existing: Existing = "replaced" if in_place else "refused"
+    target = check_output(drafts_path if output is None else output, "admitted corpus", existing=existing)
     table_format(target, "drafts")
-    in_place = output is None or (output.exists() and output.resolve() == drafts_path.resolve())
-    if not in_place and target.exists():
-        raise RunExistsError(
-            f"{output}: already exists and is not replaced. Choose a new `output`, or admit in place without one."
-        )
     corpus = load_corpus(drafts_path)
     known = set(corpus.frame.get_column("case_id").to_list())
     unknown = [case_id for case_id in wanted if case_id not in known]

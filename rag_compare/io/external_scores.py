@@ -21,7 +21,7 @@ from rag_compare.core.digest import json_digest
 from rag_compare.core.errors import ContractError, Problem, ScoresError
 from rag_compare.core.signals import JUDGE_FAILED, SCORED_SIGNALS, SIGNALS_BY_NAME
 from rag_compare.io.columns import coerce_columns
-from rag_compare.io.runfile import ensure_absent
+from rag_compare.io.outputs import check_output
 from rag_compare.io.runs import Run, load_run
 from rag_compare.io.score_presets import apply_preset, require_repeat_column
 from rag_compare.io.scores import Scores, make_scores
@@ -58,7 +58,7 @@ def import_scores(
     as in the run) and gives each (case id, repeat) once; a table without it is refused, preset or not.
     """
     if output is not None:
-        ensure_absent(Path(output), "scores file")
+        check_output(output, "scores file")
     run = run if isinstance(run, Run) else load_run(run)
     noted: dict[str, Any] = {}
     if preset is None:

@@ -44,7 +44,8 @@ from rag_compare.core.rows import count_by
 from rag_compare.core.signals import JUDGE_FAILED
 from rag_compare.io.config import check_config
 from rag_compare.io.credential_scan import refuse_credentials
-from rag_compare.io.runfile import ensure_absent, freeze_frame, read_frozen
+from rag_compare.io.outputs import check_output
+from rag_compare.io.runfile import freeze_frame, read_frozen
 from rag_compare.io.runs import FORMAT_KEY, PAIRS_FORMAT, Run, load_run
 
 __all__ = [
@@ -176,7 +177,7 @@ def judge_pairs(
     with the same reply cache sends only what the cache lacks.
     """
     if output is not None:
-        ensure_absent(Path(output), "pairs file")
+        check_output(output, "pairs file")
     runs = [run if isinstance(run, Run) else load_run(run) for run in (baseline, candidate)]
     evaluator = {"name": judge.name, "fingerprint": judge.fingerprint, "config": dict(judge.config)}
     check_config(evaluator)  # before any request: the settings must be storable

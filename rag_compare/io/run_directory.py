@@ -34,6 +34,7 @@ import polars as pl
 from rag_compare.core.digest import bytes_digest, case_hash, json_digest
 from rag_compare.core.errors import RunFileError, RunIntegrityError
 from rag_compare.core.listing import counted
+from rag_compare.io.outputs import names_folder
 
 __all__ = [
     "BUCKET_RULE",
@@ -117,11 +118,11 @@ class DirectoryRecords:
 
 
 def is_directory_output(output: str | Path | None, buckets: int | None) -> bool:
-    """Whether ``output`` asks for a run directory: ``buckets`` given, a trailing ``/``, or an existing
-    folder (which is then refused as existing)."""
+    """Whether ``output`` asks for a run directory: ``buckets`` given, a path naming a folder (a trailing
+    ``/``: ``outputs.names_folder``), or an existing folder (which is then refused as existing)."""
     if output is None:
         return False
-    return buckets is not None or str(output).endswith(("/", os.sep)) or Path(output).is_dir()
+    return buckets is not None or names_folder(output) or Path(output).is_dir()
 
 
 def bucket_of(case_ids: pl.Series, buckets: int) -> pl.Series:

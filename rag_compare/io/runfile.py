@@ -2,8 +2,8 @@
 
 The fingerprint is the SHA-256 of the file's bytes with the fingerprint itself blanked out (it is
 stored in the schema metadata, which Arrow writes twice: after the magic and in the footer). So any
-byte changed anywhere, or a file cut short, no longer matches and is refused when loaded. Files are
-written atomically and never replace an existing file.
+byte changed anywhere, or a file cut short, no longer matches and is refused when loaded. Files and
+folders are written atomically, where ``outputs.check_output`` allows, and a frozen file replaces nothing.
 
 Rows are written in record batches of ``BATCH_ROWS``, so a reader can take a large run a batch at a time
 (``open_frozen``) instead of decoding it whole.
@@ -12,7 +12,6 @@ Rows are written in record batches of ``BATCH_ROWS``, so a reader can take a lar
 from __future__ import annotations
 
 import contextlib
-import errno
 import io
 import os
 import re
@@ -28,7 +27,8 @@ from typing import Any, BinaryIO, cast
 import polars as pl
 
 from rag_compare.core.digest import bytes_digest, streamed_digest
-from rag_compare.core.errors import RunExistsError, RunFileError, RunIntegrityError
+from rag_compare.core.errors import RunFileError, RunIntegrityError
+from rag_compare.io.outputs import check_output, unwritable
 
 __all__ = [
     "BATCH_ROWS",
@@ -36,8 +36,6 @@ __all__ = [
     "FrozenFile",
     "atomic_directory",
     "atomic_output",
-    "ensure_absent",
-    "ensure_new",
     "freeze_frame",
     "open_frozen",
     "read_frozen",
@@ -51,8 +49,6 @@ BATCH_ROWS = 1 << 16
 _READ_BYTES = 1 << 23
 """Bytes read at a time while a file's fingerprint is checked."""
 _DIGEST_LENGTH = 64
-_ARROW_MAGIC = b"ARROW1"
-"""The bytes an Arrow IPC file starts with."""
 
 
 def serialize(frame: pl.DataFrame, metadata: Mapping[str, str]) -> tuple[bytes, str]:
@@ -159,11 +155,11 @@ def freeze_frame(
     data, fingerprint = serialize(frame, metadata)
     if output is None:
         return fingerprint, None
-    write_atomically(Path(output), data, what=what)
+    write_atomically(output, data, what=what)
     return fingerprint, Path(output)
 
 
-def write_atomically(path: Path, data: bytes, *, replace: bool = False, what: str = "frozen run") -> None:
+def write_atomically(path: str | Path, data: bytes, *, replace: bool = False, what: str = "frozen run") -> None:
     """Write ``data`` to ``path`` atomically: readers see the old file or the whole new one.
 
     Without ``replace`` an existing ``path`` is refused (run files are never replaced); ``what`` names
@@ -174,28 +170,20 @@ def write_atomically(path: Path, data: bytes, *, replace: bool = False, what: st
 
 
 @contextlib.contextmanager
-def atomic_output(path: Path, *, replace: bool = False, what: str = "new file") -> Iterator[BinaryIO]:
+def atomic_output(path: str | Path, *, replace: bool = False, what: str = "new file") -> Iterator[BinaryIO]:
     """A binary stream whose bytes become ``path`` only once the block ends without an error.
 
-    Without ``replace`` an existing ``path`` is refused (``what`` names what is written, ``"report"``,
-    ``"fallback table"``, ..., in that message); with it, a folder or an Arrow file (a frozen run or scores
-    file) is refused still. On an error nothing is left behind, and a failed write, flush, fsync or close
-    (a full disk) raises ``RunFileError`` naming ``path``, whatever error the writer of the block made of it.
+    ``path`` is checked first (``outputs.check_output``; ``what`` names what is written, ``"report"``,
+    ``"fallback table"``, ..., in its messages): without ``replace`` anything there is refused; with it, a
+    regular file that is not an Arrow file (a frozen run or scores file) is replaced. On an error nothing
+    is left behind, and a failed write, flush, fsync or close (a full disk) raises ``RunFileError`` naming
+    ``path``, whatever error the writer of the block made of it.
     """
-    if replace and path.is_dir():
-        raise RunFileError(f"{path}: is a folder. Give the path of a file to write.")
-    if replace and _is_arrow_file(path):
-        raise RunFileError(
-            f"{path}: holds an Arrow file (a frozen run or scores file), which is never replaced. "
-            "Give the path of a new file to write."
-        )
-    if not replace:
-        ensure_absent(path, what)
+    path = check_output(path, what, existing="replaced" if replace else "refused")
     try:
-        path.parent.mkdir(parents=True, exist_ok=True)
         handle, temporary = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".partial", dir=path.parent)
     except OSError as error:
-        raise _unwritable(path, error) from None
+        raise unwritable(path, error) from None
     try:
         os.fchmod(handle, 0o666 & ~_current_umask())
         with os.fdopen(handle, "wb") as target, _Recorded(target) as stream:
@@ -206,42 +194,50 @@ def atomic_output(path: Path, *, replace: bool = False, what: str = "new file") 
             except Exception:
                 if stream.error is None:
                     raise
-                raise _unwritable(path, stream.error) from None
-        if replace:
-            os.replace(temporary, path)
-        else:
-            os.link(temporary, path)
-    except FileExistsError:
-        raise _exists(path, what) from None
+                raise unwritable(path, stream.error) from None
+        _place(temporary, path, replace=replace, what=what)
     except OSError as error:
-        raise _unwritable(path, error) from None
+        raise unwritable(path, error) from None
     finally:
         with contextlib.suppress(FileNotFoundError):
             os.unlink(temporary)
 
 
+def _place(temporary: str, path: Path, *, replace: bool, what: str) -> None:
+    """Give the whole ``temporary`` file the name ``path``: with ``replace`` over what is there (checked
+    again: it may have changed meanwhile), else only where nothing is yet (a hard link never replaces)."""
+    if replace:
+        check_output(path, what, existing="replaced")
+        os.replace(temporary, path)
+        return
+    try:
+        os.link(temporary, path)
+    except FileExistsError:
+        check_output(path, what)
+        raise
+
+
 @contextlib.contextmanager
-def atomic_directory(path: Path, *, what: str) -> Iterator[Path]:
+def atomic_directory(path: str | Path, *, what: str) -> Iterator[Path]:
     """A new, empty folder whose files become the folder ``path`` only once the block ends without an error.
 
-    An existing ``path`` is refused (``what`` names what is written, in that message); on an error nothing
-    is left behind, and a failed write raises ``RunFileError`` naming ``path``.
+    ``path`` is checked first (``outputs.check_output``): anything there is refused (``what`` names what is
+    written, in that message); on an error nothing is left behind, and a failed write raises
+    ``RunFileError`` naming ``path``.
     """
-    ensure_new(path, what)
+    path = check_output(path, what, folder=True)
     try:
-        path.parent.mkdir(parents=True, exist_ok=True)
         temporary = Path(tempfile.mkdtemp(prefix=f".{path.name}.", suffix=".partial", dir=path.parent))
     except OSError as error:
-        raise _unwritable(path, error) from None
+        raise unwritable(path, error) from None
     try:
         os.chmod(temporary, 0o777 & ~_current_umask())
         yield temporary
         _fsync_tree(temporary)
-        if path.exists():
-            raise _exists(path, what)
+        check_output(path, what, folder=True)
         os.rename(temporary, path)
     except OSError as error:
-        raise _unwritable(path, error) from None
+        raise unwritable(path, error) from None
     finally:
         shutil.rmtree(temporary, ignore_errors=True)
 
@@ -259,14 +255,6 @@ def _fsync_tree(folder: Path) -> None:
         os.fsync(handle)
     finally:
         os.close(handle)
-
-
-def _is_arrow_file(path: Path) -> bool:
-    try:
-        with path.open("rb") as stream:
-            return stream.read(len(_ARROW_MAGIC)) == _ARROW_MAGIC
-    except OSError:
-        return False
 
 
 class _Recorded(io.BufferedIOBase):
@@ -302,41 +290,10 @@ class _Recorded(io.BufferedIOBase):
             raise
 
 
-def _unwritable(path: Path, error: OSError) -> RunFileError:
-    reason = error.strerror or (os.strerror(error.errno) if error.errno else str(error))
-    hint = (
-        "Free some space on that disk, or write somewhere else."
-        if error.errno in {errno.ENOSPC, errno.EDQUOT, errno.EFBIG}
-        else "Check the folder and its permissions."
-    )
-    return RunFileError(f"{path}: cannot be written ({reason}). {hint}")
-
-
 def _current_umask() -> int:
     mask = os.umask(0)
     os.umask(mask)
     return mask
-
-
-def ensure_absent(path: Path, what: str = "frozen run") -> None:
-    """Refuse early, before any work, when ``path`` exists; ``what`` names what would be written there."""
-    if path.is_dir():
-        raise RunExistsError(f"{path}: is a folder. Give the path of a new file for the {what}.")
-    if path.exists():
-        raise _exists(path, what)
-
-
-def ensure_new(path: Path, what: str) -> None:
-    """Refuse early, before any work, when a file or folder is at ``path``, where a folder is to be written."""
-    if path.exists():
-        raise _exists(path, what)
-
-
-def _exists(path: Path, what: str) -> RunExistsError:
-    return RunExistsError(
-        f"{path}: already exists and is never overwritten by the {what}. Choose a new output path, "
-        "or move the file away first."
-    )
 
 
 def _file_digest(path: Path, marker: str) -> str:

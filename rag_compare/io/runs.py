@@ -24,6 +24,7 @@ from rag_compare.core.result import Report, labelled
 from rag_compare.core.rows import count_by
 from rag_compare.io.config import RESERVED_KEYS, check_config
 from rag_compare.io.corpus import Corpus, load_corpus, refuse_unreviewed
+from rag_compare.io.outputs import check_output
 from rag_compare.io.records import join_labels
 from rag_compare.io.run_directory import (
     DEFAULT_BUCKETS,
@@ -34,7 +35,7 @@ from rag_compare.io.run_directory import (
     read_run_directory,
     verify_parts,
 )
-from rag_compare.io.runfile import FrozenFile, ensure_absent, freeze_frame, open_frozen
+from rag_compare.io.runfile import FrozenFile, freeze_frame, open_frozen
 
 __all__ = [
     "PAIRS_FORMAT",
@@ -233,7 +234,7 @@ def freeze_records(
         )
         return _directory_run(directory)
     if output is not None:
-        ensure_absent(Path(output))
+        check_output(output, "frozen run")
     loaded = corpus if isinstance(corpus, Corpus) else load_corpus(corpus)
     frame = join_labels(records, loaded, environ)
     if not include_unreviewed:

@@ -37,7 +37,8 @@ from rag_compare.core.rows import count_by
 from rag_compare.core.signals import JUDGE_FAILED, SCORED_SIGNALS, SIGNALS_BY_NAME
 from rag_compare.io.config import check_config
 from rag_compare.io.credential_scan import refuse_credentials
-from rag_compare.io.runfile import ensure_absent, freeze_frame, read_frozen
+from rag_compare.io.outputs import check_output
+from rag_compare.io.runfile import freeze_frame, read_frozen
 from rag_compare.io.runs import FORMAT_KEY, SCORES_FORMAT, OpenedRun, Run
 
 __all__ = [
@@ -137,7 +138,7 @@ def score_run(run: Run, judge: Judge, *, output: str | Path | None = None) -> Sc
     LLM judge does) keeps its own, failures included.
     """
     if output is not None:
-        ensure_absent(Path(output), "scores file")
+        check_output(output, "scores file")
     evaluator = {"name": judge.name, "fingerprint": judge.fingerprint, "config": dict(judge.config)}
     check_config(evaluator)  # before any request: the settings must be storable
     verdicts = judge.judge(run.records)

@@ -18,12 +18,15 @@ from typing import Any
 
 from rag_compare.core.digest import json_digest
 from rag_compare.core.errors import ConfigError
+from rag_compare.io.outputs import check_output
 
 __all__ = ["CACHE_ENV", "ReplyCache", "default_cache_path", "opened_cache", "request_key"]
 
 CACHE_ENV = "RAG_COMPARE_CACHE"
 """Environment variable naming the cache file (default: ``rag-compare/replies.sqlite3`` in the user's cache folder)."""
 _BATCH = 500
+_SIDE_FILES = ("-wal", "-shm", "-journal")
+"""What SQLite writes beside the cache file, by the suffix of its name."""
 
 
 def default_cache_path(environ: Mapping[str, str] | None = None) -> Path:
@@ -31,6 +34,11 @@ def default_cache_path(environ: Mapping[str, str] | None = None) -> Path:
     environ = os.environ if environ is None else environ
     if environ.get(CACHE_ENV):
         return Path(environ[CACHE_ENV]).expanduser()
+    return _user_cache_path(environ)
+
+
+def _user_cache_path(environ: Mapping[str, str]) -> Path:
+    """The cache file in the user's cache folder, whose folders rag-compare creates itself."""
     root = Path(environ["XDG_CACHE_HOME"]) if environ.get("XDG_CACHE_HOME") else Path.home() / ".cache"
     return root / "rag-compare" / "replies.sqlite3"
 
@@ -57,12 +65,17 @@ def request_key(endpoint: str, body: Mapping[str, Any]) -> str:
 
 
 class ReplyCache:
-    """Replies by request key, in a SQLite file (created with its folder when missing)."""
+    """Replies by request key, in a SQLite file (created when missing; its folder too only for the file in
+    the user's cache folder). Any other path must be in an existing folder, and the file, and SQLite's files
+    beside it, regular files where they exist (``outputs.check_output``)."""
 
     def __init__(self, path: str | Path) -> None:
         self.path = Path(path)
         try:
-            self.path.parent.mkdir(parents=True, exist_ok=True)
+            if self.path == _user_cache_path(os.environ):
+                self.path.parent.mkdir(parents=True, exist_ok=True)
+            for file in (path, *(f"{self.path}{suffix}" for suffix in _SIDE_FILES)):
+                check_output(file, "reply cache", existing="updated", parameter="cache")
             self._connection = sqlite3.connect(self.path, timeout=30, check_same_thread=False)
             self._connection.execute("PRAGMA journal_mode=WAL")
             self._connection.execute("PRAGMA synchronous=NORMAL")

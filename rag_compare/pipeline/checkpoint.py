@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import IO, Any
 
 from rag_compare.core.errors import CaptureError
+from rag_compare.io.outputs import check_output
 
 __all__ = ["Checkpoint", "Sample", "checkpoint_path", "sample_of"]
 
@@ -49,8 +50,10 @@ class Checkpoint:
     def open(cls, path: Path, settings: str) -> Checkpoint:
         """The checkpoint at ``path`` for ``settings`` (a digest), created when absent.
 
-        Raises ``CaptureError`` when the file belongs to other settings or is damaged before its end.
+        Raises ``CaptureError`` when the file belongs to other settings or is damaged before its end, and
+        ``RunFileError`` when ``path`` is no place for it (``outputs.check_output``: a FIFO, a folder...).
         """
+        check_output(path, "capture checkpoint", existing="updated")
         records: dict[Sample, dict[str, Any]] = {}
         if path.is_file() and b"\n" not in path.read_bytes():  # killed before its first line was whole
             path.unlink()
@@ -60,7 +63,6 @@ class Checkpoint:
                 raw.truncate(good_length)
             stream = path.open("a", encoding="utf-8")
         else:
-            path.parent.mkdir(parents=True, exist_ok=True)
             stream = path.open("x", encoding="utf-8")
             stream.write(json.dumps({"format": _FORMAT, "settings": settings}) + "\n")
             stream.flush()

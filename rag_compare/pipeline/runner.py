@@ -50,8 +50,8 @@ from rag_compare.core.protocols import (
 from rag_compare.io.config import RESERVED_KEYS, check_config
 from rag_compare.io.corpus import Corpus, load_corpus
 from rag_compare.io.credential_scan import credential_cells
+from rag_compare.io.outputs import check_output
 from rag_compare.io.run_directory import RUN_DIRECTORY, is_directory_output
-from rag_compare.io.runfile import ensure_absent, ensure_new
 from rag_compare.io.runs import Run
 from rag_compare.llm.dispatch import run_concurrently, run_sync
 from rag_compare.llm.limits import LimitKeywords, Limits, backoff_wait, limits_from, retry_after
@@ -177,10 +177,7 @@ def _opened_checkpoint(
 ) -> Checkpoint:
     """The checkpoint beside ``output`` (refused if ``output`` exists; a run ``directory`` or a file), for
     these settings and this corpus."""
-    if directory:
-        ensure_new(output, RUN_DIRECTORY)
-    else:
-        ensure_absent(output)
+    check_output(output, RUN_DIRECTORY if directory else "frozen run", folder=directory)
     settings = json_digest({"config": run_config, "corpus": corpus_fingerprint})
     return Checkpoint.open(checkpoint_path(output), settings)
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import os
 import signal
+import stat
 import subprocess
 import sys
 import time
@@ -20,6 +21,7 @@ from rag_compare.pipeline.checkpoint import checkpoint_path
 from tests.helpers.chat_server import ChatServer, Reply
 from tests.helpers.credential_shapes import OPENAI_KEY
 from tests.helpers.data import EXAMPLE_CORPUS, ROOT
+from tests.helpers.special_files import not_blocked_by
 
 PASSAGES = ROOT / "corpora" / "handbook_passages.csv"
 REVIEWED_CASES = 35  # the example corpus holds 36 cases, one of them an unreviewed synthetic draft
@@ -75,6 +77,22 @@ def test_bad_input_exits_2_with_a_message(cli: Callable[..., Result], tmp_path: 
     taken = cli(*base, "--set", "top_k=9", "--output", tmp_path / "e.arrow")
     assert taken.exit_code == 2
     assert "capture records itself" in taken.output
+
+
+@pytest.mark.parametrize("output", ["run.arrow", "run/"])
+def test_a_fifo_as_the_checkpoint_is_refused_before_any_case_runs(
+    cli: Callable[..., Result], tmp_path: Path, output: str
+) -> None:
+    fifo = checkpoint_path(tmp_path / output)
+    os.mkfifo(fifo)
+    with not_blocked_by(fifo):
+        result = cli(
+            "capture", EXAMPLE_CORPUS, "--passages", PASSAGES, "--top-k", 3, "--output", f"{tmp_path}/{output}"
+        )
+    assert result.exit_code == 2, result.output
+    assert f"{fifo}: is a FIFO (named pipe), which the capture checkpoint is never written to" in result.stderr
+    assert stat.S_ISFIFO(os.lstat(fifo).st_mode)
+    assert list(tmp_path.iterdir()) == [fifo]
 
 
 def _samples(records: pl.DataFrame) -> list[tuple[str, int]]:

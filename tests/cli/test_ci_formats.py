@@ -5,6 +5,8 @@ missing in the candidate = 8.82%)."""
 
 from __future__ import annotations
 
+import os
+import stat
 from collections.abc import Callable
 from pathlib import Path
 
@@ -13,6 +15,7 @@ from click.testing import Result
 from junitparser import Failure, JUnitXml
 
 from tests.helpers.data import HANDMADE_RUNS
+from tests.helpers.special_files import not_blocked_by
 from tests.helpers.workflow_commands import parsed
 
 Cli = Callable[..., Result]
@@ -48,6 +51,16 @@ def test_github_annotates_the_held_condition_and_appends_the_report_to_the_step_
     written = summary.read_text(encoding="utf-8")
     assert written.startswith("earlier step\n# baseline → candidate\n")
     assert "gate failed: 1 of 2 conditions held" in result.stderr
+
+
+def test_a_step_summary_that_is_a_fifo_is_refused_unopened(cli: Cli, tmp_path: Path) -> None:
+    summary = tmp_path / "summary.md"
+    os.mkfifo(summary)
+    with not_blocked_by(summary):
+        result = cli(*RUNS, "--format", "github", *GATE, env={"GITHUB_STEP_SUMMARY": str(summary)})
+    assert result.exit_code == 2, result.output
+    assert f"{summary}: is a FIFO (named pipe), which the step summary is never written to" in result.stderr
+    assert stat.S_ISFIFO(os.lstat(summary).st_mode)
 
 
 def test_github_with_output_writes_the_report_there_and_leaves_the_step_summary_alone(cli: Cli, tmp_path: Path) -> None:

@@ -48,6 +48,7 @@ def test_compare_alias_and_python_m_give_the_same_output(cli: Cli) -> None:
 
 def test_json_output_to_a_file(cli: Cli, tmp_path: Path) -> None:
     output = tmp_path / "out" / "comparison.json"
+    output.parent.mkdir()
     result = cli(BASELINE, CANDIDATE, "--corpus", EXAMPLE_CORPUS, "--format", "json", "--output", output)
     assert result.exit_code == 0
     assert result.stdout.startswith(f"wrote the json comparison to {output}: ")

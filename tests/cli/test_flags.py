@@ -59,11 +59,11 @@ def test_a_parameter_in_a_library_error_is_a_flag_at_the_command_line(cli: Cli, 
     drafts, taken = write("drafts.csv", UNREVIEWED), write("taken.csv", UNREVIEWED)
     with pytest.raises(RunExistsError) as raised:
         admit_cases(drafts, ["hotel@v2"], output=taken)
-    assert "Choose a new `output`, or admit in place without one." in str(raised.value)
+    assert "Give `output` a new path, or move the file away first." in str(raised.value)
     assert "--" not in str(raised.value)
     result = cli("admit", drafts, "--ids", "hotel@v2", "--output", taken)
     assert result.exit_code == 2
-    assert "Choose a new --output, or admit in place without one." in result.stderr
+    assert "Give --output a new path, or move the file away first." in result.stderr
 
 
 def test_a_call_a_library_error_suggests_is_a_command_at_the_command_line(

@@ -1,8 +1,9 @@
-"""Shared command-line options: every float option of every command refuses NaN and infinities, and no command
-writes over one of its own inputs."""
+"""Shared command-line options: every float option of every command refuses NaN and infinities, no command
+writes over one of its own inputs, and every output is checked before any work."""
 
 from __future__ import annotations
 
+import os
 from collections.abc import Callable
 from pathlib import Path
 
@@ -23,6 +24,7 @@ from rag_compare.cli.options import (
 )
 from rag_compare.llm.limits import Limits
 from tests.helpers.data import HANDMADE_RUNS
+from tests.helpers.special_files import BAD_OUTPUTS, bad_output, node_kind, not_blocked_by
 
 Cli = Callable[..., Result]
 RUN = HANDMADE_RUNS / "baseline.arrow"
@@ -239,3 +241,84 @@ def test_any_command_may_take_its_format_from_its_output(tmp_path: Path) -> None
     assert "the --output file's extension chooses: .txt text, .json json, .md markdown" in " ".join(
         runner.invoke(command, ["--help"]).output.split()
     )
+
+
+ENDPOINT = "--model m --base-url http://127.0.0.1:9/v1 --timeout 1 --max-retries 0"
+"""An endpoint nothing listens on: no command may get as far as calling it."""
+WRITERS = {
+    # command line (names in braces are files under tmp_path; {out} the output tried), and its option
+    "compare": ("{baseline} {candidate} --format json --output {out}", "--output"),
+    "compare to a folder": ("{baseline} {candidate} --output {out}/", "--output"),
+    "freeze": ("freeze {records} --corpus {corpus} --output {out}", "--output"),
+    "freeze to a run directory": ("freeze {records} --corpus {corpus} --output {out}/", "--output"),
+    "import-run": ("import-run {units} --from ragas --corpus {corpus} --output {out}", "--output"),
+    "import-run to a run directory": ("import-run {units} --from ragas --corpus {corpus} --output {out}/", "--output"),
+    "merge-repeats": ("merge-repeats {first} {second} --output {out}", "--output"),
+    "capture": ("capture {corpus} --passages {passages} --top-k 1 --output {out}", "--output"),
+    "capture to a run directory": ("capture {corpus} --passages {passages} --top-k 1 --output {out}/", "--output"),
+    "score": ("score {candidate} --judge lexical --output {out}", "--output"),
+    "score --cache": (f"score {{candidate}} {ENDPOINT} --cache {{out}} --output {{new}}", "--cache"),
+    "import-scores": (
+        "import-scores {candidate} {trust} --evaluator e --map trust=trustworthiness --output {out}",
+        "--output",
+    ),
+    "judge-pairs": (f"judge-pairs {{baseline}} {{candidate}} {ENDPOINT} --output {{out}}", "--output"),
+    "judge-pairs --cache": (
+        f"judge-pairs {{baseline}} {{candidate}} {ENDPOINT} --cache {{out}} --output {{new}}",
+        "--cache",
+    ),
+    "fallback": (
+        "fallback {candidate} --scores {scores} --signal trustworthiness --threshold 0.5 --output {out}",
+        "--output",
+    ),
+    "draft-cases": (f"draft-cases --passages {{passages}} {ENDPOINT} --n 1 --output {{out}}", "--output"),
+    "draft-cases --cache": (
+        f"draft-cases --passages {{passages}} {ENDPOINT} --n 1 --cache {{out}} --output {{new}}.csv",
+        "--cache",
+    ),
+    "admit": ("admit {corpus} --ids hotel@v2 --output {out}", "--output"),
+}
+SAID = {
+    "character device": "{path}: is a character device",
+    "FIFO": "{path}: is a FIFO (named pipe)",
+    "socket": "{path}: is a socket",
+    "link to a device": "{path}: is a symbolic link",
+    "missing folder": "{path}: cannot be written: the folder {path.parent} does not exist. Create it first",
+    "trailing slash": "{out}: names a folder, but the",
+}
+"""How the message starts for each kind of bad output."""
+FOLDER_WRITERS = ("compare", "freeze", "import-run", "capture")
+"""The commands for which a trailing / names the folder they write."""
+BAD_WRITES = [
+    pytest.param(command, option, kind, id=f"{name}, {kind}")
+    for name, (command, option) in WRITERS.items()
+    for kind in BAD_OUTPUTS
+    if not (kind == "trailing slash" and name.split()[0] in FOLDER_WRITERS)
+]
+
+
+@pytest.mark.parametrize(("command", "option", "kind"), BAD_WRITES)
+@pytest.mark.usefixtures("reply_cache")
+def test_every_output_is_refused_before_any_work_where_it_cannot_be_written(
+    cli: Cli,
+    writer_inputs: dict[str, Path],
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    command: str,
+    option: str,
+    kind: str,
+) -> None:
+    from rag_compare.io.run_import import FORMATS
+
+    monkeypatch.setitem(FORMATS, "ragas", "tests.io.test_run_import:units_reader")
+    out = bad_output(kind, tmp_path / "out.csv")
+    nodes = {path: node_kind(path) for path in (out, tmp_path / "out.csv.device") if os.path.lexists(path)}
+    before = sorted([*tmp_path.rglob("*"), *writer_inputs["corpus"].parent.iterdir()])
+    with not_blocked_by(out):
+        line = command.format(**writer_inputs, new=tmp_path / "new.arrow", out=out)
+        result = cli(*line.split(), env={"OPENAI_API_KEY": ""})
+    assert result.exit_code == 2, result.output
+    assert SAID[kind].format(path=Path(out), out=out) in result.stderr, result.stderr
+    assert option in result.stderr
+    assert {path: node_kind(path) for path in nodes} == nodes
+    assert sorted([*tmp_path.rglob("*"), *writer_inputs["corpus"].parent.iterdir()]) == before

@@ -22,7 +22,7 @@ Write = Callable[[str, str | bytes], Path]
 
 def test_freeze_and_show(cli: Cli, tmp_path: Path, small_records: Path, small_corpus: Path, write: Write) -> None:
     config = write("config.toml", 'model = "m1"\n[retriever]\nkind = "bm25"\n')
-    output = tmp_path / "out" / "base.arrow"
+    output = tmp_path / "base.arrow"
     result = cli(
         "freeze", small_records, "--corpus", small_corpus, "--config", config,
         "--set", "top_k=5", "--set", "retriever.kind=dense", "--set", "label=v 2", "--output", output,
@@ -274,6 +274,7 @@ def test_a_full_disk_names_the_run_path(
     cli: Cli, tmp_path: Path, small_records: Path, small_corpus: Path, full_disk: Callable[[str], None], where: str
 ) -> None:
     output = tmp_path / "out" / "run.arrow"
+    output.parent.mkdir()
     full_disk(where)
     result = cli("freeze", small_records, "--corpus", small_corpus, "--output", output)
     assert result.exit_code == 2
@@ -438,5 +439,5 @@ def test_merge_repeats_refusals_exit_2_and_write_nothing(
         assert not output.exists()
     refused = cli("merge-repeats", first, other, "--output", first)
     assert refused.exit_code == 2
-    assert "is one of the runs being merged; give --output the path of a new file" in refused.stderr
+    assert f"--output {first} is the same file as RUNS {first}: a command never writes over" in refused.stderr
     assert cli("merge-repeats", "--output", output).exit_code == 2  # no run at all: a usage error

@@ -1,4 +1,5 @@
-"""The drafts file: writing drafts, never over a file, and admitting reviewed cases as gold."""
+"""The drafts file: writing drafts, never over a file, and admitting reviewed cases as gold (in place only in a
+regular file)."""
 
 from __future__ import annotations
 
@@ -7,10 +8,11 @@ from pathlib import Path
 import polars as pl
 import pytest
 
-from rag_compare.core.errors import ConfigError, InputFileError, RunExistsError
+from rag_compare.core.errors import ConfigError, InputFileError, RunExistsError, RunFileError
 from rag_compare.io.corpus import load_corpus
 from rag_compare.io.drafts_file import Drafts, admit_cases, write_drafts
 from tests.helpers.drafting import drafts_of
+from tests.helpers.special_files import NODES, bad_output, node_kind, not_blocked_by
 
 
 @pytest.fixture
@@ -37,7 +39,7 @@ def test_write_drafts_never_overwrites(tmp_path: Path, drafts: Drafts) -> None:
     output = tmp_path / "drafts.csv"
     write_drafts(drafts, output)
     written = output.read_bytes()
-    with pytest.raises(RunExistsError, match="drafts are never overwritten"):
+    with pytest.raises(RunExistsError, match="never overwritten by the drafts file"):
         write_drafts(drafts, output)
     assert output.read_bytes() == written
     with pytest.raises(InputFileError, match=r"unknown drafts file type '\.xlsx'"):
@@ -78,7 +80,28 @@ def test_admit_to_an_output_leaves_the_drafts_and_refuses_an_existing_output(tmp
     admit_cases(path, [known], output=output)
     assert path.read_bytes() == before
     assert load_corpus(output).frame.filter("reviewed").get_column("case_id").to_list() == [known]
-    with pytest.raises(RunExistsError, match="Choose a new `output`, or admit in place"):
+    with pytest.raises(RunExistsError, match="never overwritten by the admitted corpus"):
         admit_cases(path, [known], output=output)
     admit_cases(path, [known], output=path)  # the drafts file itself: in place
     assert load_corpus(path).frame.filter("reviewed").get_column("case_id").to_list() == [known]
+
+
+def test_admit_in_place_replaces_only_a_regular_file(tmp_path: Path, drafts: Drafts) -> None:
+    path, link = tmp_path / "drafts.csv", tmp_path / "link.csv"
+    write_drafts(drafts, path)
+    before = path.read_bytes()
+    link.symlink_to(path)
+    known = drafts.frame.get_column("case_id")[0]
+    for given in ({"drafts_path": link}, {"drafts_path": path, "output": link}):
+        with pytest.raises(RunFileError, match=f"^{link}: is a symbolic link, which an output never replaces"):
+            admit_cases(ids=[known], **given)
+    assert (link.is_symlink(), path.read_bytes()) == (True, before)
+
+
+@pytest.mark.parametrize("kind", NODES)
+def test_admit_in_place_refuses_a_special_file_unopened(tmp_path: Path, kind: str) -> None:
+    node = Path(bad_output(kind, tmp_path / "drafts.csv"))
+    before = node_kind(node)
+    with not_blocked_by(node), pytest.raises(RunFileError, match=f"^{node}: is a (character device|FIFO|socket|symb)"):
+        admit_cases(node, ["draft-a@v2"])
+    assert node_kind(node) == before

@@ -290,7 +290,7 @@ def test_an_existing_output_is_never_overwritten(tmp_path: Path) -> None:
 
 def test_written_scores_load_back_the_same(tmp_path: Path) -> None:
     source = write_rows(tmp_path / "trust.parquet", ROWS)
-    output = tmp_path / "out" / "candidate.scores.arrow"
+    output = tmp_path / "candidate.scores.arrow"
     made = imported(source, config={"model": "trust-v2"}, output=output)
     assert made.path == output
     loaded = load_scores(output)

@@ -1,7 +1,15 @@
-"""The frozen-run file: integrity against any changed byte or truncation, atomic no-clobber writes."""
+"""The frozen-run file: integrity against any changed byte or truncation; atomic writes of files and folders
+that replace nothing but a regular file they may replace, and never a special file, even one that appears
+while they write."""
 
 from __future__ import annotations
 
+import contextlib
+import functools
+import os
+import stat
+from collections.abc import Callable, Iterator
+from contextlib import AbstractContextManager
 from pathlib import Path
 
 import polars as pl
@@ -11,7 +19,16 @@ from hypothesis import strategies as st
 
 from rag_compare.core.errors import RunExistsError, RunFileError, RunIntegrityError
 from rag_compare.io import runfile
-from rag_compare.io.runfile import BATCH_ROWS, open_frozen, read_frozen, serialize, write_atomically
+from rag_compare.io.runfile import (
+    BATCH_ROWS,
+    atomic_directory,
+    atomic_output,
+    open_frozen,
+    read_frozen,
+    serialize,
+    write_atomically,
+)
+from tests.helpers.special_files import NODES, bad_output, node_kind, not_blocked_by
 
 FRAME = pl.DataFrame({"case_id": ["a", "b", "c"], "answer": ["yes", None, "no"], "latency_ms": [1.0, 2.5, None]})
 METADATA = {"rag_compare.config": '{"name": "x"}'}
@@ -112,11 +129,86 @@ def test_existing_file_is_never_replaced(tmp_path: Path) -> None:
     assert list(tmp_path.iterdir()) == [path]
 
 
-def test_write_leaves_no_temporary_file_and_creates_folders(tmp_path: Path) -> None:
-    path = tmp_path / "nested" / "run.arrow"
+def test_write_leaves_no_temporary_file(tmp_path: Path) -> None:
+    path = tmp_path / "run.arrow"
     write_atomically(path, DATA)
     assert list(path.parent.iterdir()) == [path]
     assert path.read_bytes() == DATA
+
+
+def test_a_missing_folder_is_refused_never_created(tmp_path: Path) -> None:
+    with pytest.raises(RunFileError, match=f"the folder {tmp_path / 'nested'} does not exist. Create it first"):
+        write_atomically(tmp_path / "nested" / "run.arrow", DATA)
+    with pytest.raises(RunFileError, match="does not exist"), atomic_directory(tmp_path / "nested" / "dir", what="d"):
+        pass
+    assert list(tmp_path.iterdir()) == []
+
+
+@contextlib.contextmanager
+def _written_folder(path: Path) -> Iterator[None]:
+    with atomic_directory(path, what="run directory") as folder:
+        (folder / "part").write_bytes(DATA)
+        yield
+
+
+@contextlib.contextmanager
+def _written_file(path: Path, *, replace: bool) -> Iterator[None]:
+    with atomic_output(path, replace=replace, what="report") as stream:
+        stream.write(DATA)
+        yield
+
+
+WRITES = {
+    "a new file": functools.partial(_written_file, replace=False),
+    "a file that may replace one": functools.partial(_written_file, replace=True),
+    "a folder": _written_folder,
+}
+
+
+@pytest.mark.parametrize("kind", NODES)
+@pytest.mark.parametrize("write", WRITES.values(), ids=WRITES.keys())
+def test_a_special_file_is_never_opened_nor_replaced(
+    tmp_path: Path, write: Callable[[Path], AbstractContextManager[None]], kind: str
+) -> None:
+    node = Path(bad_output(kind, tmp_path / "out"))
+    before, listed = node_kind(node), sorted(tmp_path.iterdir())
+    refused = pytest.raises(RunFileError, match=f"^{node}: is a (character device|FIFO|socket|symbolic link)")
+    with not_blocked_by(node), refused, write(node):
+        pass
+    assert node_kind(node) == before
+    assert sorted(tmp_path.iterdir()) == listed
+
+
+@pytest.mark.parametrize("write", WRITES.values(), ids=WRITES.keys())
+def test_a_fifo_that_appears_while_writing_is_not_replaced(
+    tmp_path: Path, write: Callable[[Path], AbstractContextManager[None]]
+) -> None:
+    path = tmp_path / "out"
+    with not_blocked_by(path), pytest.raises(RunFileError, match=f"^{path}: is a FIFO"), write(path):
+        os.mkfifo(path)
+    assert stat.S_ISFIFO(os.lstat(path).st_mode)
+    assert list(tmp_path.iterdir()) == [path]
+
+
+def test_a_link_is_never_replaced_nor_written_through(tmp_path: Path) -> None:
+    target, link = tmp_path / "report.txt", tmp_path / "link.txt"
+    target.write_text("old report")
+    link.symlink_to(target)
+    with pytest.raises(RunFileError, match=f"^{link}: is a symbolic link"):
+        write_atomically(link, DATA, replace=True)
+    assert (link.is_symlink(), target.read_text()) == (True, "old report")
+    write_atomically(target, DATA, replace=True)  # the file itself may be replaced
+    assert target.read_bytes() == DATA
+
+
+def test_a_file_output_named_as_a_folder_is_refused(tmp_path: Path) -> None:
+    for named in (f"{tmp_path}/run.arrow/", f"{tmp_path}/run.arrow/.", f"{tmp_path}/sub/.."):
+        with pytest.raises(RunFileError, match="names a folder, but the frozen run is a file"):
+            write_atomically(named, DATA)
+    assert list(tmp_path.iterdir()) == []
+    with atomic_directory(f"{tmp_path}/run/", what="run directory") as folder:
+        (folder / "part").write_bytes(DATA)
+    assert (tmp_path / "run" / "part").read_bytes() == DATA
 
 
 def test_unwritable_place_names_the_output_not_a_temporary(tmp_path: Path) -> None:

@@ -23,7 +23,7 @@ EPOCH = {"SOURCE_DATE_EPOCH": "1795000000"}
 
 
 def test_freeze_then_load_gives_the_same_run(tmp_path: Path, small_records: Path, small_corpus: Path) -> None:
-    output = tmp_path / "runs" / "base.arrow"
+    output = tmp_path / "base.arrow"
     frozen = freeze_run(small_records, small_corpus, {"top_k": 3, "retriever": {"kind": "bm25"}}, output=output)
     loaded = load_run(output)
     assert loaded.records.equals(frozen.records)

@@ -1,6 +1,6 @@
 """The capture checkpoint file: records kept across a reopen by (case, repeat), the last line of a sample
 winning, a line without a repeat read as repeat 0, a cut-off line dropped, a file of other settings or a
-damaged one refused."""
+damaged one refused, and a special file in its place refused unopened."""
 
 from __future__ import annotations
 
@@ -8,8 +8,9 @@ from pathlib import Path
 
 import pytest
 
-from rag_compare.core.errors import CaptureError
+from rag_compare.core.errors import CaptureError, RunFileError
 from rag_compare.pipeline.checkpoint import Checkpoint, checkpoint_path, sample_of
+from tests.helpers.special_files import NODES, bad_output, node_kind, not_blocked_by
 
 
 def test_the_checkpoint_lives_beside_its_run(tmp_path: Path) -> None:
@@ -17,7 +18,7 @@ def test_the_checkpoint_lives_beside_its_run(tmp_path: Path) -> None:
 
 
 def test_records_survive_a_reopen_and_a_case_counts_by_its_last_line(tmp_path: Path) -> None:
-    path = tmp_path / "deep" / "run.arrow.checkpoint.jsonl"
+    path = tmp_path / "run.arrow.checkpoint.jsonl"
     checkpoint = Checkpoint.open(path, "s1")
     checkpoint.append({"case_id": "a@v1", "status": "failed"})
     checkpoint.append({"case_id": "b@v1", "status": "ok"})
@@ -101,3 +102,12 @@ def test_a_header_cut_off_before_its_end_starts_a_new_checkpoint(tmp_path: Path)
     checkpoint.close()
     assert checkpoint.records == {}
     assert path.read_text(encoding="utf-8") == '{"format": "rag-compare-checkpoint-1", "settings": "s1"}\n'
+
+
+@pytest.mark.parametrize("kind", NODES)
+def test_a_special_file_in_the_checkpoint_s_place_is_refused_unopened(tmp_path: Path, kind: str) -> None:
+    node = Path(bad_output(kind, tmp_path / "run.arrow.checkpoint.jsonl"))
+    before = node_kind(node)
+    with not_blocked_by(node), pytest.raises(RunFileError, match=f"^{node}: is a (character device|FIFO|socket|symb)"):
+        Checkpoint.open(node, "s1")
+    assert node_kind(node) == before
