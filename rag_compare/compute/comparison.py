@@ -20,6 +20,7 @@ from rag_compare.compute.case_texts import CaseTexts
 from rag_compare.compute.configdiff import ConfigChange
 from rag_compare.compute.preference import PREFERENCE_COLUMNS, Preference
 from rag_compare.compute.repeats import NoiseFloor
+from rag_compare.core.credentials import redact
 from rag_compare.core.listing import counts_line
 from rag_compare.core.result import CI_FORMATS, DEFAULT_MAX_CASES, REPORT_FORMATS, Report, to_json
 from rag_compare.core.result import FORMATS as SUMMARY_FORMATS  # the text and JSON every result renders
@@ -142,7 +143,7 @@ class Comparison(Report):
 
     def __repr__(self) -> str:
         runs = " → ".join(f"{run.name} ({run.fingerprint[:12]})" for run in (self.baseline, self.candidate))
-        return f"<Comparison {runs}: {self.n_cases} cases: {self.counts_text(', ')}>"
+        return redact(f"<Comparison {runs}: {self.n_cases} cases: {self.counts_text(', ')}>")
 
     @property
     def cases(self) -> pl.DataFrame:
