@@ -30,6 +30,7 @@ __all__ = [
     "RAY_ADDRESS",
     "RUN_CONFIG",
     "Command",
+    "FreezingCommand",
     "choice_option",
     "endpoint_settings",
     "engine_option",
@@ -62,6 +63,18 @@ class Command(click.Command):
 
     def invoke(self, ctx: click.Context) -> Any:
         _refuse_writing_inputs(ctx)
+        return super().invoke(ctx)
+
+
+class FreezingCommand(Command):
+    """A command that writes a frozen file (a run, scores or pairs file), which stores the paths it was made
+    from: it also refuses, before doing anything, any path it is given that holds a credential."""
+
+    def invoke(self, ctx: click.Context) -> Any:
+        from rag_compare.io.config import refuse_credential_paths
+
+        paths = [param.name for param in ctx.command.params if param.name and isinstance(param.type, click.Path)]
+        refuse_credential_paths({name: ctx.params.get(name) for name in paths})
         return super().invoke(ctx)
 
 

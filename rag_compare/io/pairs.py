@@ -41,7 +41,7 @@ from rag_compare.core.protocols import PairJudge
 from rag_compare.core.result import Report
 from rag_compare.core.rows import count_by
 from rag_compare.core.signals import JUDGE_FAILED
-from rag_compare.io.config import check_config
+from rag_compare.io.config import check_config, refuse_credential_paths
 from rag_compare.io.credential_scan import refuse_credentials
 from rag_compare.io.runfile import ensure_absent, freeze_frame, read_frozen
 from rag_compare.io.runs import FORMAT_KEY, PAIRS_FORMAT, Run, load_run
@@ -166,13 +166,18 @@ def judge_pairs(
 
     Cases missing or failed on a side are ``not_judged``; identical answers are a ``tie`` without a
     request. A case whose judging finally fails is ``judge_failed``, kept with its error: judging again
-    with the same reply cache sends only what the cache lacks.
+    with the same reply cache sends only what the cache lacks. The pairs file records the runs' paths,
+    so neither they nor ``output`` may hold a credential.
     """
+    given = {"baseline": baseline, "candidate": candidate}
+    paths = {side: run.path if isinstance(run, Run) else run for side, run in given.items()}
+    refuse_credential_paths({**paths, "output": output})
     if output is not None:
         ensure_absent(Path(output), "pairs file")
     runs = [run if isinstance(run, Run) else load_run(run) for run in (baseline, candidate)]
     evaluator = {"name": judge.name, "fingerprint": judge.fingerprint, "config": dict(judge.config)}
-    check_config(evaluator)  # before any request: the settings must be storable
+    described = {"evaluator": evaluator, "baseline": _judged(runs[0]), "candidate": _judged(runs[1])}
+    check_config(described)  # before any request: it must be storable
     both = _both_sides(*runs)
     asked = _asked(both)
     replies = judge.judge_pairs(asked) if asked.height else pl.DataFrame(schema=_REPLY_SCHEMA)
@@ -213,13 +218,7 @@ def make_pairs(
             f"pairs of '{baseline.name}' and '{candidate.name}' must hold each of their {ids.height} cases once; "
             f"got {frame.height} rows."
         )
-    check_config(evaluator)
-    refuse_credentials(frame, f"pairs of '{baseline.name}' and '{candidate.name}'", "pairs file", PairsError)
-    runs = [
-        {"name": run.name, "fingerprint": run.fingerprint, "path": None if run.path is None else str(run.path)}
-        for run in (baseline, candidate)
-    ]
-    created_at = creation_time()
+    runs, created_at = [_judged(baseline), _judged(candidate)], creation_time()
     described = {
         "evaluator": dict(evaluator),
         "baseline": runs[0],
@@ -227,6 +226,8 @@ def make_pairs(
         "created_at": created_at,
         "rag_compare_version": __version__,
     }
+    check_config(described)
+    refuse_credentials(frame, f"pairs of '{baseline.name}' and '{candidate.name}'", "pairs file", PairsError)
     metadata = {FORMAT_KEY: PAIRS_FORMAT, PAIRS_KEY: json.dumps(described, ensure_ascii=False, sort_keys=True)}
     fingerprint, path = freeze_frame(frame, metadata, output, "pairs file")
     return Pairs(
@@ -238,6 +239,11 @@ def make_pairs(
         fingerprint=fingerprint,
         path=path,
     )
+
+
+def _judged(run: Run) -> dict[str, Any]:
+    """What a pairs file records of each run it judged."""
+    return {"name": run.name, "fingerprint": run.fingerprint, "path": None if run.path is None else str(run.path)}
 
 
 def load_pairs(path: str | Path) -> Pairs:
