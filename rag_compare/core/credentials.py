@@ -56,8 +56,8 @@ _START = "(?:^|[^A-Za-z0-9])"
 ``_`` (``corpus_sk-proj-...``, a file name) is found, and ``task-...`` is no key. It is part of the match:
 Polars' engine has no look-behind."""
 _SHAPES = (  # (a text every match holds, in lower case; the shape)
-    (("bearer",), rf"(?i:\bbearer)\s+{_with_digit(_TOKEN, 8)}"),  # a bearer token, with or without its header
-    (("authorization",), rf"(?i:\bauthorization)[\"']?\s*[:=]\s*[\"']?(?:[A-Za-z]+\s+)?{_with_digit(_TOKEN, 8)}"),
+    (("bearer",), rf"{_START}(?i:bearer)\s+{_with_digit(_TOKEN, 8)}"),  # a bearer token, with or without its header
+    (("authorization",), rf"{_START}(?i:authorization)[\"']?\s*[:=]\s*[\"']?(?:[A-Za-z]+\s+)?{_with_digit(_TOKEN, 8)}"),
     (("sk-",), rf"{_START}sk-(?:(?:proj|svcacct|admin|ant)-)?{_with_digit('A-Za-z0-9_-', 20)}"),  # OpenAI, Anthropic
     (("hf_",), rf"{_START}hf_[A-Za-z0-9]{{30,}}"),  # Hugging Face
     (

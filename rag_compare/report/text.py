@@ -1,7 +1,8 @@
 """Plain-text tables and cells for a terminal.
 
 Values from data are never read as markup: every cell is a ``rich.text.Text``. Text for a terminal
-never carries a control character from data (``terminal_safe``).
+never carries a control character from data (``terminal_safe``), nor a credential: a cell is redacted
+before it is cut to its column, so no part of one is left.
 """
 
 from __future__ import annotations
@@ -10,6 +11,7 @@ import io
 from collections.abc import Iterable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
+from rag_compare.core.credentials import redact, redactor
 from rag_compare.core.result import terminal_safe
 from rag_compare.io.config import flatten
 
@@ -31,14 +33,15 @@ AGGREGATE_HEADERS = ("signal", "baseline", "candidate", "delta", "95% CI", "p", 
 
 
 def text_table(headers: Sequence[str], rows: Iterable[Sequence[object]], title: str | None = None) -> str:
-    """A plain-text table (no colour, fixed width, control characters escaped) as a string."""
+    """A plain-text table (no colour, fixed width, credentials redacted, control characters escaped) as a string."""
     from rich.console import Console
     from rich.table import Table
     from rich.text import Text
 
+    shown = redactor()
     table = Table(*headers, title=title, title_justify="left", box=None, pad_edge=False, show_edge=False)
     for row in rows:
-        table.add_row(*(Text("" if cell is None else terminal_safe(str(cell))) for cell in row))
+        table.add_row(*(Text("" if cell is None else terminal_safe(shown(str(cell)))) for cell in row))
     buffer = io.StringIO()
     Console(file=buffer, width=TEXT_WIDTH, color_system=None, highlight=False, soft_wrap=False).print(table)
     return "\n".join(line.rstrip() for line in buffer.getvalue().splitlines()) + "\n"
@@ -68,8 +71,8 @@ def config_diff_rows(comparison: Comparison, limit: int | None = None) -> list[t
 
 
 def config_text(value: object, limit: int | None = None) -> str:
-    """A config value as shown (``(absent)`` for a key a run lacks), cut to ``limit`` characters."""
-    text = "(absent)" if value is None else str(value)
+    """A config value as shown (``(absent)`` for a key a run lacks), redacted, then cut to ``limit`` characters."""
+    text = "(absent)" if value is None else redact(str(value))
     return text if limit is None or len(text) <= limit else text[: limit - 3] + "..."
 
 
