@@ -176,8 +176,8 @@ def judge_pairs(
         ensure_absent(Path(output), "pairs file")
     runs = [run if isinstance(run, Run) else load_run(run) for run in (baseline, candidate)]
     evaluator = {"name": judge.name, "fingerprint": judge.fingerprint, "config": dict(judge.config)}
-    described = {"evaluator": evaluator, "baseline": _judged(runs[0]), "candidate": _judged(runs[1])}
-    check_config(described)  # before any request: it must be storable
+    check_config(evaluator)  # before any request: what is stored must be storable
+    check_config({"baseline": _judged(runs[0]), "candidate": _judged(runs[1])})
     both = _both_sides(*runs)
     asked = _asked(both)
     replies = judge.judge_pairs(asked) if asked.height else pl.DataFrame(schema=_REPLY_SCHEMA)
@@ -218,7 +218,11 @@ def make_pairs(
             f"pairs of '{baseline.name}' and '{candidate.name}' must hold each of their {ids.height} cases once; "
             f"got {frame.height} rows."
         )
-    runs, created_at = [_judged(baseline), _judged(candidate)], creation_time()
+    check_config(evaluator)
+    refuse_credentials(frame, f"pairs of '{baseline.name}' and '{candidate.name}'", "pairs file", PairsError)
+    runs = [_judged(baseline), _judged(candidate)]
+    check_config({"baseline": runs[0], "candidate": runs[1]})
+    created_at = creation_time()
     described = {
         "evaluator": dict(evaluator),
         "baseline": runs[0],
@@ -226,8 +230,6 @@ def make_pairs(
         "created_at": created_at,
         "rag_compare_version": __version__,
     }
-    check_config(described)
-    refuse_credentials(frame, f"pairs of '{baseline.name}' and '{candidate.name}'", "pairs file", PairsError)
     metadata = {FORMAT_KEY: PAIRS_FORMAT, PAIRS_KEY: json.dumps(described, ensure_ascii=False, sort_keys=True)}
     fingerprint, path = freeze_frame(frame, metadata, output, "pairs file")
     return Pairs(

@@ -133,7 +133,8 @@ def score_run(run: Run, judge: Judge, *, output: str | Path | None = None) -> Sc
     if output is not None:
         ensure_absent(Path(output), "scores file")
     evaluator = {"name": judge.name, "fingerprint": judge.fingerprint, "config": dict(judge.config)}
-    check_config({"evaluator": evaluator, "run": _scored(run)})  # before any request: it must be storable
+    check_config(evaluator)  # before any request: what is stored must be storable
+    check_config({"run": _scored(run)})
     verdicts = judge.judge(run.records)
     if "judge_status" not in verdicts.columns:
         verdicts = verdicts.with_columns(judge_status=pl.lit("ok"), judge_error=pl.lit(None, pl.String))
@@ -159,15 +160,17 @@ def make_scores(
     Neither may hold a credential (see ``credentials``; also the values of credential-like variables of
     ``os.environ``), nor the config a number that is not finite, nor what is recorded of the run."""
     _check_frame(frame, run)
-    scored, created_at = _scored(run), creation_time()
+    check_config(evaluator)
+    refuse_credentials(frame, f"scores of run '{run.name}'", "scores file", ScoresError)
+    scored = _scored(run)
+    check_config({"run": scored})
+    created_at = creation_time()
     described = {
         "evaluator": dict(evaluator),
         "run": scored,
         "created_at": created_at,
         "rag_compare_version": __version__,
     }
-    check_config(described)
-    refuse_credentials(frame, f"scores of run '{run.name}'", "scores file", ScoresError)
     metadata = {FORMAT_KEY: SCORES_FORMAT, SCORES_KEY: json.dumps(described, ensure_ascii=False, sort_keys=True)}
     fingerprint, path = freeze_frame(frame, metadata, output, "scores file")
     return Scores(frame, MappingProxyType(dict(evaluator)), MappingProxyType(scored), created_at, fingerprint, path)
