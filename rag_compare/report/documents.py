@@ -106,18 +106,16 @@ def _environment(format: str) -> jinja2.Environment:
 
 
 def _shown_in_html(template: jinja2.runtime.Context, value: object) -> object:
-    """An expression's value, a text redacted (markup stays markup), for autoescape to escape."""
-    from markupsafe import Markup
-
-    if not isinstance(value, str):
+    """An expression's value as text, redacted, for autoescape to escape; markup (the one kind of text that is
+    not a plain ``str``) as it is: the templates' own, a macro's output, whose expressions were redacted already."""
+    if value is None or (isinstance(value, str) and type(value) is not str):
         return value
-    shown = template["redact"](value)
-    return Markup(shown) if isinstance(value, Markup) else shown
+    return template["redact"](str(value))
 
 
 def _shown_in_markdown(template: jinja2.runtime.Context, value: object) -> str:
-    """An expression's value, a text redacted, as Markdown text (``markdown_escape``)."""
-    return markdown_escape(template["redact"](value) if isinstance(value, str) else value)
+    """An expression's value as text, redacted, as Markdown (``markdown_escape``)."""
+    return markdown_escape(None if value is None else template["redact"](str(value)))
 
 
 def _context(comparison: Comparison, *, all_cases: bool, max_cases: int | None) -> dict[str, Any]:
