@@ -154,20 +154,16 @@ def refuse_credential_paths(paths: Mapping[str, object], environ: Mapping[str, s
     """
     secrets = credential_values(os.environ if environ is None else environ)
     for parameter, given in paths.items():
-        texts = [str(item) for item in (given if isinstance(given, list | tuple) else [given]) if _is_path(item)]
-        for position, text in enumerate(texts, start=1):
-            what = credential_in(text, secrets)
+        items = list(given) if isinstance(given, list | tuple) else [given]
+        for position, item in enumerate(items, start=1):
+            what = credential_in(str(item), secrets) if isinstance(item, str | PurePath) else None
             if what is not None:
-                which = f"path {position} of `{parameter}`" if len(texts) > 1 else f"the path of `{parameter}`"
+                which = f"path {position} of `{parameter}`" if len(items) > 1 else f"the path of `{parameter}`"
                 raise SecretInConfigError(
                     f"{which} holds {what}. A path is stored in the files written (a run's config, the files "
                     "made from it) and shown in reports, where a credential never goes: rename the file or "
                     "its folder, or give another path."
                 )
-
-
-def _is_path(value: object) -> bool:
-    return isinstance(value, str | PurePath)
 
 
 def _entries(value: Any, path: str = "", key: str | None = None) -> Iterator[tuple[str, str | None, Any]]:
