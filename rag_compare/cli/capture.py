@@ -15,7 +15,7 @@ from rag_compare.cli.options import (
     INCLUDE_UNREVIEWED,
     PATH,
     RUN_CONFIG,
-    Command,
+    FreezingCommand,
     choice_option,
     limit_options,
     model_option,
@@ -33,7 +33,7 @@ if TYPE_CHECKING:
 __all__ = ["capture_command"]
 
 
-@click.command("capture", cls=Command)
+@click.command("capture", cls=FreezingCommand)
 @click.argument("corpus", type=PATH)
 @click.option("--passages", type=PATH, required=True, help="The knowledge base the retriever searches.")
 @click.option("--top-k", type=click.IntRange(min=1, max=MAX_K), required=True, help="Passages retrieved per case.")

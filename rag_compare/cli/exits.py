@@ -7,6 +7,7 @@ from typing import NoReturn
 
 import click
 
+from rag_compare.core.credentials import redact
 from rag_compare.core.result import terminal_safe
 
 __all__ = [
@@ -33,5 +34,5 @@ def interrupted(kept: str | None = None) -> NoReturn:
 
 
 def say(text: str, *, err: bool = False) -> None:
-    """Print a line for a person at a terminal (control characters from data escaped)."""
-    click.echo(terminal_safe(text), err=err)
+    """Print a line for a person at a terminal (credentials redacted, control characters from data escaped)."""
+    click.echo(terminal_safe(redact(text)), err=err)

@@ -3,9 +3,9 @@
 A library message names a Python parameter in backticks: `` `k` ``, `` `strict=True` ``,
 `` `assignments=['top_k=5']` ``, `` `ids=[ID, ...]` `` (a placeholder); and a function or a call it
 suggests the same way: `` `freeze_run` ``, `` `admit_cases('drafts.csv', ids=['a@v1'])` ``. Here each
-becomes its flag (``--k``, ``--strict``, ``--set top_k=5``, ``--ids ID[,ID...]``), found from the click
-parameters of the command run (else of any command), or its command (`` `rag-compare freeze` ``,
-``rag-compare admit drafts.csv --ids a@v1``). Other quoted text stays as it is.
+becomes its flag (``--k``, ``--strict``, ``--set top_k=5``, ``--ids ID[,ID...]``) or its argument
+(``RECORDS``), found from the click parameters of the command run (else of any command), or its command
+(`` `rag-compare freeze` ``, ``rag-compare admit drafts.csv --ids a@v1``). Other quoted text stays as it is.
 """
 
 from __future__ import annotations
@@ -58,8 +58,7 @@ def _said(named: str, group: click.Group, commands: Sequence[click.Command]) -> 
     if isinstance(node, ast.Name) and node.id in _COMMANDS:
         return f"`rag-compare {_COMMANDS[node.id]}`"
     if isinstance(node, ast.Name):
-        option = _option(node.id, commands)
-        return None if option is None else option.opts[0]
+        return _named(node.id, commands)
     if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id in _COMMANDS:
         return _command_line(node, group.commands[_COMMANDS[node.func.id]])
     return None
@@ -105,6 +104,19 @@ def _argument(node: ast.expr) -> str:
     if isinstance(node, ast.Constant) and isinstance(node.value, str):
         return node.value
     return ast.unparse(node)
+
+
+def _named(name: str, commands: Sequence[click.Command]) -> str | None:
+    """The library parameter ``name`` as the command line says it: its option's flag, or its argument
+    (``RECORDS``), the first command's first."""
+    wanted = _PARAMETERS.get(name, name)
+    for command in commands:
+        for param in command.params:
+            if param.name == wanted and isinstance(param, click.Option):
+                return param.opts[0]
+            if param.name == wanted and isinstance(param, click.Argument):
+                return param.human_readable_name
+    return None
 
 
 def _option(name: str, commands: Sequence[click.Command]) -> click.Option | None:

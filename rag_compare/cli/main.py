@@ -28,13 +28,12 @@ from rag_compare.cli.capture import capture_command
 from rag_compare.cli.compare import compare_command
 from rag_compare.cli.corpus import audit_command, validate_command
 from rag_compare.cli.drafts import admit_command, draft_cases_command
-from rag_compare.cli.exits import EXIT_BAD_INPUT, EXIT_BROKEN_PIPE, EXIT_TERMINATED, interrupted
+from rag_compare.cli.exits import EXIT_BAD_INPUT, EXIT_BROKEN_PIPE, EXIT_TERMINATED, interrupted, say
 from rag_compare.cli.pairs import judge_pairs_command
 from rag_compare.cli.runs import freeze_command, import_run_command, merge_repeats_command, show_command
 from rag_compare.cli.scores import fallback, import_scores_command, score
 from rag_compare.core.credentials import redact
 from rag_compare.core.errors import LISTED_AS_JSON, ContractError, RagCompareError
-from rag_compare.core.result import terminal_safe
 
 __all__ = ["main"]
 
@@ -140,7 +139,7 @@ def _looks_like_path(word: str) -> bool:
 
 def _fail(message: str) -> NoReturn:
     click.secho("error: ", fg="red", bold=True, err=True, nl=False)
-    click.echo(terminal_safe(redact(message)), err=True)
+    say(message, err=True)
     sys.exit(EXIT_BAD_INPUT)
 
 

@@ -32,6 +32,7 @@ __all__ = [
     "RAY_ADDRESS",
     "RUN_CONFIG",
     "Command",
+    "FreezingCommand",
     "OutputPath",
     "choice_option",
     "endpoint_settings",
@@ -92,6 +93,18 @@ def _check_outputs(ctx: click.Context) -> None:
         value = ctx.params.get(param.name or "")
         if isinstance(param.type, OutputPath) and value is not None:
             param.type.check(value)
+
+
+class FreezingCommand(Command):
+    """A command that writes a frozen file (a run, scores or pairs file), which stores the paths it was made
+    from: it also refuses, before doing anything, any path it is given that holds a credential."""
+
+    def invoke(self, ctx: click.Context) -> Any:
+        from rag_compare.io.config import refuse_credential_paths
+
+        paths = [param.name for param in ctx.command.params if param.name and isinstance(param.type, click.Path)]
+        refuse_credential_paths({name: ctx.params.get(name) for name in paths})
+        return super().invoke(ctx)
 
 
 def _refuse_writing_inputs(ctx: click.Context) -> None:

@@ -16,7 +16,7 @@ from rag_compare.cli.options import (
     JUDGE_SAMPLING,
     PATH,
     RAY_ADDRESS,
-    Command,
+    FreezingCommand,
     OutputPath,
     endpoint_settings,
     engine_option,
@@ -34,7 +34,7 @@ if TYPE_CHECKING:
 __all__ = ["judge_pairs_command"]
 
 
-@click.command("judge-pairs", cls=Command)
+@click.command("judge-pairs", cls=FreezingCommand)
 @click.argument("baseline", type=PATH)
 @click.argument("candidate", type=PATH)
 @model_option("The model the endpoint serves (required).")

@@ -11,7 +11,16 @@ import click
 from click.core import ParameterSource
 
 from rag_compare.cli.exits import say
-from rag_compare.cli.options import BUCKETS, FORMAT, INCLUDE_UNREVIEWED, PATH, RUN_CONFIG, Command, OutputPath
+from rag_compare.cli.options import (
+    BUCKETS,
+    FORMAT,
+    INCLUDE_UNREVIEWED,
+    PATH,
+    RUN_CONFIG,
+    Command,
+    FreezingCommand,
+    OutputPath,
+)
 from rag_compare.cli.output import wants_json
 from rag_compare.core.listing import counted
 
@@ -29,7 +38,7 @@ RUN_OUTPUT = click.option(
 )
 
 
-@click.command("freeze", cls=Command)
+@click.command("freeze", cls=FreezingCommand)
 @click.argument("records", type=PATH)
 @click.option("--corpus", type=PATH, required=True, help="The corpus the records were run against.")
 @RUN_CONFIG
@@ -75,7 +84,7 @@ _FORMATS = ("openinference", "ragas", "promptfoo", "deepeval", "langsmith")
 """``io.run_import.FORMATS``'s names, listed here so that ``--help`` imports nothing heavy (a test pins them)."""
 
 
-@click.command("import-run", cls=Command)
+@click.command("import-run", cls=FreezingCommand)
 @click.argument("source", type=PATH)
 @click.option(
     "--from",
@@ -148,7 +157,7 @@ def import_run_command(
     click.echo(imported.render(output_format), nl=False)
 
 
-@click.command("merge-repeats", cls=Command)
+@click.command("merge-repeats", cls=FreezingCommand)
 @click.argument("runs", type=PATH, nargs=-1, required=True)
 @click.option(
     "--output", type=OutputPath("frozen run"), required=True, help="The run file to write (never overwritten)."

@@ -20,6 +20,7 @@ from rag_compare.cli.options import (
     PATH,
     RAY_ADDRESS,
     Command,
+    FreezingCommand,
     OutputPath,
     choice_option,
     endpoint_settings,
@@ -59,7 +60,7 @@ def _checks(ctx: click.Context, param: click.Parameter, value: str) -> tuple[str
     return names
 
 
-@click.command(cls=Command)
+@click.command(cls=FreezingCommand)
 @click.argument("run", type=PATH)
 @choice_option(
     "--judge",
@@ -203,7 +204,7 @@ def _mapping(ctx: click.Context, param: click.Parameter, values: Sequence[str]) 
     return mapping
 
 
-@click.command("import-scores", cls=Command)
+@click.command("import-scores", cls=FreezingCommand)
 @click.argument("run", type=PATH)
 @click.argument("file", type=PATH)
 @click.option(

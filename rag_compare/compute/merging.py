@@ -22,6 +22,7 @@ from rag_compare.core.clock import creation_time
 from rag_compare.core.contract import LABEL_COLUMNS, REPEAT, STORED_SIGNALS
 from rag_compare.core.errors import ConfigError, RunFileError
 from rag_compare.core.listing import counted, truncated
+from rag_compare.io.config import check_config, refuse_credential_paths
 from rag_compare.io.outputs import check_output
 from rag_compare.io.runs import Run, load_run, write_run
 
@@ -46,7 +47,11 @@ def merge_repeats(
     The merged config is the first run's, named ``name`` when given, created now (``SOURCE_DATE_EPOCH``
     of ``environ``, default ``os.environ``, is honoured), with ``merged_from``: each input's ``name``,
     ``fingerprint``, ``path`` and ``repeats``. Each record's signals are stored again (``stored_signals``).
+    So none of those paths, nor ``output`` or ``name``, may hold a credential.
     """
+    paths = [run.path if isinstance(run, Run) else run for run in runs]
+    refuse_credential_paths({"runs": paths, "output": output}, environ)
+    check_config({} if name is None else {"name": name}, environ)
     loaded = _loaded(runs, Path(output))
     output = check_output(output, "frozen run")
     _refuse_setting_changes(loaded)

@@ -12,11 +12,7 @@ from __future__ import annotations
 import itertools
 import os
 import re
-from collections.abc import Mapping
-from typing import TYPE_CHECKING
-
-if TYPE_CHECKING:
-    pass
+from collections.abc import Callable, Mapping
 
 __all__ = [
     "CREDENTIAL_PATTERN",
@@ -25,6 +21,7 @@ __all__ = [
     "is_credential_key",
     "looks_like_credential_value",
     "redact",
+    "redactor",
 ]
 
 _SECRET_WORDS = frozenset(
@@ -54,27 +51,32 @@ def _with_digit(chars: str, length: int) -> str:
     return f"(?:{'|'.join(runs)}|[{chars}]{{{length - 1},}}[0-9][{chars}]*)"
 
 
+_START = "(?:^|[^A-Za-z0-9])"
+"""Where a key's prefix starts: the text's start or any character but a letter or digit, so a key after
+``_`` (``corpus_sk-proj-...``, a file name) is found, and ``task-...`` is no key. It is part of the match:
+Polars' engine has no look-behind."""
 _SHAPES = (  # (a text every match holds, in lower case; the shape)
-    (("bearer",), rf"(?i:\bbearer)\s+{_with_digit(_TOKEN, 8)}"),  # a bearer token, with or without its header
-    (("authorization",), rf"(?i:\bauthorization)[\"']?\s*[:=]\s*[\"']?(?:[A-Za-z]+\s+)?{_with_digit(_TOKEN, 8)}"),
-    (("sk-",), rf"\bsk-(?:(?:proj|svcacct|admin|ant)-)?{_with_digit('A-Za-z0-9_-', 20)}"),  # OpenAI, Anthropic
-    (("hf_",), r"\bhf_[A-Za-z0-9]{30,}"),  # Hugging Face
+    (("bearer",), rf"{_START}(?i:bearer)\s+{_with_digit(_TOKEN, 8)}"),  # a bearer token, with or without its header
+    (("authorization",), rf"{_START}(?i:authorization)[\"']?\s*[:=]\s*[\"']?(?:[A-Za-z]+\s+)?{_with_digit(_TOKEN, 8)}"),
+    (("sk-",), rf"{_START}sk-(?:(?:proj|svcacct|admin|ant)-)?{_with_digit('A-Za-z0-9_-', 20)}"),  # OpenAI, Anthropic
+    (("hf_",), rf"{_START}hf_[A-Za-z0-9]{{30,}}"),  # Hugging Face
     (
         ("ghp_", "gho_", "ghu_", "ghs_", "ghr_", "github_pat_"),
-        r"\b(?:gh[pousr]_[A-Za-z0-9]{36,}|github_pat_[A-Za-z0-9_]{40,})",
+        rf"{_START}(?:gh[pousr]_[A-Za-z0-9]{{36,}}|github_pat_[A-Za-z0-9_]{{40,}})",
     ),
-    (("xox",), rf"\bxox[abposr]-{_with_digit('A-Za-z0-9-', 10)}"),  # Slack
-    (("akia", "asia"), r"\b(?:AKIA|ASIA)[0-9A-Z]{16}\b"),  # AWS access key id
+    (("xox",), rf"{_START}xox[abposr]-{_with_digit('A-Za-z0-9-', 10)}"),  # Slack
+    (("akia", "asia"), rf"{_START}(?:AKIA|ASIA)[0-9A-Z]{{16}}\b"),  # AWS access key id
     (("-----begin",), r"-----BEGIN [A-Z ]*PRIVATE KEY-----"),
 )
 CREDENTIAL_PATTERN = "|".join(shape for _, shape in _SHAPES)
-"""What a credential looks like in any text, for Python's ``re`` and Polars alike. A prefix starts a word
-and is followed by a long random tail with a digit in it, so ``sk-learn``, ``task-...`` or "the bearer
-instruments" are words, not keys."""
+"""What a credential looks like in any text, for Python's ``re`` and Polars alike. A prefix follows no letter
+or digit and is followed by a long random tail with a digit in it, so ``sk-learn``, ``task-...`` or "the
+bearer instruments" are words, not keys."""
 SHAPED_CREDENTIAL = "a credential (an API key or an authorization header)"
 """What a text matching ``CREDENTIAL_PATTERN`` holds, in messages."""
 _CREDENTIAL = re.compile(CREDENTIAL_PATTERN)
-_ANCHORS = tuple(anchor for anchors, _ in _SHAPES for anchor in anchors)
+_ANCHORS = re.compile("|".join(re.escape(anchor) for anchors, _ in _SHAPES for anchor in anchors))
+"""What every match of the pattern holds, in lower case: searched first, as the pattern is slow in Python's engine."""
 _SHOWN_PREFIX = 3
 _REDACTED = "…(redacted)"
 
@@ -96,8 +98,11 @@ def is_credential_key(key: str) -> bool:
 
 def looks_like_credential_value(value: str) -> bool:
     """True for a text matching ``CREDENTIAL_PATTERN`` (``Bearer abc...``, ``sk-proj-...``, ``AKIA...``)."""
-    lowered = value.lower()  # a plain search first: the pattern is slow in Python's engine
-    return any(anchor in lowered for anchor in _ANCHORS) and bool(_CREDENTIAL.search(value))
+    return _may_hold_shape(value) and _CREDENTIAL.search(value) is not None
+
+
+def _may_hold_shape(text: str) -> bool:
+    return _ANCHORS.search(text.lower()) is not None
 
 
 def credential_values(environ: Mapping[str, str]) -> dict[str, str]:
@@ -120,6 +125,25 @@ def credential_in(text: str, secrets: Mapping[str, str]) -> str | None:
 def redact(text: str, secrets: Mapping[str, str] | None = None) -> str:
     """``text`` with every credential replaced: a key shape keeps its first 3 characters (``sk-…(redacted)``),
     the value of a variable of ``secrets`` (default: the credential variables of ``os.environ``) nothing."""
-    for secret in (credential_values(os.environ) if secrets is None else secrets).values():
-        text = text.replace(secret, _REDACTED)
-    return _CREDENTIAL.sub(lambda match: match.group(0)[:_SHOWN_PREFIX] + _REDACTED, text)
+    return redactor(secrets)(text)
+
+
+def redactor(secrets: Mapping[str, str] | None = None) -> Callable[[str], str]:
+    """``redact`` with ``secrets`` (default: the credential variables of ``os.environ``) looked up once: for
+    the many values of one report, where looking them up for each would cost far more than redacting."""
+    values = tuple((credential_values(os.environ) if secrets is None else secrets).values())
+
+    def redacted(text: str) -> str:
+        for secret in values:
+            if secret in text:
+                text = text.replace(secret, _REDACTED)
+        return _CREDENTIAL.sub(_shown, text) if _may_hold_shape(text) else text
+
+    return redacted
+
+
+def _shown(match: re.Match[str]) -> str:
+    """What is left of a key: its first 3 characters, after the one before its prefix when the match holds it."""
+    found = match.group(0)
+    start = 1 if len(found) > 1 and not found[0].isalnum() and found[1].isalnum() else 0
+    return found[: start + _SHOWN_PREFIX] + _REDACTED

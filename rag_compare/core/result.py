@@ -7,8 +7,10 @@ import json
 import math
 import re
 from abc import ABC, abstractmethod
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from typing import Any, TextIO
+
+from rag_compare.core.credentials import redactor
 
 __all__ = [
     "CI_FORMATS",
@@ -73,24 +75,39 @@ class Report(ABC):
 
 
 def labelled(name: object, fingerprint: object) -> str:
-    """A run, an evaluator or a file as a result's repr names it: ``baseline (496ed24f60be)``."""
-    return f"{name} ({str(fingerprint)[:12]})"
+    """A run, an evaluator or a file as a result's repr names it: ``baseline (496ed24f60be)`` (a credential in
+    the name redacted)."""
+    return redactor()(f"{name} ({str(fingerprint)[:12]})")
 
 
 def to_json(payload: Mapping[str, Any]) -> str:
     """JSON with a stable layout: two-space indent, keys in the order given, UTF-8 kept. Always strict
-    JSON: a number that is not finite (NaN, an infinity) is written as null."""
-    return json.dumps(_finite(payload), indent=2, ensure_ascii=False, default=str, allow_nan=False) + "\n"
+    JSON: a number that is not finite (NaN, an infinity) is written as null. Never a credential: every
+    text, key and other value written as text (a path) is redacted (``credentials.redact``)."""
+    redact = redactor()
+    return (
+        json.dumps(
+            _shown(payload, redact),
+            indent=2,
+            ensure_ascii=False,
+            default=lambda value: redact(str(value)),
+            allow_nan=False,
+        )
+        + "\n"
+    )
 
 
-def _finite(value: Any) -> Any:
-    """``value`` with every float that is not finite, at any depth of dicts, lists and tuples, as None."""
+def _shown(value: Any, redact: Callable[[str], str]) -> Any:
+    """``value`` with, at any depth of dicts, lists and tuples, every float that is not finite as None and
+    every text ``redact``-ed."""
+    if isinstance(value, str):
+        return redact(value)
     if isinstance(value, float):
         return value if math.isfinite(value) else None
     if isinstance(value, Mapping):
-        return {key: _finite(item) for key, item in value.items()}
+        return {redact(key) if isinstance(key, str) else key: _shown(item, redact) for key, item in value.items()}
     if isinstance(value, (list, tuple)):
-        return [_finite(item) for item in value]
+        return [_shown(item, redact) for item in value]
     return value
 
 

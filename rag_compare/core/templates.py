@@ -18,7 +18,7 @@ def template_environment(
     *,
     sandboxed: bool = False,
     autoescape: bool = False,
-    finalize: Callable[[Any], Any] | None = None,
+    finalize: Callable[..., Any] | None = None,
     trim_blocks: bool = False,
     keep_trailing_newline: bool = False,
     filters: Mapping[str, Callable[..., Any]] | None = None,
@@ -26,8 +26,9 @@ def template_environment(
     """A Jinja2 environment with ``StrictUndefined``, loading templates from ``folder`` (none without).
 
     ``sandboxed``: Jinja2's immutable sandbox, for a template written by a user. ``autoescape`` for
-    HTML (plain text for a model is not markup); ``finalize`` applied to every expression's value;
-    ``trim_blocks`` also strips the whitespace before a block tag on its line; ``filters`` added by name.
+    HTML (plain text for a model is not markup); ``finalize`` applied to every expression's value (given
+    the template's context first when marked ``jinja2.pass_context``); ``trim_blocks`` also strips the
+    whitespace before a block tag on its line; ``filters`` added by name.
     """
     import jinja2
     from jinja2.sandbox import ImmutableSandboxedEnvironment

@@ -1,5 +1,5 @@
 """Run configs: reading TOML/JSON files, ``KEY=VALUE`` assignments, flattening, and the checks a
-config passes before it is stored (no credentials, only finite numbers)."""
+config passes before it is stored (no credentials, only finite numbers), the paths stored in it too."""
 
 from __future__ import annotations
 
@@ -9,14 +9,22 @@ import math
 import os
 import tomllib
 from collections.abc import Iterable, Iterator, Mapping
-from pathlib import Path
+from pathlib import Path, PurePath
 from typing import Any
 
 from rag_compare.core.contract import STORED_SIGNALS
 from rag_compare.core.credentials import credential_in, credential_values, is_credential_key, redact
 from rag_compare.core.errors import ConfigError, SecretInConfigError, show_value
 
-__all__ = ["BOOKKEEPING_KEYS", "RESERVED_KEYS", "apply_assignments", "check_config", "flatten", "read_config_file"]
+__all__ = [
+    "BOOKKEEPING_KEYS",
+    "RESERVED_KEYS",
+    "apply_assignments",
+    "check_config",
+    "flatten",
+    "read_config_file",
+    "refuse_credential_paths",
+]
 
 RESERVED_KEYS = ("created_at", "rag_compare_version", "corpus", "records", "merged_from", STORED_SIGNALS)
 """Top-level keys that rag-compare writes itself when a run is frozen (``merged_from``: when runs are merged;
@@ -130,8 +138,32 @@ def check_config(config: Mapping[str, Any], environ: Mapping[str, str] | None = 
         listed = "\n".join(f"  - {item}" for item in found)
         raise SecretInConfigError(
             f"the config holds credentials, which are never written to a run or scores file:\n{listed}\n"
-            "Remove them from the config; clients read keys from the environment (OPENAI_API_KEY)."
+            "Remove them from the config (a path: rename the file or its folder); clients read keys from the "
+            "environment (OPENAI_API_KEY)."
         )
+
+
+def refuse_credential_paths(paths: Mapping[str, object], environ: Mapping[str, str] | None = None) -> None:
+    """Refuse, before any work, a path that would be stored holding a credential (see ``credentials``; also
+    the value of a credential-like variable of ``environ``, default ``os.environ``).
+
+    ``paths`` are by the parameter that gave them: a path, a sequence of paths, or anything else, a frame,
+    which holds none. A path is stored as given: in the run config (the records, the corpus, the name an
+    output gives), and in the files made from a frozen file (a scores or pairs file records its runs'
+    paths). The message names the parameter, never the path.
+    """
+    secrets = credential_values(os.environ if environ is None else environ)
+    for parameter, given in paths.items():
+        items = list(given) if isinstance(given, list | tuple) else [given]
+        for position, item in enumerate(items, start=1):
+            what = credential_in(str(item), secrets) if isinstance(item, str | PurePath) else None
+            if what is not None:
+                which = f"path {position} of `{parameter}`" if len(items) > 1 else f"the path of `{parameter}`"
+                raise SecretInConfigError(
+                    f"{which} holds {what}. A path is stored in the files written (a run's config, the files "
+                    "made from it) and shown in reports, where a credential never goes: rename the file or "
+                    "its folder, or give another path."
+                )
 
 
 def _entries(value: Any, path: str = "", key: str | None = None) -> Iterator[tuple[str, str | None, Any]]:

@@ -21,6 +21,7 @@ from rag_compare.core.digest import json_digest
 from rag_compare.core.errors import ContractError, Problem, ScoresError
 from rag_compare.core.signals import JUDGE_FAILED, SCORED_SIGNALS, SIGNALS_BY_NAME
 from rag_compare.io.columns import coerce_columns
+from rag_compare.io.config import refuse_credential_paths
 from rag_compare.io.outputs import check_output
 from rag_compare.io.runs import Run, load_run
 from rag_compare.io.score_presets import apply_preset, require_repeat_column
@@ -56,7 +57,9 @@ def import_scores(
 
     Scores of a run with repeats are per sample: the table needs ``repeat_column`` (each sample's repeat,
     as in the run) and gives each (case id, repeat) once; a table without it is refused, preset or not.
+    The paths of ``run`` and ``source`` are recorded, so neither they nor ``output`` may hold a credential.
     """
+    refuse_credential_paths({"run": run.path if isinstance(run, Run) else run, "source": source, "output": output})
     if output is not None:
         check_output(output, "scores file")
     run = run if isinstance(run, Run) else load_run(run)

@@ -42,7 +42,7 @@ from rag_compare.core.protocols import PairJudge
 from rag_compare.core.result import Report, labelled
 from rag_compare.core.rows import count_by
 from rag_compare.core.signals import JUDGE_FAILED
-from rag_compare.io.config import check_config
+from rag_compare.io.config import check_config, refuse_credential_paths
 from rag_compare.io.credential_scan import refuse_credentials
 from rag_compare.io.outputs import check_output
 from rag_compare.io.runfile import freeze_frame, read_frozen
@@ -174,13 +174,18 @@ def judge_pairs(
 
     Cases missing or failed on a side are ``not_judged``; identical answers are a ``tie`` without a
     request. A case whose judging finally fails is ``judge_failed``, kept with its error: judging again
-    with the same reply cache sends only what the cache lacks.
+    with the same reply cache sends only what the cache lacks. The pairs file records the runs' paths,
+    so neither they nor ``output`` may hold a credential.
     """
+    given = {"baseline": baseline, "candidate": candidate}
+    paths = {side: run.path if isinstance(run, Run) else run for side, run in given.items()}
+    refuse_credential_paths({**paths, "output": output})
     if output is not None:
         check_output(output, "pairs file")
     runs = [run if isinstance(run, Run) else load_run(run) for run in (baseline, candidate)]
     evaluator = {"name": judge.name, "fingerprint": judge.fingerprint, "config": dict(judge.config)}
-    check_config(evaluator)  # before any request: the settings must be storable
+    check_config(evaluator)  # before any request: what is stored must be storable
+    check_config({"baseline": _judged(runs[0]), "candidate": _judged(runs[1])})
     both = _both_sides(*runs)
     asked = _asked(both)
     replies = judge.judge_pairs(asked) if asked.height else pl.DataFrame(schema=_REPLY_SCHEMA)
@@ -223,10 +228,8 @@ def make_pairs(
         )
     check_config(evaluator)
     refuse_credentials(frame, f"pairs of '{baseline.name}' and '{candidate.name}'", "pairs file", PairsError)
-    runs = [
-        {"name": run.name, "fingerprint": run.fingerprint, "path": None if run.path is None else str(run.path)}
-        for run in (baseline, candidate)
-    ]
+    runs = [_judged(baseline), _judged(candidate)]
+    check_config({"baseline": runs[0], "candidate": runs[1]})
     created_at = creation_time()
     described = {
         "evaluator": dict(evaluator),
@@ -246,6 +249,11 @@ def make_pairs(
         fingerprint=fingerprint,
         path=path,
     )
+
+
+def _judged(run: Run) -> dict[str, Any]:
+    """What a pairs file records of each run it judged."""
+    return {"name": run.name, "fingerprint": run.fingerprint, "path": None if run.path is None else str(run.path)}
 
 
 def load_pairs(path: str | Path) -> Pairs:

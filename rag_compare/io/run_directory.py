@@ -34,6 +34,7 @@ import polars as pl
 from rag_compare.core.digest import bytes_digest, case_hash, json_digest
 from rag_compare.core.errors import RunFileError, RunIntegrityError
 from rag_compare.core.listing import counted
+from rag_compare.io.config import check_config
 from rag_compare.io.outputs import names_folder
 
 __all__ = [
@@ -150,7 +151,9 @@ def write_part(frame: pl.DataFrame, folder: Path, bucket: int) -> Part:
 
 
 def write_manifest(folder: Path, config: Mapping[str, Any], parts: tuple[Part, ...]) -> str:
-    """Write the manifest of ``parts`` (by bucket) and ``config`` into ``folder``; the run's fingerprint."""
+    """Write the manifest of ``parts`` (by bucket) and ``config`` into ``folder``; the run's fingerprint. The
+    config is checked as a user's is (``check_config``): what rag-compare adds to it holds no credential either."""
+    check_config(config)
     body = {
         "format": DIRECTORY_FORMAT,
         "config": config,

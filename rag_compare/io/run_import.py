@@ -22,6 +22,7 @@ from rag_compare.core.errors import ConfigError, ContractError, InputFileError, 
 from rag_compare.core.listing import counted
 from rag_compare.core.protocols import RunSignals
 from rag_compare.core.result import Report, labelled
+from rag_compare.io.config import refuse_credential_paths
 from rag_compare.io.corpus import Corpus, load_corpus
 from rag_compare.io.passage_matching import PassageIndex
 from rag_compare.io.passages import load_passages
@@ -172,12 +173,7 @@ def import_records(
     ``"last"`` (by start time, then position in the file). ``passages`` (a knowledge base) maps passage
     texts without ids to ids. Every unreadable unit or unresolved case id is listed in one ``ContractError``.
     """
-    if format not in FORMATS:
-        raise ConfigError(f"unknown format {format!r}; read one of: {', '.join(FORMATS)} (`format`).")
-    if keep is not None and keep not in KEEP:
-        raise ConfigError(f"`keep` is {keep!r}; use 'first' or 'last', or leave it out.")
-    if match_question and corpus is None:
-        raise ConfigError("`match_question=True` matches questions against a corpus: pass `corpus`.")
+    _check_settings(format, keep, match_question=match_question, corpus_given=corpus is not None)
     name = str(source)
     rows = _reader(format)(Path(source), case_id_key)
     what = f"{format} file"
@@ -235,7 +231,10 @@ def import_and_freeze(
     """Import ``source`` (see ``import_records``) and freeze it against ``corpus`` with ``config``, as
     ``runs.freeze_records`` does (validated, fingerprinted, written to ``output`` and never over a file; a
     run directory for an ``output`` ending in ``/`` or with ``buckets``; ``signals`` stored when given). The
-    config records the import under ``"imported"``."""
+    config records the import under ``"imported"``, ``source`` with it: like the paths ``freeze_records``
+    stores, it may hold no credential."""
+    corpus_path = corpus.source if isinstance(corpus, Corpus) else corpus
+    refuse_credential_paths({"source": source, "corpus": corpus_path, "output": output})
     user_config = dict(config or {})
     if IMPORT_KEY in user_config:
         raise ConfigError(f"the config sets {IMPORT_KEY}, which an import records itself. Remove it.")
@@ -260,6 +259,16 @@ def import_and_freeze(
         include_unreviewed=include_unreviewed,
     )
     return ImportedRun(run=run, imported=imported)
+
+
+def _check_settings(format: str, keep: Keep | None, *, match_question: bool, corpus_given: bool) -> None:
+    """Refuse, before the file is read, an unknown ``format`` or ``keep``, or matching questions without a corpus."""
+    if format not in FORMATS:
+        raise ConfigError(f"unknown format {format!r}; read one of: {', '.join(FORMATS)} (`format`).")
+    if keep is not None and keep not in KEEP:
+        raise ConfigError(f"`keep` is {keep!r}; use 'first' or 'last', or leave it out.")
+    if match_question and not corpus_given:
+        raise ConfigError("`match_question=True` matches questions against a corpus: pass `corpus`.")
 
 
 def _reader(format: str) -> Callable[[Path, str], SourceRows]:

@@ -22,7 +22,7 @@ from rag_compare.core.listing import counted, counts_line
 from rag_compare.core.protocols import K_EXPECTED, RunSignals, is_k
 from rag_compare.core.result import Report, labelled
 from rag_compare.core.rows import count_by
-from rag_compare.io.config import RESERVED_KEYS, check_config
+from rag_compare.io.config import RESERVED_KEYS, check_config, refuse_credential_paths
 from rag_compare.io.corpus import Corpus, load_corpus, refuse_unreviewed
 from rag_compare.io.outputs import check_output
 from rag_compare.io.records import join_labels
@@ -185,24 +185,14 @@ def freeze_records(
     """``compute.freezing.freeze_run`` (see there), but each record's signals are stored only with
     ``signals``, which computes them (this floor computes no signal)."""
     environ = os.environ if environ is None else environ
-    user_config = dict(config or {})
-    reserved = [key for key in RESERVED_KEYS if key in user_config]
-    if reserved:
-        raise ConfigError(
-            f"the config sets {', '.join(reserved)}, which rag-compare records itself when freezing. Remove them."
-        )
-    top_k = user_config.get("top_k")
-    if top_k is not None and not is_k(top_k):
-        raise ConfigError(
-            f"the config's top_k is {top_k!r}, not {K_EXPECTED}: a comparison could not cut the ranked lists "
-            "at it. Set top_k to the number of passages retrieved per case, or leave it out."
-        )
-    check_config(user_config, environ)
+    corpus_path = corpus.source if isinstance(corpus, Corpus) else corpus
+    refuse_credential_paths({"records": records, "corpus": corpus_path, "output": output}, environ)
+    user_config = _user_config(config, environ)
     if buckets is not None and (isinstance(buckets, bool) or not isinstance(buckets, int) or buckets < 1):
         raise ConfigError(
             f"`buckets` must be a whole number of 1 or more (the parts of a run directory), got {buckets!r}."
         )
-    created_at = creation_time(environ)
+    top_k, created_at = user_config.get("top_k"), creation_time(environ)
 
     def full_config(corpus_summary: Mapping[str, Any]) -> dict[str, Any]:
         return {
@@ -235,17 +225,50 @@ def freeze_records(
         return _directory_run(directory)
     if output is not None:
         check_output(output, "frozen run")
+    frame, summary = _labelled(records, corpus, environ, include_unreviewed=include_unreviewed)
+    return write_run(finished(frame), full_config(summary), output)
+
+
+def _user_config(config: Mapping[str, Any] | None, environ: Mapping[str, str]) -> dict[str, Any]:
+    """A copy of the user's ``config``, refused when it sets a key rag-compare records itself, a ``top_k``
+    that cuts no ranked list, or anything a run config cannot store (``check_config``)."""
+    user_config = dict(config or {})
+    reserved = [key for key in RESERVED_KEYS if key in user_config]
+    if reserved:
+        raise ConfigError(
+            f"the config sets {', '.join(reserved)}, which rag-compare records itself when freezing. Remove them."
+        )
+    top_k = user_config.get("top_k")
+    if top_k is not None and not is_k(top_k):
+        raise ConfigError(
+            f"the config's top_k is {top_k!r}, not {K_EXPECTED}: a comparison could not cut the ranked lists "
+            "at it. Set top_k to the number of passages retrieved per case, or leave it out."
+        )
+    check_config(user_config, environ)
+    return user_config
+
+
+def _labelled(
+    records: str | Path | pl.DataFrame,
+    corpus: str | Path | pl.DataFrame | Corpus,
+    environ: Mapping[str, str],
+    *,
+    include_unreviewed: bool,
+) -> tuple[pl.DataFrame, dict[str, Any]]:
+    """The valid ``records`` joined with the labels of ``corpus`` (an unreviewed synthetic case refused
+    unless ``include_unreviewed``), and what the run config records of the corpus."""
     loaded = corpus if isinstance(corpus, Corpus) else load_corpus(corpus)
     frame = join_labels(records, loaded, environ)
     if not include_unreviewed:
         refuse_unreviewed(loaded, frame.get_column("case_id"))
-    summary = {"path": loaded.source, "fingerprint": loaded.fingerprint, "cases": loaded.frame.height}
-    return write_run(finished(frame), full_config(summary), output)
+    return frame, {"path": loaded.source, "fingerprint": loaded.fingerprint, "cases": loaded.frame.height}
 
 
 def write_run(frame: pl.DataFrame, config: Mapping[str, Any], output: str | Path | None) -> Run:
     """The run of ``frame`` (valid records joined with their labels) and its full ``config``, written to
-    ``output`` when given (atomically, never replacing a file)."""
+    ``output`` when given (atomically, never replacing a file). The config is checked as a user's is
+    (``check_config``): what rag-compare adds to it holds no credential either."""
+    check_config(config)
     metadata = {FORMAT_KEY: FORMAT_VERSION, CONFIG_KEY: json.dumps(config, ensure_ascii=False, sort_keys=True)}
     fingerprint, path = freeze_frame(frame, metadata, output)
     return Run(records=frame, config=MappingProxyType(dict(config)), fingerprint=fingerprint, path=path)

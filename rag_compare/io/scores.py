@@ -35,7 +35,7 @@ from rag_compare.core.protocols import Judge
 from rag_compare.core.result import Report, labelled
 from rag_compare.core.rows import count_by
 from rag_compare.core.signals import JUDGE_FAILED, SCORED_SIGNALS, SIGNALS_BY_NAME
-from rag_compare.io.config import check_config
+from rag_compare.io.config import check_config, refuse_credential_paths
 from rag_compare.io.credential_scan import refuse_credentials
 from rag_compare.io.outputs import check_output
 from rag_compare.io.runfile import freeze_frame, read_frozen
@@ -135,12 +135,15 @@ def score_run(run: Run, judge: Judge, *, output: str | Path | None = None) -> Sc
     when given, atomically, never replacing a file).
 
     Records whose status is not ``ok`` are ``not_judged``; a judge that reports ``judge_status`` (the
-    LLM judge does) keeps its own, failures included.
+    LLM judge does) keeps its own, failures included. Neither the run's path nor ``output`` may hold a
+    credential: the scores file records the first, and the second is where runs' paths go.
     """
+    refuse_credential_paths({"run": run.path, "output": output})
     if output is not None:
         check_output(output, "scores file")
     evaluator = {"name": judge.name, "fingerprint": judge.fingerprint, "config": dict(judge.config)}
-    check_config(evaluator)  # before any request: the settings must be storable
+    check_config(evaluator)  # before any request: what is stored must be storable
+    check_config({"run": _scored(run)})
     verdicts = judge.judge(run.records)
     if "judge_status" not in verdicts.columns:
         verdicts = verdicts.with_columns(judge_status=pl.lit("ok"), judge_error=pl.lit(None, pl.String))
@@ -164,11 +167,12 @@ def make_scores(
     ``fingerprint``, ``config``).
 
     Neither may hold a credential (see ``credentials``; also the values of credential-like variables of
-    ``os.environ``), nor the config a number that is not finite."""
+    ``os.environ``), nor the config a number that is not finite, nor what is recorded of the run."""
     _check_frame(frame, run)
     check_config(evaluator)
     refuse_credentials(frame, f"scores of run '{run.name}'", "scores file", ScoresError)
-    scored = {"name": run.name, "fingerprint": run.fingerprint, "path": None if run.path is None else str(run.path)}
+    scored = _scored(run)
+    check_config({"run": scored})
     created_at = creation_time()
     described = {
         "evaluator": dict(evaluator),
@@ -179,6 +183,11 @@ def make_scores(
     metadata = {FORMAT_KEY: SCORES_FORMAT, SCORES_KEY: json.dumps(described, ensure_ascii=False, sort_keys=True)}
     fingerprint, path = freeze_frame(frame, metadata, output, "scores file")
     return Scores(frame, MappingProxyType(dict(evaluator)), MappingProxyType(scored), created_at, fingerprint, path)
+
+
+def _scored(run: Run) -> dict[str, Any]:
+    """What a scores file records of the run it scored."""
+    return {"name": run.name, "fingerprint": run.fingerprint, "path": None if run.path is None else str(run.path)}
 
 
 def load_scores(path: str | Path) -> Scores:

@@ -33,6 +33,7 @@ import polars as pl
 
 from rag_compare.core.errors import ConfigError
 from rag_compare.core.protocols import Case, CaseFailure, Passage
+from rag_compare.io.config import refuse_credential_paths
 from rag_compare.io.passages import load_passages
 
 __all__ = ["BM25_METHODS", "BM25Retriever"]
@@ -69,6 +70,7 @@ class BM25Retriever:
         stemmer: str | None = "english",
         stopwords: str | None = "en",
     ) -> None:
+        refuse_credential_paths({"passages": passages})  # its path is in the run config
         bm25s = _bm25s()
         _check_settings(k1, b, method, stemmer)
         try:

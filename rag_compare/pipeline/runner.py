@@ -47,7 +47,7 @@ from rag_compare.core.protocols import (
     callable_name,
     is_k,
 )
-from rag_compare.io.config import RESERVED_KEYS, check_config
+from rag_compare.io.config import RESERVED_KEYS, check_config, refuse_credential_paths
 from rag_compare.io.corpus import Corpus, load_corpus
 from rag_compare.io.credential_scan import credential_cells
 from rag_compare.io.outputs import check_output
@@ -125,12 +125,14 @@ def capture(
     retries and their backoff (default ``CAPTURE_LIMITS``; the separate ``concurrency``, ``timeout``,
     ``max_retries`` and ``backoff`` keywords are deprecated).
 
-    A credential (see ``credentials``) never reaches the checkpoint: a case whose corpus text holds one
-    is refused before anything runs, and a record that holds one (an answer, context, retrieved id...)
-    stops the capture with a ``CaptureError`` before it is written; error texts are kept redacted.
+    A credential (see ``credentials``) never reaches the checkpoint: a case whose corpus text (or the
+    path of ``corpus`` or ``output``, which the run stores) holds one is refused before anything runs,
+    and a record that holds one (an answer, context, retrieved id...) stops the capture with a
+    ``CaptureError`` before it is written; error texts are kept redacted.
     """
     from rag_compare.pipeline.context_builder import BudgetContextBuilder
 
+    refuse_credential_paths({"corpus": corpus.source if isinstance(corpus, Corpus) else corpus, "output": output})
     limits = limits_from("capture", limits, CAPTURE_LIMITS, deprecated)
     if not is_k(top_k):
         raise ConfigError(f"top_k must be {K_EXPECTED}, got {top_k!r}.")

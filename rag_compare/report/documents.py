@@ -11,7 +11,8 @@ written as they are rendered, so a large report never sits in memory as one docu
 
 Every value from data is escaped: by Jinja2's autoescape in HTML (the page also forbids scripts and
 network loads in its Content-Security-Policy), and by ``markdown_escape`` for every expression of
-the Markdown template.
+the Markdown template. Before that, every text an expression gives is redacted (``credentials.redact``):
+a run's name or path shows no credential.
 """
 
 from __future__ import annotations
@@ -28,6 +29,7 @@ from rag_compare._version import __version__
 from rag_compare.compute.aggregates import BREAKDOWN_COLUMNS, SCOPES
 from rag_compare.compute.comparison import REPORTED_STATUSES, SCOPE_TITLES, SIDES
 from rag_compare.compute.preference import PREFERENCE_COLUMNS
+from rag_compare.core.credentials import redactor
 from rag_compare.core.result import DEFAULT_MAX_CASES, REPORT_FORMATS
 from rag_compare.core.signals import ALL_SIGNALS, JUDGE_FAILED, SCORE_SIGNALS
 from rag_compare.core.templates import template_environment
@@ -60,17 +62,15 @@ def write_report(
     """Write the ``markdown`` or ``html`` report of ``comparison`` to ``stream``, chunk by chunk,
     listing up to ``max_cases`` cases per status (``None``: all)."""
     template = _environment(format).get_template(_TEMPLATES[format])
-    for chunk in template.generate(c=_context(comparison, all_cases=all_cases, max_cases=max_cases)):
+    context = _context(comparison, all_cases=all_cases, max_cases=max_cases)
+    for chunk in template.generate(c=context, redact=redactor()):
         stream.write(chunk)
 
 
 def summary_html(comparison: Comparison) -> str:
     """The report's summary (runs, warnings, counts, aggregates) as an HTML fragment for notebooks."""
-    return (
-        _environment("html")
-        .get_template("summary.html.j2")
-        .render(c=_context(comparison, all_cases=False, max_cases=None))
-    )
+    template = _environment("html").get_template("summary.html.j2")
+    return template.render(c=_context(comparison, all_cases=False, max_cases=None), redact=redactor())
 
 
 def markdown_escape(value: object) -> str:
@@ -88,17 +88,34 @@ def markdown_escape(value: object) -> str:
 
 @functools.cache
 def _environment(format: str) -> jinja2.Environment:
+    """The templates' environment; a template is rendered given ``c`` (its ``_context``) and ``redact`` (a
+    ``credentials.redactor``), which every expression's text goes through."""
+    import jinja2
+
     if format not in REPORT_FORMATS:
         raise ValueError(f"unknown report format {format!r}; use one of {', '.join(REPORT_FORMATS)}")
     html = format == "html"
     return template_environment(
         Path(__file__).parent / "templates",
         autoescape=html,
-        finalize=None if html else markdown_escape,
+        finalize=jinja2.pass_context(_shown_in_html if html else _shown_in_markdown),
         trim_blocks=True,
         keep_trailing_newline=True,
         filters={"count": "{:,}".format},
     )
+
+
+def _shown_in_html(template: jinja2.runtime.Context, value: object) -> object:
+    """An expression's value as text, redacted, for autoescape to escape; markup (the one kind of text that is
+    not a plain ``str``) as it is: the templates' own, a macro's output, whose expressions were redacted already."""
+    if value is None or (isinstance(value, str) and type(value) is not str):
+        return value
+    return template["redact"](str(value))
+
+
+def _shown_in_markdown(template: jinja2.runtime.Context, value: object) -> str:
+    """An expression's value as text, redacted, as Markdown (``markdown_escape``)."""
+    return markdown_escape(None if value is None else template["redact"](str(value)))
 
 
 def _context(comparison: Comparison, *, all_cases: bool, max_cases: int | None) -> dict[str, Any]:

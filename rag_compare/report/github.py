@@ -4,14 +4,15 @@ its summary.
 The commands, in order: ``::error title=rag-compare gate::CONDITION: NUMBERS`` for each gate condition
 that held, ``::warning title=rag-compare::...`` for each of the comparison's warnings and each condition
 that could not be evaluated, and one ``::notice title=rag-compare::...`` with the case counts (and the
-gate's verdict). Text from data is made terminal-safe, then escaped as GitHub's toolkit escapes it, so
-no value can end a command or start another.
+gate's verdict). Text from data is redacted (no credential), made terminal-safe, then escaped as GitHub's
+toolkit escapes it, so no value can end a command or start another.
 """
 
 from __future__ import annotations
 
 from typing import TYPE_CHECKING, TextIO
 
+from rag_compare.core.credentials import redact
 from rag_compare.core.listing import counted
 from rag_compare.core.result import DEFAULT_MAX_CASES, terminal_safe
 from rag_compare.report.documents import write_report
@@ -69,7 +70,7 @@ def write_github(
 
 
 def _command(name: str, title: str, message: str) -> str:
-    return f"::{name} title={escape_property(title)}::{escape_data(terminal_safe(message))}"
+    return f"::{name} title={escape_property(title)}::{escape_data(terminal_safe(redact(message)))}"
 
 
 def _summary_line(comparison: Comparison, gate: GateResult | None) -> str:

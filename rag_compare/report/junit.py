@@ -11,7 +11,8 @@ One ``<testsuites>`` holds up to two suites:
   ``max_cases`` per status, by case id; how many were left out is in the suite's properties
   (``left_out.STATUS``) and its ``<system-out>``.
 
-The XML is built by ``xml.etree.ElementTree``; every text from data goes through ``xml_safe`` first.
+The XML is built by ``xml.etree.ElementTree``; every text from data goes through ``xml_safe`` first, and
+every text and attribute of the tree is redacted (``credentials.redact``) before it is written.
 """
 
 from __future__ import annotations
@@ -23,6 +24,7 @@ from typing import TYPE_CHECKING, Any, TextIO
 
 import polars as pl
 
+from rag_compare.core.credentials import redactor
 from rag_compare.core.listing import counted
 from rag_compare.core.result import DEFAULT_MAX_CASES, shown_as_escapes
 
@@ -69,10 +71,21 @@ def write_junit(
     root.append(_cases_suite(comparison, max_cases))
     for name in _COUNTS:
         root.set(name, str(sum(int(suite.get(name, "0")) for suite in root)))
+    _redact_tree(root)
     ET.indent(root)
     stream.write('<?xml version="1.0" encoding="UTF-8"?>\n')
     stream.write(ET.tostring(root, encoding="unicode"))
     stream.write("\n")
+
+
+def _redact_tree(root: ET.Element) -> None:
+    """Redact every text and attribute value under ``root``: a run's name shows no credential."""
+    redact = redactor()
+    for element in root.iter():
+        if element.text:
+            element.text = redact(element.text)
+        for name, value in list(element.attrib.items()):
+            element.set(name, redact(value))
 
 
 def _gate_suite(gate: GateResult) -> ET.Element:

@@ -15,6 +15,7 @@ from rag_compare.compute.audit import CorpusAudit
 from rag_compare.compute.comparison import Comparison
 from rag_compare.compute.fallback import FallbackSimulation
 from rag_compare.compute.gate_result import GateResult
+from rag_compare.core.credentials import redact
 from rag_compare.core.result import Report, terminal_safe
 from rag_compare.io.corpus import Corpus
 from rag_compare.io.drafts_file import Drafts
@@ -34,11 +35,11 @@ __all__ = ["notebook", "text", "write"]
 
 
 def write(result: Report, stream: TextIO, format: str, **options: Any) -> None:
-    """Write ``result`` to ``stream`` as ``text`` (control characters escaped), ``notebook`` (HTML), or,
-    for a comparison, as a ``markdown`` or ``html`` report or a CI format (``options``: ``all_cases``,
-    ``max_cases``, ``gate``; see ``_write_comparison``)."""
+    """Write ``result`` to ``stream`` as ``text`` (credentials redacted, control characters escaped),
+    ``notebook`` (HTML), or, for a comparison, as a ``markdown`` or ``html`` report or a CI format
+    (``options``: ``all_cases``, ``max_cases``, ``gate``; see ``_write_comparison``)."""
     if format == "text":
-        stream.write(terminal_safe(text(result)))
+        stream.write(terminal_safe(redact(text(result))))
     elif format == "notebook":
         stream.write(notebook(result))
     elif isinstance(result, Comparison):
@@ -87,8 +88,8 @@ text.register(Comparison, comparison_text)
 
 @functools.singledispatch
 def notebook(result: Report) -> str:
-    """``result`` as HTML for a notebook: its text, escaped, in a ``<pre>``."""
-    return f"<pre>{html.escape(text(result))}</pre>"
+    """``result`` as HTML for a notebook: its text, credentials redacted, escaped, in a ``<pre>``."""
+    return f"<pre>{html.escape(redact(text(result)))}</pre>"
 
 
 notebook.register(Comparison, summary_html)

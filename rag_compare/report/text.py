@@ -1,7 +1,8 @@
 """Plain-text tables and cells for a terminal.
 
 Values from data are never read as markup: every cell is a ``rich.text.Text``. Text for a terminal
-never carries a control character from data (``terminal_safe``).
+never carries a control character from data (``terminal_safe``), nor a credential: a cell is redacted
+before it is cut to its column, so no part of one is left.
 """
 
 from __future__ import annotations
@@ -11,6 +12,7 @@ import sys
 from collections.abc import Iterable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
+from rag_compare.core.credentials import redact, redactor
 from rag_compare.core.result import terminal_safe
 from rag_compare.io.config import flatten
 
@@ -44,7 +46,8 @@ def text_table(headers: Sequence[str], rows: Iterable[Sequence[object]], title: 
     from rich.table import Table
     from rich.text import Text
 
-    cells = [[Text("" if cell is None else terminal_safe(str(cell))) for cell in row] for row in rows]
+    shown = redactor()
+    cells = [[Text("" if cell is None else terminal_safe(shown(str(cell)))) for cell in row] for row in rows]
     table = Table(*headers, title=title, title_justify="left", box=None, pad_edge=False, show_edge=False)
     for row in cells:
         table.add_row(*row)
@@ -106,8 +109,8 @@ def config_diff_rows(comparison: Comparison, limit: int | None = None) -> list[t
 
 
 def config_text(value: object, limit: int | None = None) -> str:
-    """A config value as shown (``(absent)`` for a key a run lacks), cut to ``limit`` characters."""
-    text = "(absent)" if value is None else str(value)
+    """A config value as shown (``(absent)`` for a key a run lacks), redacted, then cut to ``limit`` characters."""
+    text = "(absent)" if value is None else redact(str(value))
     return text if limit is None or len(text) <= limit else text[: limit - 3] + "..."
 
 

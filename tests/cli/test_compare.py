@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import shutil
 import subprocess
 import sys
 from collections.abc import Callable
@@ -12,6 +13,7 @@ import polars as pl
 import pytest
 from click.testing import Result
 
+from tests.helpers.credential_shapes import KEY_SHAPES, copied_as, legacy_run, named_with, secret_parts
 from tests.helpers.data import EXAMPLE_CORPUS, HANDMADE_RUNS, ROOT
 
 Cli = Callable[..., Result]
@@ -214,3 +216,22 @@ def test_an_output_with_a_trailing_slash_is_a_folder_of_the_json_summary_and_par
     assert report.exit_code == 2
     assert "writes a folder of JSON and Parquet, not markdown" in report.stderr
     assert sorted(path.name for path in tmp_path.iterdir()) == ["out"]
+
+
+@pytest.mark.parametrize("secret", KEY_SHAPES.values(), ids=KEY_SHAPES.keys())
+def test_no_report_file_or_message_shows_a_credential_of_a_run_or_an_output_path(
+    cli: Cli, tmp_path: Path, secret: str
+) -> None:
+    baseline = legacy_run(shutil.copy(HANDMADE_RUNS / "baseline.arrow", tmp_path / "baseline.arrow"), secret)
+    candidate = copied_as(shutil.copy(HANDMADE_RUNS / "candidate.arrow", tmp_path / "candidate.arrow"), secret)
+    report, folder = named_with(secret, tmp_path, ".html"), f"{tmp_path}/{secret}-compared/"
+    results = [
+        cli(baseline, candidate, "--fail-on", "regressed>50%"),
+        cli(baseline, candidate, "--output", report),
+        cli(baseline, candidate, "--output", folder),
+    ]
+    shown = [result.stdout + result.stderr for result in results]
+    shown += [report.read_text(encoding="utf-8"), (Path(folder) / "summary.json").read_text(encoding="utf-8")]
+    assert [result.exit_code for result in results] == [0, 0, 0], shown
+    assert all("(redacted)" in text for text in shown)
+    assert not any(part in text for text in shown for part in secret_parts(secret))

@@ -13,6 +13,7 @@ from click.testing import CliRunner, Result
 from rag_compare.cli.main import main
 from rag_compare.io.corpus import load_corpus
 from tests.helpers.chat_server import ChatServer, Reply
+from tests.helpers.credential_shapes import KEY_SHAPES, named_with, secret_parts
 from tests.helpers.drafting import PASSAGES, distinct, passage_of
 
 FAST = ("--timeout", "5", "--max-retries", "0")
@@ -194,3 +195,19 @@ def test_admit_keeps_reviewer_text_that_looks_like_a_null(tmp_path: Path) -> Non
     frame = load_corpus(drafts).frame
     assert frame.select("acceptance_note", "comment").rows() == [("N/A", "null"), ("NA", None)]
     assert frame.get_column("reviewed").to_list() == [True, False]
+
+
+@pytest.mark.parametrize("secret", KEY_SHAPES.values(), ids=KEY_SHAPES.keys())
+def test_no_message_shows_a_credential_a_drafts_path_holds(
+    server: ChatServer, passages: Path, tmp_path: Path, secret: str
+) -> None:
+    output = named_with(secret, tmp_path, ".csv")
+    drafted = draft(server, passages, output)
+    assert drafted.exit_code == 0, drafted.output
+    ids = load_corpus(output).frame.get_column("case_id").to_list()
+    admitted = run("admit", output, "--ids", ids[0])
+    as_json = run("admit", output, "--ids", ids[1], "--format", "json")
+    for result in (drafted, admitted, as_json):
+        assert result.exit_code == 0, result.output
+        assert "(redacted)" in result.stdout
+        assert not any(part in result.stdout + result.stderr for part in secret_parts(secret))

@@ -44,6 +44,19 @@ def test_each_parameter_or_call_named_becomes_the_flag_or_the_command(command: s
     assert as_flags(library, main, command) == said
 
 
+@pytest.mark.parametrize(
+    ("command", "library", "said"),
+    [
+        ("freeze", "the path of `records` holds", "the path of RECORDS holds"),
+        ("merge-repeats", "path 2 of `runs` holds", "path 2 of RUNS holds"),
+        ("capture", "the path of `corpus` holds", "the path of CORPUS holds"),  # its argument, not freeze's option
+        ("freeze", "the path of `corpus` holds", "the path of --corpus holds"),
+    ],
+)
+def test_an_argument_of_the_command_is_said_by_its_name(command: str, library: str, said: str) -> None:
+    assert as_flags(library, main, command) == said
+
+
 def test_a_parameter_the_command_lacks_is_the_flag_of_the_command_that_has_it() -> None:
     assert as_flags("Pass it with `baseline_scores`.", main, "show") == "Pass it with --baseline-scores."
 

@@ -1,8 +1,10 @@
 """Shared command-line options: every float option of every command refuses NaN and infinities, no command
-writes over one of its own inputs, and every output is checked before any work."""
+writes over one of its own inputs, every output is checked before any work, and none that writes a frozen file
+takes a path holding a credential."""
 
 from __future__ import annotations
 
+import json
 import os
 from collections.abc import Callable
 from pathlib import Path
@@ -18,15 +20,18 @@ from rag_compare.cli.options import (
     PATH,
     RUN_CONFIG,
     Command,
+    FreezingCommand,
     finite_float,
     format_option,
     limit_options,
 )
 from rag_compare.llm.limits import Limits
+from tests.helpers.credential_shapes import KEY_SHAPES, copied_as, named_with, secret_parts
 from tests.helpers.data import HANDMADE_RUNS
 from tests.helpers.special_files import BAD_OUTPUTS, bad_output, node_kind, not_blocked_by
 
 Cli = Callable[..., Result]
+Write = Callable[[str, str | bytes], Path]
 RUN = HANDMADE_RUNS / "baseline.arrow"
 NON_FINITE = ("nan", "NaN", "inf", "-inf", "Infinity", "1e999")
 
@@ -322,3 +327,91 @@ def test_every_output_is_refused_before_any_work_where_it_cannot_be_written(
     assert option in result.stderr
     assert {path: node_kind(path) for path in nodes} == nodes
     assert sorted([*tmp_path.rglob("*"), *writer_inputs["corpus"].parent.iterdir()]) == before
+
+
+STORED_PATHS = {
+    # command line (names in braces are files of `files`), the file whose path holds the credential, its name said
+    "freeze RECORDS": ("freeze {records} --corpus {corpus} --output {new}", "records", "RECORDS"),
+    "freeze --corpus": ("freeze {records} --corpus {corpus} --output {new}", "corpus", "--corpus"),
+    "freeze --output": ("freeze {records} --corpus {corpus} --output {new}", "new", "--output"),
+    "freeze --output DIR/": ("freeze {records} --corpus {corpus} --output {new}/", "new", "--output"),
+    "freeze --config": ("freeze {records} --corpus {corpus} --config {config} --output {new}", "config", "--config"),
+    "import-run SOURCE": ("import-run {units} --from ragas --corpus {corpus} --output {new}", "units", "SOURCE"),
+    "import-run --corpus": ("import-run {units} --from ragas --corpus {corpus} --output {new}", "corpus", "--corpus"),
+    "import-run --passages": (
+        "import-run {units} --from ragas --corpus {corpus} --passages {passages} --output {new}",
+        "passages",
+        "--passages",
+    ),
+    "import-run --output": ("import-run {units} --from ragas --corpus {corpus} --output {new}", "new", "--output"),
+    "capture CORPUS": ("capture {corpus} --passages {passages} --top-k 2 --output {new}", "corpus", "CORPUS"),
+    "capture --passages": ("capture {corpus} --passages {passages} --top-k 2 --output {new}", "passages", "--passages"),
+    "capture --output": ("capture {corpus} --passages {passages} --top-k 2 --output {new}", "new", "--output"),
+    "merge-repeats RUNS": ("merge-repeats {first} {second} --output {new}", "second", "path 2 of RUNS"),
+    "merge-repeats --output": ("merge-repeats {first} {second} --output {new}", "new", "--output"),
+    "score RUN": ("score {candidate} --judge lexical --output {new}", "candidate", "RUN"),
+    "score --output": ("score {candidate} --judge lexical --output {new}", "new", "--output"),
+    "import-scores RUN": (
+        "import-scores {candidate} {trust} --evaluator e --map trust=trustworthiness --output {new}",
+        "candidate",
+        "RUN",
+    ),
+    "import-scores FILE": (
+        "import-scores {candidate} {trust} --evaluator e --map trust=trustworthiness --output {new}",
+        "trust",
+        "FILE",
+    ),
+    "import-scores --output": (
+        "import-scores {candidate} {trust} --evaluator e --map trust=trustworthiness --output {new}",
+        "new",
+        "--output",
+    ),
+    "judge-pairs BASELINE": ("judge-pairs {baseline} {candidate} --model m --output {new}", "baseline", "BASELINE"),
+    "judge-pairs CANDIDATE": ("judge-pairs {baseline} {candidate} --model m --output {new}", "candidate", "CANDIDATE"),
+    "judge-pairs --output": ("judge-pairs {baseline} {candidate} --model m --output {new}", "new", "--output"),
+}
+
+
+@pytest.fixture
+def stored_inputs(files: dict[str, Path], write: Write, monkeypatch: pytest.MonkeyPatch) -> dict[str, Path]:
+    """``files``, a config file, a source another tool wrote (read by the stand-in ``ragas`` reader), and two
+    runs of one config to merge."""
+    from rag_compare import freeze_run
+    from rag_compare.io.run_import import FORMATS
+
+    monkeypatch.setitem(FORMATS, "ragas", "tests.io.test_run_import:units_reader")
+    units = write(
+        "units.json", json.dumps({"units": [{"meta": {"case_id": "hotel@v2"}, "question": "Q", "answer": "150"}]})
+    )
+    runs = {
+        name: freeze_run(
+            write(f"{name}.jsonl", records), files["corpus"], {"top_k": 3}, output=files["new"].parent / f"{name}.arrow"
+        ).path
+        for name, records in (("first", '{"case_id": "meal@v2"}\n'), ("second", '{"case_id": "hotel@v2"}\n'))
+    }
+    return {**files, **runs, "config": write("run.toml", 'model = "m"\n'), "units": units}
+
+
+@pytest.mark.parametrize(("command", "place", "said"), STORED_PATHS.values(), ids=STORED_PATHS.keys())
+@pytest.mark.parametrize("secret", KEY_SHAPES.values(), ids=KEY_SHAPES.keys())
+def test_a_command_that_freezes_refuses_a_path_holding_a_credential_before_anything(
+    cli: Cli, stored_inputs: dict[str, Path], tmp_path: Path, secret: str, command: str, place: str, said: str
+) -> None:
+    given = stored_inputs[place]
+    paths = {
+        **stored_inputs,
+        place: copied_as(given, secret) if given.exists() else named_with(secret, tmp_path, ".arrow"),
+    }
+    before = sorted(tmp_path.rglob("*"))
+    result = cli(*(word.format(**paths) for word in command.split()), env={"OPENAI_API_KEY": ""})
+    assert result.exit_code == 2, result.output
+    which = said if said.startswith("path ") else f"the path of {said}"
+    assert result.stderr.startswith(f"error: {which} holds a credential (an API key or an authorization header).")
+    assert not any(form in result.stdout + result.stderr for form in secret_parts(secret))
+    assert sorted(tmp_path.rglob("*")) == before
+
+
+def test_the_commands_that_freeze_are_the_ones_that_write_a_run_scores_or_pairs_file() -> None:
+    freezing = {name for name, command in main.commands.items() if isinstance(command, FreezingCommand)}
+    assert freezing == {"freeze", "import-run", "capture", "merge-repeats", "score", "import-scores", "judge-pairs"}
+    assert freezing == {command.split()[0] for command, _, _ in STORED_PATHS.values()}

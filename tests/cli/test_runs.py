@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import csv
 import json
+import shutil
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -14,6 +15,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from rag_compare.io.runs import load_run
+from tests.helpers.credential_shapes import KEY_SHAPES, legacy_run, secret_parts
 from tests.helpers.data import COMPOSED, DECOMPOSED, HANDMADE_RUNS
 
 Cli = Callable[..., Result]
@@ -441,3 +443,15 @@ def test_merge_repeats_refusals_exit_2_and_write_nothing(
     assert refused.exit_code == 2
     assert f"--output {first} is the same file as RUNS {first}: a command never writes over" in refused.stderr
     assert cli("merge-repeats", "--output", output).exit_code == 2  # no run at all: a usage error
+
+
+@pytest.mark.parametrize("output_format", ["text", "json"])
+@pytest.mark.parametrize("secret", KEY_SHAPES.values(), ids=KEY_SHAPES.keys())
+def test_show_shows_a_run_whose_path_name_and_config_hold_a_credential_redacted(
+    cli: Cli, tmp_path: Path, secret: str, output_format: str
+) -> None:
+    run = legacy_run(shutil.copy(HANDMADE_RUNS / "baseline.arrow", tmp_path / "baseline.arrow"), secret)
+    result = cli("show", run, "--format", output_format)
+    assert result.exit_code == 0, result.output
+    assert "(redacted)" in result.stdout
+    assert not any(part in result.stdout + result.stderr for part in secret_parts(secret))

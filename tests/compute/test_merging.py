@@ -1,17 +1,19 @@
-"""Merging runs of one config into one run with repeats: the renumbering rule, and every refusal writing nothing."""
+"""Merging runs of one config into one run with repeats: the renumbering rule, and every refusal writing nothing
+(of a credential in a path, a name or an older run's config too)."""
 
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 import polars as pl
 import pytest
 
 from rag_compare import merge_repeats
 from rag_compare.compute.freezing import freeze_run
-from rag_compare.core.errors import ConfigError, RunExistsError, RunFileError
+from rag_compare.core.errors import ConfigError, RunExistsError, RunFileError, SecretInConfigError
 from rag_compare.io.runs import Run, load_run
+from tests.helpers.credential_shapes import KEY_SHAPES, copied_as, legacy_run, named_with, secret_parts
 from tests.helpers.data import SMALL_CORPUS
 
 EPOCH = {"SOURCE_DATE_EPOCH": "1795000000"}
@@ -155,3 +157,35 @@ def test_a_metadata_column_of_two_types_is_refused(tmp_path: Path, corpus: Path)
     second = frozen(tmp_path, corpus, "second", {"case_id": ["meal@v2"], "team": [7]})
     with pytest.raises(RunFileError, match="team: a column holding values of different types"):
         merge_repeats([first, second], tmp_path / "merged.arrow")
+
+
+@pytest.mark.parametrize("place", ["runs", "output", "name"])
+@pytest.mark.parametrize("secret", KEY_SHAPES.values(), ids=KEY_SHAPES.keys())
+def test_a_path_or_name_holding_a_credential_is_refused_before_any_run_is_read(
+    tmp_path: Path, corpus: Path, secret: str, place: str
+) -> None:
+    first = frozen(tmp_path, corpus, "first", {"case_id": ["meal@v2"]})
+    second = frozen(tmp_path, corpus, "second", {"case_id": ["hotel@v2"]})
+    runs: list[Any] = [first.path, copied_as(cast(Path, second.path), secret) if place == "runs" else second]
+    output = named_with(secret, tmp_path, ".arrow") if place == "output" else tmp_path / "merged.arrow"
+    name = f"pooled-{secret}" if place == "name" else None
+    before = sorted(tmp_path.rglob("*"))
+    with pytest.raises(SecretInConfigError) as raised:
+        merge_repeats(runs, output, name=name, environ=EPOCH)
+    said = {"runs": "path 2 of `runs` holds", "output": "the path of `output` holds", "name": "'name' holds"}[place]
+    assert said in str(raised.value)
+    assert not any(form in str(raised.value) for form in secret_parts(secret))
+    assert sorted(tmp_path.rglob("*")) == before
+
+
+@pytest.mark.parametrize("secret", KEY_SHAPES.values(), ids=KEY_SHAPES.keys())
+def test_runs_an_older_version_froze_with_a_credential_in_their_config_are_not_merged(
+    tmp_path: Path, corpus: Path, secret: str
+) -> None:
+    runs = [frozen(tmp_path, corpus, name, {"case_id": [case]}) for name, case in (("a", "meal@v2"), ("b", "hotel@v2"))]
+    legacy = [legacy_run(cast(Path, run.path), secret, tmp_path / f"old-{run.name}.arrow") for run in runs]
+    output = tmp_path / "merged.arrow"
+    with pytest.raises(SecretInConfigError, match="holds a credential") as raised:
+        merge_repeats(legacy, output, name="pooled", environ=EPOCH)
+    assert not any(form in str(raised.value) for form in secret_parts(secret))
+    assert not output.exists()

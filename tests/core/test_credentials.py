@@ -15,6 +15,7 @@ from rag_compare.core.credentials import (
     is_credential_key,
     looks_like_credential_value,
     redact,
+    redactor,
 )
 from tests.helpers.credential_shapes import KEY_SHAPES, OPENAI_KEY, ORDINARY_TEXTS
 
@@ -117,8 +118,21 @@ def test_ordinary_text_is_not_a_credential(text: str) -> None:
     assert looks_like_credential_value(text) is False
 
 
+@pytest.mark.parametrize("separator", ["_", "-", "/", ".", " ", "="])
+@pytest.mark.parametrize("shape", KEY_SHAPES.values(), ids=KEY_SHAPES.keys())
+def test_a_key_after_any_separator_of_a_file_name_is_a_credential(shape: str, separator: str) -> None:
+    name = f"corpus{separator}{shape}.csv"
+    assert looks_like_credential_value(name) is True
+    assert shape[-12:] not in redact(name, {})
+
+
+def test_the_character_before_a_key_is_kept_when_it_is_redacted() -> None:
+    assert redact(f"run_{OPENAI_KEY}.arrow", {}) == "run_sk-…(redacted).arrow"
+    assert redact(f"{OPENAI_KEY}.arrow", {}) == "sk-…(redacted).arrow"
+
+
 def test_the_pattern_finds_the_same_in_polars_and_python() -> None:
-    texts = [*KEY_SHAPES.values(), *ORDINARY_TEXTS]
+    texts = [*KEY_SHAPES.values(), *ORDINARY_TEXTS, *(f"x_{shape}" for shape in KEY_SHAPES.values())]
     found = pl.Series(texts).str.contains(CREDENTIAL_PATTERN).to_list()
     assert found == [looks_like_credential_value(text) for text in texts]
 
@@ -138,6 +152,15 @@ def test_redact_replaces_every_credential(text: str, expected: str) -> None:
 @pytest.mark.parametrize("shape", KEY_SHAPES.values(), ids=KEY_SHAPES.keys())
 def test_redact_removes_the_whole_credential(shape: str) -> None:
     assert redact(f"<{shape}> end", {}) == f"<{shape[:3]}…(redacted)> end"
+
+
+def test_a_redactor_redacts_as_redact_does_with_the_environment_read_once(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("DB_PASSWORD", "hunter2-hunter2")
+    redacting = redactor()
+    monkeypatch.setenv("DB_PASSWORD", "another-password")
+    texts = ["hunter2-hunter2 and another-password", f"<{OPENAI_KEY}>", "nothing secret"]
+    assert [redacting(text) for text in texts] == [redact(text, {"DB_PASSWORD": "hunter2-hunter2"}) for text in texts]
+    assert redact("another-password") == "…(redacted)"
 
 
 def test_validate_never_prints_a_credential_of_a_bad_cell(cli: Cli, write: Write) -> None:

@@ -1,13 +1,16 @@
-"""The result base class and its output rules: the formats a result knows, strict JSON, terminal-safe text."""
+"""The result base class and its output rules: the formats a result knows, strict JSON without credentials,
+terminal-safe text."""
 
 from __future__ import annotations
 
 import json
+from pathlib import Path
 
 import pytest
 
 from rag_compare.core.result import terminal_safe, to_json
 from rag_compare.io.corpus import load_corpus
+from tests.helpers.credential_shapes import KEY_SHAPES, secret_parts
 from tests.helpers.data import EXAMPLE_CORPUS
 
 
@@ -34,3 +37,21 @@ def test_to_json_writes_a_number_that_is_not_finite_as_null() -> None:
         "nested": [{"x": None}],
     }
     assert payload["p"] != payload["p"]  # the caller's payload is left as it was
+
+
+@pytest.mark.parametrize("secret", KEY_SHAPES.values(), ids=KEY_SHAPES.keys())
+def test_to_json_writes_no_credential_in_a_value_a_key_or_a_path(secret: str) -> None:
+    payload = {
+        "path": f"runs/{secret}.arrow",
+        f"by-{secret}": [Path(f"out-{secret}.json"), (f"a {secret}",)],
+        "config": {"records": {"path": f"x_{secret}.jsonl"}},
+    }
+    text = to_json(payload)
+    assert not any(form in text for form in secret_parts(secret))
+    assert json.loads(text)["path"].startswith("runs/")
+    assert "(redacted)" in json.loads(text)["path"]
+
+
+def test_to_json_redacts_the_value_of_a_credential_variable(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("DB_PASSWORD", "hunter2-hunter2")
+    assert json.loads(to_json({"name": "run-hunter2-hunter2"})) == {"name": "run-…(redacted)"}

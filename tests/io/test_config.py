@@ -1,4 +1,5 @@
-"""Tests for ``rag_compare.io.config``: reading, ``--set`` overrides, flattening and credential checks."""
+"""Tests for ``rag_compare.io.config``: reading, ``--set`` overrides, flattening and credential checks, of the
+paths stored too."""
 
 from __future__ import annotations
 
@@ -12,8 +13,14 @@ import pytest
 from click.testing import Result
 
 from rag_compare.core.errors import ConfigError, SecretInConfigError
-from rag_compare.io.config import apply_assignments, check_config, flatten, read_config_file
-from tests.helpers.credential_shapes import KEY_SHAPES, OPENAI_KEY
+from rag_compare.io.config import (
+    apply_assignments,
+    check_config,
+    flatten,
+    read_config_file,
+    refuse_credential_paths,
+)
+from tests.helpers.credential_shapes import KEY_SHAPES, OPENAI_KEY, ORDINARY_TEXTS, secret_parts
 
 Cli = Callable[..., Result]
 
@@ -270,3 +277,39 @@ def test_config_files_refuse_numbers_that_are_not_finite(
 def test_check_config_refuses_numbers_that_are_not_finite() -> None:
     with pytest.raises(ConfigError, match=r"'a\.b\[0\]' is not a finite number"):
         check_config({"a": {"b": [float("nan")]}}, environ={})
+
+
+def _given(secret: str) -> dict[str, object]:
+    """The ways a path holding ``secret`` is given: as text, as a path, in a folder's name, in a list."""
+    return {
+        "text": f"corpus-{secret}.csv",
+        "path": Path(f"corpus_{secret}.csv"),
+        "folder": Path("data") / secret / "corpus.csv",
+        "list": ["ok.csv", f"data/{secret}.csv"],
+    }
+
+
+@pytest.mark.parametrize("how", ["text", "path", "folder", "list"])
+@pytest.mark.parametrize("secret", KEY_SHAPES.values(), ids=KEY_SHAPES.keys())
+def test_a_path_holding_a_credential_is_refused_naming_its_parameter_not_the_path(secret: str, how: str) -> None:
+    given = _given(secret)[how]
+    with pytest.raises(SecretInConfigError) as raised:
+        refuse_credential_paths({"records": "records.jsonl", "corpus": given, "output": None}, environ={})
+    message = str(raised.value)
+    which = "path 2 of `corpus`" if how == "list" else "the path of `corpus`"
+    assert message.startswith(f"{which} holds a credential (an API key or an authorization header).")
+    assert "rename the file or its folder" in message
+    assert not any(form in message for form in secret_parts(secret))
+
+
+def test_a_path_holding_the_value_of_a_credential_variable_is_refused_naming_the_variable() -> None:
+    with pytest.raises(SecretInConfigError, match="the path of `output` holds the value of OPENAI_API_KEY"):
+        refuse_credential_paths({"output": f"runs/{SECRET}.arrow"}, environ=ENV)
+
+
+def test_paths_without_credentials_and_values_that_are_no_paths_pass() -> None:
+    import polars as pl
+
+    ordinary = {f"path {number}": f"runs/{text}.arrow" for number, text in enumerate(ORDINARY_TEXTS)}
+    frame = pl.DataFrame({"case_id": [OPENAI_KEY]})  # a frame's cells are scanned where it is read, not here
+    assert refuse_credential_paths({**ordinary, "records": frame, "output": None, "runs": []}, environ=ENV) is None

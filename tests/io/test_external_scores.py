@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import shutil
 from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any
@@ -12,11 +13,18 @@ import pytest
 from click.testing import Result
 
 from rag_compare import compare, freeze_run
-from rag_compare.core.errors import ContractError, Problem, RagCompareError, RunExistsError, ScoresError
+from rag_compare.core.errors import (
+    ContractError,
+    Problem,
+    RagCompareError,
+    RunExistsError,
+    ScoresError,
+    SecretInConfigError,
+)
 from rag_compare.io.external_scores import import_scores
 from rag_compare.io.runs import Run, load_run
 from rag_compare.io.scores import Scores, load_scores
-from tests.helpers.credential_shapes import KEY_SHAPES
+from tests.helpers.credential_shapes import KEY_SHAPES, copied_as, named_with, secret_parts
 from tests.helpers.data import HANDMADE_RUNS
 from tests.helpers.judged import CORPUS as JUDGED_CORPUS
 from tests.helpers.judged import SAMPLED_RECORDS
@@ -426,3 +434,23 @@ def test_every_bad_sample_key_is_listed_at_once(tmp_path: Path) -> None:
         (4, "case_id", "a (case id, repeat) pair given once"),
         (5, "case_id", "a case id of run 'sampled' with a repeat 5"),
     ]
+
+
+@pytest.mark.parametrize("place", ["run", "source", "output"])
+@pytest.mark.parametrize("secret", KEY_SHAPES.values(), ids=KEY_SHAPES.keys())
+def test_a_path_holding_a_credential_is_refused_before_the_file_is_read(
+    tmp_path: Path, secret: str, place: str
+) -> None:
+    run = shutil.copyfile(CANDIDATE, tmp_path / "candidate.arrow")
+    source = write_rows(tmp_path / "trust.csv", ROWS)
+    given = {
+        "run": copied_as(run, secret) if place == "run" else run,
+        "source": copied_as(source, secret) if place == "source" else source,
+        "output": named_with(secret, tmp_path, ".arrow") if place == "output" else tmp_path / "scores.arrow",
+    }
+    before = sorted(tmp_path.rglob("*"))
+    with pytest.raises(SecretInConfigError) as raised:
+        import_scores(**given, evaluator="hosted", mapping={"trust": "trustworthiness"})
+    assert str(raised.value).startswith(f"the path of `{place}` holds a credential")
+    assert not any(form in str(raised.value) for form in secret_parts(secret))
+    assert sorted(tmp_path.rglob("*")) == before

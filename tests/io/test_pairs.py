@@ -1,17 +1,19 @@
-"""Pairs files: both orders combined into a verdict, every case kept, frozen, verified, tied to their two runs."""
+"""Pairs files: both orders combined into a verdict, every case kept, frozen, verified, tied to their two runs,
+holding no credential."""
 
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any, cast
 
 import polars as pl
 import pytest
 
 from rag_compare import freeze_run
-from rag_compare.core.errors import PairsError, RunExistsError, RunFileError, RunIntegrityError
+from rag_compare.core.errors import PairsError, RunExistsError, RunFileError, RunIntegrityError, SecretInConfigError
 from rag_compare.io.pairs import JUDGE_INPUTS, PAIRS_SCHEMA, Pairs, judge_pairs, load_pairs, pairs_to_judge
 from rag_compare.io.runs import FORMAT_VERSION, PAIRS_FORMAT, Run, frozen_format, load_run
-from tests.helpers.credential_shapes import OPENAI_KEY
+from tests.helpers.credential_shapes import KEY_SHAPES, OPENAI_KEY, copied_as, legacy_run, named_with, secret_parts
 from tests.helpers.judged import CORPUS as JUDGED_CORPUS
 from tests.helpers.judged import SAMPLED_RECORDS
 from tests.helpers.pairs import BASELINE, CANDIDATE, CORPUS, EXPECTED_COUNTS, FAILURE, IDS, ScriptedPairJudge
@@ -172,3 +174,26 @@ def test_a_run_compared_with_itself_is_all_ties_without_a_request(runs: tuple[Ru
     assert judge.asked == []
     assert isinstance(pairs, Pairs)
     assert pairs.counts["tie"] == len(IDS)
+
+
+@pytest.mark.parametrize("place", ["baseline", "candidate", "output", "name"])
+@pytest.mark.parametrize("secret", KEY_SHAPES.values(), ids=KEY_SHAPES.keys())
+def test_what_a_pairs_file_records_holds_no_credential_and_is_checked_before_any_request(
+    runs: tuple[Run, Run], tmp_path: Path, secret: str, place: str
+) -> None:
+    paths = [cast(Path, run.path) for run in runs]
+    given: dict[str, Any] = {
+        "baseline": copied_as(paths[0], secret) if place == "baseline" else paths[0],
+        "candidate": copied_as(paths[1], secret) if place == "candidate" else paths[1],
+        "output": named_with(secret, tmp_path, ".arrow") if place == "output" else tmp_path / "pairs.arrow",
+    }
+    if place == "name":
+        given["baseline"] = legacy_run(paths[0], secret, tmp_path / "old.arrow")
+    judge, before = ScriptedPairJudge(), sorted(tmp_path.rglob("*"))
+    with pytest.raises(SecretInConfigError) as raised:
+        judge_pairs(given["baseline"], given["candidate"], judge, output=given["output"])
+    said = "'baseline.name' holds" if place == "name" else f"the path of `{place}` holds"
+    assert said in str(raised.value)
+    assert not any(form in str(raised.value) for form in secret_parts(secret))
+    assert judge.asked == []
+    assert sorted(tmp_path.rglob("*")) == before

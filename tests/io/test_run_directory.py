@@ -15,10 +15,17 @@ import pytest
 
 from rag_compare.compute.compare_runs import compare
 from rag_compare.compute.freezing import freeze_run
-from rag_compare.core.errors import ContractError, InputFileError, RunExistsError, RunIntegrityError
+from rag_compare.core.errors import (
+    ContractError,
+    InputFileError,
+    RunExistsError,
+    RunIntegrityError,
+    SecretInConfigError,
+)
 from rag_compare.io.corpus import load_corpus
-from rag_compare.io.run_directory import bucket_of, iter_buckets
+from rag_compare.io.run_directory import bucket_of, iter_buckets, write_manifest
 from rag_compare.io.runs import Run, load_run
+from tests.helpers.credential_shapes import KEY_SHAPES, secret_parts
 from tests.helpers.data import ROOT
 
 FIXTURE = ROOT / "tests" / "fixtures" / "compare"
@@ -329,3 +336,12 @@ def test_on_a_terminal_freezing_shows_the_buckets_written(
     drawn = capsys.readouterr().err
     assert "freezing buckets" in drawn
     assert "3/3" in drawn
+
+
+@pytest.mark.parametrize("secret", KEY_SHAPES.values(), ids=KEY_SHAPES.keys())
+def test_a_manifest_never_holds_a_credential_whatever_put_it_in_the_config(tmp_path: Path, secret: str) -> None:
+    config = {"name": "run", "records": {"path": f"parts/{secret}/*.jsonl"}}
+    with pytest.raises(SecretInConfigError, match="holds a credential") as raised:
+        write_manifest(tmp_path, config, ())
+    assert not any(form in str(raised.value) for form in secret_parts(secret))
+    assert list(tmp_path.iterdir()) == []

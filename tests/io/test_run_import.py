@@ -14,11 +14,19 @@ import polars as pl
 import pytest
 
 from rag_compare.compute.freezing import import_run
-from rag_compare.core.errors import ConfigError, ContractError, InputFileError, Problem, RunExistsError
+from rag_compare.core.errors import (
+    ConfigError,
+    ContractError,
+    InputFileError,
+    Problem,
+    RunExistsError,
+    SecretInConfigError,
+)
 from rag_compare.io.corpus import load_corpus
 from rag_compare.io.run_import import FORMATS, import_records, read_records
 from rag_compare.io.runs import load_run
 from rag_compare.io.sources.rows import Skipped, SourceRows, source_frame
+from tests.helpers.credential_shapes import KEY_SHAPES, copied_as, secret_parts
 from tests.helpers.data import SMALL_CORPUS
 
 PASSAGES = pl.DataFrame(
@@ -246,3 +254,21 @@ def test_import_run_freezes_the_records_and_records_the_import(tmp_path: Path, c
 def test_the_config_may_not_set_what_the_import_records(tmp_path: Path, corpus: Path) -> None:
     with pytest.raises(ConfigError, match="imported"):
         import_run(units(tmp_path, HOTEL), "units", corpus, {"imported": "x"})
+
+
+@pytest.mark.parametrize("secret", KEY_SHAPES.values(), ids=KEY_SHAPES.keys())
+def test_an_import_refuses_a_source_path_holding_a_credential_before_reading_it(
+    tmp_path: Path, corpus: Path, secret: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    source = copied_as(units(tmp_path, HOTEL), secret)
+    monkeypatch.setitem(FORMATS, "units", f"{__name__}:no_reader")
+    output = tmp_path / "run.arrow"
+    with pytest.raises(SecretInConfigError) as raised:
+        import_run(source, "units", corpus, output=output)
+    assert str(raised.value).startswith("the path of `source` holds a credential")
+    assert not any(form in str(raised.value) for form in secret_parts(secret))
+    assert not output.exists()
+
+
+def no_reader(path: Path, case_id_key: str) -> SourceRows:
+    raise AssertionError("the source was read")

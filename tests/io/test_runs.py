@@ -1,4 +1,5 @@
-"""Frozen runs: freeze/load round trips, refusals that write nothing, credentials, the shipped examples."""
+"""Frozen runs: freeze/load round trips, refusals that write nothing, credentials (in paths too), the shipped
+examples."""
 
 from __future__ import annotations
 
@@ -16,7 +17,8 @@ from rag_compare.core.errors import ConfigError, ContractError, RunExistsError, 
 from rag_compare.core.protocols import MAX_K
 from rag_compare.io.corpus import load_corpus
 from rag_compare.io.runfile import serialize, write_atomically
-from rag_compare.io.runs import CONFIG_KEY, FORMAT_KEY, load_run
+from rag_compare.io.runs import CONFIG_KEY, FORMAT_KEY, load_run, write_run
+from tests.helpers.credential_shapes import KEY_SHAPES, copied_as, named_with, secret_parts
 from tests.helpers.data import EXAMPLE_CORPUS, HANDMADE_RUNS, ROOT, SMALL_CORPUS
 
 EPOCH = {"SOURCE_DATE_EPOCH": "1795000000"}
@@ -255,3 +257,47 @@ def test_a_run_whose_repeat_column_is_mistyped_is_refused(tmp_path: Path, small_
     write_atomically(path, data)
     with pytest.raises(RunFileError, match="mistypes the columns repeat"):
         load_run(path)
+
+
+def _freezings(tmp_path: Path, records: Path, corpus: Path, secret: str) -> dict[str, tuple[str, dict[str, object]]]:
+    """Each way a path holding ``secret`` reaches ``freeze_run``: the parameter named, and its arguments."""
+    held = copied_as(records, secret), copied_as(corpus, secret)
+    output, folder = tmp_path / "run.arrow", tmp_path / secret
+    folder.mkdir()
+    (folder / "part-1.jsonl").write_bytes(records.read_bytes())
+    return {
+        "records": ("records", {"records": held[0], "corpus": corpus, "output": output}),
+        "records-folder": ("records", {"records": folder, "corpus": corpus, "output": tmp_path / "run/"}),
+        "records-glob": ("records", {"records": f"{folder}/*.jsonl", "corpus": corpus, "output": tmp_path / "run/"}),
+        "corpus": ("corpus", {"records": records, "corpus": held[1], "output": output}),
+        "loaded-corpus": ("corpus", {"records": records, "corpus": load_corpus(held[1]), "output": None}),
+        "output": ("output", {"records": records, "corpus": corpus, "output": named_with(secret, tmp_path, ".arrow")}),
+        "output-folder": ("output", {"records": records, "corpus": corpus, "output": f"{tmp_path}/{secret}-run/"}),
+    }
+
+
+@pytest.mark.parametrize(
+    "way", ["records", "records-folder", "records-glob", "corpus", "loaded-corpus", "output", "output-folder"]
+)
+@pytest.mark.parametrize("secret", KEY_SHAPES.values(), ids=KEY_SHAPES.keys())
+def test_a_path_holding_a_credential_is_refused_before_anything_is_read_or_written(
+    tmp_path: Path, small_records: Path, small_corpus: Path, secret: str, way: str
+) -> None:
+    named, arguments = _freezings(tmp_path, small_records, small_corpus, secret)[way]
+    before = sorted(tmp_path.rglob("*"))
+    with pytest.raises(SecretInConfigError) as raised:
+        freeze_run(**arguments)
+    assert str(raised.value).startswith(f"the path of `{named}` holds a credential")
+    assert not any(form in str(raised.value) for form in secret_parts(secret))
+    assert sorted(tmp_path.rglob("*")) == before
+
+
+@pytest.mark.parametrize("secret", KEY_SHAPES.values(), ids=KEY_SHAPES.keys())
+def test_no_config_holding_a_credential_is_written_whatever_added_it(tmp_path: Path, secret: str) -> None:
+    frozen = load_run(HANDMADE_RUNS / "baseline.arrow")
+    config = {**frozen.config, "corpus": {**frozen.config["corpus"], "path": f"corpora/{secret}.csv"}}
+    output = tmp_path / "run.arrow"
+    with pytest.raises(SecretInConfigError, match=r"'corpus\.path' holds a credential") as raised:
+        write_run(frozen.records, config, output)
+    assert not any(form in str(raised.value) for form in secret_parts(secret))
+    assert not output.exists()

@@ -1,4 +1,5 @@
-"""Scores files: frozen, verified, tied to their run; a comparison uses them and shows judge failures."""
+"""Scores files: frozen, verified, tied to their run, holding no credential; a comparison uses them and shows judge
+failures."""
 
 from __future__ import annotations
 
@@ -12,11 +13,11 @@ import pytest
 from click.testing import Result
 
 from rag_compare import LexicalJudge, compare, freeze_run
-from rag_compare.core.errors import RunExistsError, RunIntegrityError, ScoresError
-from rag_compare.io.runs import Run
+from rag_compare.core.errors import RunExistsError, RunIntegrityError, ScoresError, SecretInConfigError
+from rag_compare.io.runs import Run, load_run
 from rag_compare.io.scores import Scores, load_scores, make_scores, score_run
 from tests.helpers.chat_server import ChatServer, Reply, sample_for_schema
-from tests.helpers.credential_shapes import OPENAI_KEY
+from tests.helpers.credential_shapes import KEY_SHAPES, OPENAI_KEY, copied_as, legacy_run, named_with, secret_parts
 from tests.helpers.data import HANDMADE_RUNS
 from tests.helpers.judged import CORPUS, DEFAULT_REQUESTS, RECORDS, SAMPLED_RECORDS
 
@@ -268,3 +269,32 @@ def test_scores_of_a_run_with_repeats_are_keyed_by_case_and_repeat() -> None:
     numbered = score_run(single, LexicalJudge()).frame.with_columns(repeat=pl.lit(0, pl.Int64))
     with pytest.raises(ScoresError, match=r"run 'single' has no 'repeat' column .*: its scores may not have one"):
         make_scores(single, numbered, EVALUATOR)
+
+
+class _NeverAsked(LexicalJudge):
+    """The offline judge, which no test of a refusal may reach."""
+
+    def judge(self, frame: pl.DataFrame) -> pl.DataFrame:
+        raise AssertionError("the judge was asked")
+
+
+@pytest.mark.parametrize("place", ["run", "output", "name"])
+@pytest.mark.parametrize("secret", KEY_SHAPES.values(), ids=KEY_SHAPES.keys())
+def test_scoring_refuses_what_it_would_record_holding_a_credential_before_judging(
+    tmp_path: Path, secret: str, place: str
+) -> None:
+    source = tmp_path / "run.arrow"
+    freeze_run(RECORDS, CORPUS, {"name": "run"}, output=source)
+    run = {
+        "run": load_run(copied_as(source, secret)),
+        "output": load_run(source),
+        "name": load_run(legacy_run(source, secret, tmp_path / "old.arrow")),
+    }[place]
+    output = named_with(secret, tmp_path, ".arrow") if place == "output" else tmp_path / "scores.arrow"
+    before = sorted(tmp_path.rglob("*"))
+    with pytest.raises(SecretInConfigError) as raised:
+        score_run(run, _NeverAsked(), output=output)
+    said = {"run": "the path of `run` holds", "output": "the path of `output` holds", "name": "'run.name' holds"}
+    assert said[place] in str(raised.value)
+    assert not any(form in str(raised.value) for form in secret_parts(secret))
+    assert sorted(tmp_path.rglob("*")) == before

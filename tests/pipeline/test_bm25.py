@@ -9,9 +9,10 @@ from pathlib import Path
 import polars as pl
 import pytest
 
-from rag_compare.core.errors import ConfigError, ContractError, InputFileError
+from rag_compare.core.errors import ConfigError, ContractError, InputFileError, SecretInConfigError
 from rag_compare.core.protocols import Case, CaseFailure
 from rag_compare.pipeline.bm25 import BM25Retriever
+from tests.helpers.credential_shapes import KEY_SHAPES, named_with, secret_parts
 from tests.helpers.data import ROOT
 
 Write = Callable[[str, str | bytes], Path]
@@ -161,3 +162,15 @@ def test_example_questions_find_their_required_passages() -> None:
     )
     assert "travel-meal-1@2026-01" in [p.passage_id for p in found]
     assert all(p.metadata["source_version"] == "2026-01" for p in found)
+
+
+@pytest.mark.parametrize("secret", KEY_SHAPES.values(), ids=KEY_SHAPES.keys())
+def test_a_passages_path_holding_a_credential_is_refused_as_the_run_config_records_it(
+    tmp_path: Path, secret: str
+) -> None:
+    passages = named_with(secret, tmp_path, ".parquet")
+    PASSAGES.write_parquet(passages)
+    with pytest.raises(SecretInConfigError) as raised:
+        BM25Retriever(passages)
+    assert str(raised.value).startswith("the path of `passages` holds a credential")
+    assert not any(form in str(raised.value) for form in secret_parts(secret))

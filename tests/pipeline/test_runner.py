@@ -17,11 +17,12 @@ import pytest
 from rag_compare import load_run
 from rag_compare.core.errors import CaptureError, ConfigError, EndpointError, RunExistsError, SecretInConfigError
 from rag_compare.core.protocols import Case, CaseFailure, Context, Generation, Passage
+from rag_compare.io.corpus import load_corpus
 from rag_compare.llm.limits import Limits
 from rag_compare.pipeline.checkpoint import checkpoint_path
 from rag_compare.pipeline.context_builder import BudgetContextBuilder
 from rag_compare.pipeline.runner import CAPTURE_LIMITS, capture
-from tests.helpers.credential_shapes import OPENAI_KEY
+from tests.helpers.credential_shapes import KEY_SHAPES, OPENAI_KEY, named_with, secret_parts
 
 # Four cases of version v1; "syn@v1" is an unreviewed synthetic draft. Each case's question names the passages
 # the fake retriever returns for it, so the expected records can be written down.
@@ -472,3 +473,21 @@ def test_a_checkpoint_line_without_a_repeat_resumes_as_repeat_0(tmp_path: Path) 
     run = capture(CORPUS, retrieve, StopAfter(100), top_k=1, repeats=2, output=output, limits=limits(concurrency=1))
     assert sorted(retrieve.calls) == ["a@v1", "b@v1", "c@v1", "c@v1"]  # a1, b1, c0, c1: a0 and b0 were done
     assert samples(run.records) == [(case, repeat) for case in ("a@v1", "b@v1", "c@v1") for repeat in range(2)]
+
+
+@pytest.mark.parametrize("place", ["corpus", "loaded-corpus", "output"])
+@pytest.mark.parametrize("secret", KEY_SHAPES.values(), ids=KEY_SHAPES.keys())
+def test_a_path_the_run_would_store_holding_a_credential_is_refused_before_any_case_runs(
+    tmp_path: Path, secret: str, place: str
+) -> None:
+    corpus = named_with(secret, tmp_path, ".parquet")
+    CORPUS.write_parquet(corpus)
+    given = {"corpus": corpus, "loaded-corpus": load_corpus(corpus), "output": CORPUS}[place]
+    output = named_with(secret, tmp_path, ".arrow") if place == "output" else tmp_path / "run.arrow"
+    retrieve, before = Retrieve(), sorted(tmp_path.rglob("*"))
+    with pytest.raises(SecretInConfigError) as raised:
+        capture(given, retrieve, answer, output=output)
+    assert str(raised.value).startswith(f"the path of `{place.removeprefix('loaded-')}` holds a credential")
+    assert not any(form in str(raised.value) for form in secret_parts(secret))
+    assert retrieve.calls == []
+    assert sorted(tmp_path.rglob("*")) == before
