@@ -37,6 +37,7 @@ from rag_compare._version import __version__
 from rag_compare.core.clock import creation_time
 from rag_compare.core.contract import REPEAT, record_ok
 from rag_compare.core.errors import PairsError
+from rag_compare.core.nesting import load_json
 from rag_compare.core.protocols import PairJudge
 from rag_compare.core.result import Report
 from rag_compare.core.rows import count_by
@@ -248,7 +249,7 @@ def load_pairs(path: str | Path) -> Pairs:
         raise PairsError(
             f"{path}: is not a pairs file (format {metadata.get(FORMAT_KEY)!r}). Make one with `judge_pairs`."
         )
-    described = json.loads(metadata[PAIRS_KEY])
+    described = load_json(metadata[PAIRS_KEY], f"{path}: its evaluator", line=None)
     _check_frame(frame, str(path))
     return Pairs(
         frame,
