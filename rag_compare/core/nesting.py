@@ -2,8 +2,8 @@
 
 A list or an object is one level, and each one inside another one more: ``[]`` is 1 level deep,
 ``{"a": [1]}`` 2, and a table's row counts as one, like the object of a JSON line. JSON (a file, a line of
-JSON lines, a text in a cell or an attribute) is checked before it is parsed, from its brackets outside
-strings, so neither Python's parser nor Polars' ever meets a deeper one; TOML and values (configs,
+JSON lines, an attribute's JSON text, a model's reply) is checked before it is parsed, from its brackets
+outside strings, so neither Python's parser nor Polars' ever meets a deeper one; TOML and values (configs,
 ``KEY=VALUE`` settings) as parsed; a table by its columns' types (``io.tables``). So every walk over what
 was read (a config's checks, its flattening, an importer's walk down a run tree or an OTLP value) stays
 far inside Python's recursion limit, wherever in the stack it starts.
@@ -51,7 +51,7 @@ def refuse_deep_json(
     """Raise ``NestingError`` naming ``where`` and the line when the JSON ``text`` (``lines``: JSON lines,
     each line a document) nests deeper than ``limit`` levels, before anything parses it; ``line`` is the
     number of its first line (None: say no line)."""
-    data = text.encode()
+    data = text.encode("utf-8", "surrogatepass")  # a lone surrogate, escaped in JSON text, has no bracket
     if data.count(b"[") + data.count(b"{") <= limit:
         return
     skeleton = _skeleton(data)
@@ -137,7 +137,7 @@ def _depth_bound(skeleton: bytes, lines: bool, limit: int) -> int:
 
 def _first_deep_line(skeleton: bytes, lines: bool, limit: int) -> int | None:
     """The line (from 1) where the skeleton first nests past ``limit`` (for ``lines``, each line from
-    level 0), or None: a parser stops at the first bracket closed too often, so none goes deeper."""
+    level 0); None when only brackets that close none (where a parser stops) made the bound pass it."""
     level, line = 0, 1
     for byte in skeleton:
         if byte == _NEWLINE:
