@@ -12,12 +12,21 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from rag_compare.compute.freezing import freeze_run
-from rag_compare.core.errors import ConfigError, ContractError, RunExistsError, RunFileError, SecretInConfigError
+from rag_compare.core.errors import (
+    ConfigError,
+    ContractError,
+    NestingError,
+    RunExistsError,
+    RunFileError,
+    SecretInConfigError,
+)
+from rag_compare.core.nesting import MAX_DEPTH
 from rag_compare.core.protocols import MAX_K
 from rag_compare.io.corpus import load_corpus
 from rag_compare.io.runfile import serialize, write_atomically
-from rag_compare.io.runs import CONFIG_KEY, FORMAT_KEY, load_run
+from rag_compare.io.runs import CONFIG_KEY, FORMAT_KEY, json_ready, load_run
 from tests.helpers.data import EXAMPLE_CORPUS, HANDMADE_RUNS, ROOT, SMALL_CORPUS
+from tests.helpers.nesting import DEEP, nested_json
 
 EPOCH = {"SOURCE_DATE_EPOCH": "1795000000"}
 
@@ -254,4 +263,16 @@ def test_a_run_whose_repeat_column_is_mistyped_is_refused(tmp_path: Path, small_
     )
     write_atomically(path, data)
     with pytest.raises(RunFileError, match="mistypes the columns repeat"):
+        load_run(path)
+
+
+@pytest.mark.parametrize("levels", [MAX_DEPTH + 1, 1000])
+def test_a_run_file_forged_with_a_config_nested_too_deep_is_refused(tmp_path: Path, levels: int) -> None:
+    """A fingerprint anyone can recompute: the config is still read within the limit."""
+    frozen = load_run(HANDMADE_RUNS / "baseline.arrow")
+    config = nested_json({**json_ready(frozen.config), "notes": DEEP}, levels)
+    data, _ = serialize(frozen.records, {FORMAT_KEY: "1", CONFIG_KEY: config})
+    path = tmp_path / "forged.arrow"
+    write_atomically(path, data)
+    with pytest.raises(NestingError, match=f"^{path}: its config: nests lists or objects more than {MAX_DEPTH} levels"):
         load_run(path)

@@ -2,12 +2,15 @@
 
 from __future__ import annotations
 
+import sqlite3
 from pathlib import Path
 
 import pytest
 
-from rag_compare.core.errors import ConfigError
+from rag_compare.core.errors import ConfigError, NestingError
+from rag_compare.core.nesting import MAX_DEPTH
 from rag_compare.llm.cache import CACHE_ENV, ReplyCache, default_cache_path, request_key
+from tests.helpers.nesting import DEEP, nested_json
 
 BODY = {"model": "m", "messages": [{"role": "user", "content": "q"}], "temperature": 0.0}
 
@@ -51,3 +54,13 @@ def test_an_unusable_cache_path_is_a_clear_error(tmp_path: Path) -> None:
     blocker.write_text("not a folder")
     with pytest.raises(ConfigError, match=r"cannot be used as the reply cache.*`cache=False`"):
         ReplyCache(blocker / "replies.sqlite3")
+
+
+def test_a_stored_reply_nested_too_deep_is_refused_naming_the_cache(tmp_path: Path) -> None:
+    path = tmp_path / "c.sqlite3"
+    cache = ReplyCache(path)
+    cache.put("k1", {"content": "{}"})
+    with sqlite3.connect(path) as connection:
+        connection.execute("UPDATE replies SET reply = ? WHERE key = 'k1'", (nested_json({"content": DEEP}, 1000),))
+    with pytest.raises(NestingError, match=f"^{path}: nests lists or objects more than {MAX_DEPTH} levels"):
+        ReplyCache(path).get_many(["k1"])

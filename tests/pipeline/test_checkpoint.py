@@ -8,8 +8,10 @@ from pathlib import Path
 
 import pytest
 
-from rag_compare.core.errors import CaptureError
+from rag_compare.core.errors import CaptureError, NestingError
+from rag_compare.core.nesting import MAX_DEPTH
 from rag_compare.pipeline.checkpoint import Checkpoint, checkpoint_path, sample_of
+from tests.helpers.nesting import DEEP, nested_json
 
 
 def test_the_checkpoint_lives_beside_its_run(tmp_path: Path) -> None:
@@ -101,3 +103,11 @@ def test_a_header_cut_off_before_its_end_starts_a_new_checkpoint(tmp_path: Path)
     checkpoint.close()
     assert checkpoint.records == {}
     assert path.read_text(encoding="utf-8") == '{"format": "rag-compare-checkpoint-1", "settings": "s1"}\n'
+
+
+def test_a_checkpoint_line_nested_too_deep_is_refused_naming_it(tmp_path: Path) -> None:
+    path = tmp_path / "run.arrow.checkpoint.jsonl"
+    record = nested_json({"case_id": "a@v1", "answer": DEEP}, 1000)
+    path.write_text(f'{{"format": "rag-compare-checkpoint-1", "settings": "s1"}}\n{{"case_id": "b@v1"}}\n{record}\n')
+    with pytest.raises(NestingError, match=f"^{path}: line 3: nests lists or objects more than {MAX_DEPTH} levels"):
+        Checkpoint.open(path, "s1")
