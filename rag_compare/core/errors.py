@@ -8,6 +8,7 @@ each into exit code 2 without a traceback, saying the flag or the command in the
     RagCompareError
     ├── InputFileError          a file cannot be read as a table (missing, not UTF-8, empty, ...)
     ├── ContractError           a table breaks its file contract; carries every Problem at once
+    ├── NestingError            a document, a line of one, a value or a column nests too deep to read
     ├── ConfigError             a run config cannot be read or is unsafe to store
     │   └── SecretInConfigError     a key or value looks like a credential
     ├── RunFileError            a frozen run cannot be written or loaded
@@ -41,6 +42,7 @@ __all__ = [
     "GateError",
     "InputFileError",
     "JudgeError",
+    "NestingError",
     "Problem",
     "RagCompareError",
     "RunExistsError",
@@ -142,6 +144,11 @@ class ContractError(RagCompareError):
             f"{problem_lines(self.problems, listed)}"
             "Fix these and run again; the file format is described in the README."
         )
+
+
+class NestingError(RagCompareError):
+    """A document (a JSON or TOML file, a line of JSON lines), a value or a table's column nests lists and
+    objects deeper than rag-compare reads (``core.nesting.MAX_DEPTH``)."""
 
 
 class ConfigError(RagCompareError):

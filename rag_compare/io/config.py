@@ -1,5 +1,6 @@
 """Run configs: reading TOML/JSON files, ``KEY=VALUE`` assignments, flattening, and the checks a
-config passes before it is stored (no credentials, only finite numbers), the paths stored in it too."""
+config passes before it is stored (no credentials, only finite numbers, nested at most ``CONFIG_DEPTH``
+levels, so the walks over it here stay shallow), the paths stored in it too."""
 
 from __future__ import annotations
 
@@ -15,9 +16,11 @@ from typing import Any
 from rag_compare.core.contract import STORED_SIGNALS
 from rag_compare.core.credentials import credential_in, credential_values, is_credential_key, redact
 from rag_compare.core.errors import ConfigError, SecretInConfigError, show_value
+from rag_compare.core.nesting import MAX_DEPTH, load_json, load_toml, refuse_deep
 
 __all__ = [
     "BOOKKEEPING_KEYS",
+    "CONFIG_DEPTH",
     "RESERVED_KEYS",
     "apply_assignments",
     "check_config",
@@ -31,10 +34,14 @@ RESERVED_KEYS = ("created_at", "rag_compare_version", "corpus", "records", "merg
 ``stored_signals``: what decided the signals stored with it)."""
 BOOKKEEPING_KEYS = ("name", "created_at", "rag_compare_version", "corpus", "records", "merged_from", STORED_SIGNALS)
 """Keys (with everything under them) that describe a run rather than set up its pipeline."""
+CONFIG_DEPTH = MAX_DEPTH - 1
+"""The most levels a config may nest: one fewer than any file may, as a run directory's manifest (and a
+scores or pairs file's metadata) holds it one level down."""
 
 
 def read_config_file(path: str | Path) -> dict[str, Any]:
-    """A config from a ``.toml`` or ``.json`` file holding one table/object of finite numbers."""
+    """A config from a ``.toml`` or ``.json`` file holding one table/object of finite numbers, nested at most
+    ``CONFIG_DEPTH`` levels."""
     config = _read_config_file(Path(path))
     _refuse_non_finite(config, str(path))
     return config
@@ -50,12 +57,12 @@ def _read_config_file(path: Path) -> dict[str, Any]:
         raise ConfigError(f"{path}: is not UTF-8 text. Save the config as UTF-8.") from None
     if suffix == ".toml":
         try:
-            return tomllib.loads(text)
+            return load_toml(text, str(path), limit=CONFIG_DEPTH)
         except tomllib.TOMLDecodeError as error:
             raise ConfigError(f"{path}: is not valid TOML ({error}). Fix the syntax and run again.") from None
     if suffix == ".json":
         try:
-            loaded = json.loads(text)
+            loaded = load_json(text, str(path), limit=CONFIG_DEPTH)
         except json.JSONDecodeError as error:
             raise ConfigError(
                 f"{path}: is not valid JSON ({error.msg} at line {error.lineno}). Fix the syntax."
@@ -70,9 +77,10 @@ def apply_assignments(config: Mapping[str, Any], assignments: Iterable[str]) -> 
     """A copy of ``config`` with each ``KEY=VALUE`` set; dotted keys reach into nested tables.
 
     A value that parses as JSON is kept as parsed (``top_k=5`` is the integer 5, ``x=[1,2]`` a list),
-    anything else as a string; a number that is not finite (``NaN``, ``Infinity``, ``1e999``) is refused.
-    Messages never show a value, which may be a secret.
+    anything else as a string; a number that is not finite (``NaN``, ``Infinity``, ``1e999``) is refused,
+    and so is a config nested deeper than ``CONFIG_DEPTH``. Messages never show a value, which may be a secret.
     """
+    refuse_deep(config, "`config`", limit=CONFIG_DEPTH)
     result = copy.deepcopy(dict(config))
     for assignment in assignments:
         key, separator, raw = assignment.partition("=")
@@ -82,8 +90,9 @@ def apply_assignments(config: Mapping[str, Any], assignments: Iterable[str]) -> 
                 f"`assignments` expects KEY=VALUE (e.g. `assignments=['top_k=5']`), got {show_value(assignment)}."
             )
         shown = redact(key.strip())
+        setting = f"`assignments`: the setting {show_value(key.strip())}"
         try:
-            value: Any = json.loads(raw)
+            value: Any = load_json(raw, setting, line=None, limit=CONFIG_DEPTH)
         except json.JSONDecodeError:
             value = raw
         if _non_finite({"value": value}) is not None:
@@ -100,6 +109,7 @@ def apply_assignments(config: Mapping[str, Any], assignments: Iterable[str]) -> 
                 )
             table = inner
         table[parts[-1]] = value
+        refuse_deep(result, setting, limit=CONFIG_DEPTH)
     return result
 
 
@@ -120,8 +130,10 @@ def check_config(config: Mapping[str, Any], environ: Mapping[str, str] | None = 
     (a key named like one, at any depth, or a key or value holding one; see ``credentials``).
 
     Credential values are also the values of the credential-like variables of ``environ`` (default
-    ``os.environ``); messages name the key and the variable, never the secret itself.
+    ``os.environ``); messages name the key and the variable, never the secret itself. A config nested
+    deeper than ``CONFIG_DEPTH`` is refused before anything walks it.
     """
+    refuse_deep(config, "the config", limit=CONFIG_DEPTH)
     _refuse_non_finite(config, "the config")
     _refuse_unstorable(config)
     secrets = credential_values(os.environ if environ is None else environ)

@@ -14,6 +14,7 @@ import tomllib
 from pathlib import Path
 
 from rag_compare.core.errors import GateError
+from rag_compare.core.nesting import load_toml
 
 __all__ = ["GATE_KEYS", "read_gate_file"]
 
@@ -26,7 +27,7 @@ def read_gate_file(path: str | Path) -> tuple[list[str], float | None]:
     if not path.is_file():
         raise GateError(f"{path}: no such gate file. Check its path.")
     try:
-        document = tomllib.loads(path.read_text(encoding="utf-8"))
+        document = load_toml(path.read_text(encoding="utf-8"), str(path))
     except UnicodeDecodeError:
         raise GateError(f"{path}: is not UTF-8 text. Save the gate file as UTF-8.") from None
     except tomllib.TOMLDecodeError as error:

@@ -31,6 +31,7 @@ import polars as pl
 
 from rag_compare.core.contract import LANGUAGE_TAG
 from rag_compare.core.errors import ConfigError
+from rag_compare.core.nesting import load_toml
 
 __all__ = [
     "LANGUAGE_KEYS",
@@ -120,7 +121,7 @@ def languages_with(paths: Iterable[str | Path]) -> tuple[Language, ...]:
 
 def _parsed(text: str, where: str) -> Language:
     try:
-        document = tomllib.loads(text)
+        document = load_toml(text, where)
     except tomllib.TOMLDecodeError as error:
         raise ConfigError(f"{where}: is not valid TOML ({error}). Fix the syntax and load it again.") from None
     unknown = sorted(set(document) - set(LANGUAGE_KEYS))

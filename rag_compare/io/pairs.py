@@ -38,6 +38,7 @@ from rag_compare.core.clock import creation_time
 from rag_compare.core.contract import REPEAT, record_ok
 from rag_compare.core.errors import PairsError
 from rag_compare.core.listing import counted, counts_line
+from rag_compare.core.nesting import load_json
 from rag_compare.core.protocols import PairJudge
 from rag_compare.core.result import Report, labelled
 from rag_compare.core.rows import count_by
@@ -264,7 +265,7 @@ def load_pairs(path: str | Path) -> Pairs:
         raise PairsError(
             f"{path}: is not a pairs file (format {metadata.get(FORMAT_KEY)!r}). Make one with `judge_pairs`."
         )
-    described = json.loads(metadata[PAIRS_KEY])
+    described = load_json(metadata[PAIRS_KEY], f"{path}: its evaluator", line=None)
     _check_frame(frame, str(path))
     return Pairs(
         frame,

@@ -34,8 +34,10 @@ import polars as pl
 from rag_compare.core.digest import bytes_digest, case_hash, json_digest
 from rag_compare.core.errors import RunFileError, RunIntegrityError
 from rag_compare.core.listing import counted
+from rag_compare.core.nesting import load_json
 from rag_compare.io.config import check_config
 from rag_compare.io.outputs import names_folder
+from rag_compare.io.tables import refuse_deep_columns
 
 __all__ = [
     "BUCKET_RULE",
@@ -101,7 +103,8 @@ class DirectoryRecords:
 
     def __init__(self, directory: RunDirectory) -> None:
         self.directory = directory
-        self.schema: Mapping[str, pl.DataType] = dict(pl.read_parquet_schema(directory.part_paths[0]))
+        schemas = [_part_schema(path) for path in directory.part_paths]  # none nests too deep to read
+        self.schema: Mapping[str, pl.DataType] = schemas[0]
 
     @property
     def batch_count(self) -> int:
@@ -204,6 +207,7 @@ def iter_buckets(run_dir: str | Path | RunDirectory) -> Iterator[tuple[int, pl.D
         if bytes_digest(data) != part.sha256:
             raise _changed_part(path, "its bytes do not match the SHA-256 the manifest lists")
         try:
+            refuse_deep_columns(pl.read_parquet_schema(io.BytesIO(data)), str(path))
             frame = pl.read_parquet(io.BytesIO(data))
         except (pl.exceptions.PolarsError, OSError, ValueError):
             raise _changed_part(path, "it cannot be read as Parquet") from None
@@ -222,7 +226,7 @@ def verify_parts(directory: RunDirectory) -> None:
 
 def _parsed_manifest(manifest_path: Path, data: bytes) -> dict[str, Any]:
     try:
-        manifest = json.loads(data)
+        manifest = load_json(data.decode(), str(manifest_path))
     except (UnicodeDecodeError, json.JSONDecodeError):
         manifest = None
     if not isinstance(manifest, dict):
@@ -271,6 +275,16 @@ def _check_listing(path: Path, parts: tuple[Part, ...]) -> None:
             f"{', '.join(extra[:5])}). A run directory holds only its manifest and parts: move the file "
             "out of the folder, or restore the directory from where it was kept."
         )
+
+
+def _part_schema(path: Path) -> dict[str, pl.DataType]:
+    """The schema of the part at ``path``, refused when a column nests too deep to read (see ``tables``)."""
+    try:
+        schema = dict(pl.read_parquet_schema(path))
+    except (pl.exceptions.PolarsError, OSError, ValueError):
+        raise _changed_part(path, "it cannot be read as Parquet") from None
+    refuse_deep_columns(schema, str(path))
+    return schema
 
 
 def _part_bytes(path: Path) -> bytes:

@@ -19,6 +19,7 @@ from rag_compare.core.clock import creation_time
 from rag_compare.core.contract import CORPUS_COLUMNS, LANGUAGE, RECORD_COLUMNS, REPEAT, STATUSES, STORED_SIGNALS
 from rag_compare.core.errors import ConfigError, RunFileError
 from rag_compare.core.listing import counted, counts_line
+from rag_compare.core.nesting import load_json
 from rag_compare.core.protocols import K_EXPECTED, RunSignals, is_k
 from rag_compare.core.result import Report, labelled
 from rag_compare.core.rows import count_by
@@ -347,7 +348,7 @@ def open_run(path: str | Path) -> OpenedRun:
             "Freeze the run again with this version."
         )
     _refuse_wrong_columns(path, frozen.schema)
-    config = json.loads(metadata[CONFIG_KEY])
+    config = load_json(metadata[CONFIG_KEY], f"{path}: its config", line=None)
     return OpenedRun(config=MappingProxyType(config), fingerprint=frozen.fingerprint, path=path, frozen=frozen)
 
 

@@ -31,6 +31,7 @@ from rag_compare.core.clock import creation_time
 from rag_compare.core.contract import REPEAT, record_ok, sample_key
 from rag_compare.core.errors import ScoresError
 from rag_compare.core.listing import counted, counts_line
+from rag_compare.core.nesting import load_json
 from rag_compare.core.protocols import Judge
 from rag_compare.core.result import Report, labelled
 from rag_compare.core.rows import count_by
@@ -199,7 +200,7 @@ def load_scores(path: str | Path) -> Scores:
             f"{path}: is not a scores file (format {metadata.get(FORMAT_KEY)!r}). "
             "Make one with `score_run` or `import_scores`."
         )
-    described = json.loads(metadata[SCORES_KEY])
+    described = load_json(metadata[SCORES_KEY], f"{path}: its evaluator", line=None)
     _check_columns(frame, str(path))
     return Scores(
         frame,

@@ -1,7 +1,8 @@
 """Reading user tables (CSV, Parquet, JSONL) into Polars frames, refusing unreadable files clearly.
 
-Only the file is checked here (it exists, has a known format, is UTF-8, has rows). What the columns
-must hold is checked by ``columns`` and ``schemas``.
+Only the file is checked here (it exists, has a known format, is UTF-8, has rows, nests no deeper than
+``core.nesting.MAX_DEPTH``: a JSON line before it is parsed, a Parquet file's columns by their types
+before they are read). What the columns must hold is checked by ``columns`` and ``schemas``.
 """
 
 from __future__ import annotations
@@ -9,6 +10,7 @@ from __future__ import annotations
 import csv
 import io
 import json
+from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import Any
 
@@ -16,8 +18,9 @@ import polars as pl
 
 from rag_compare.core.errors import InputFileError, show_value
 from rag_compare.core.listing import counted
+from rag_compare.core.nesting import load_json, refuse_deep, refuse_deep_json
 
-__all__ = ["ROW", "TABLE_SUFFIXES", "read_source", "read_table"]
+__all__ = ["ROW", "TABLE_SUFFIXES", "read_source", "read_table", "refuse_deep_columns"]
 
 ROW = "__row__"
 """Name of the 1-based row-number column added to every frame read, for messages."""
@@ -54,6 +57,7 @@ def read_table(path: str | Path, what: str) -> pl.DataFrame:
 def read_source(source: str | Path | pl.DataFrame, what: str) -> tuple[str, pl.DataFrame]:
     """A name for messages and the table with a ``ROW`` column, from a path or a frame (not modified)."""
     if isinstance(source, pl.DataFrame):
+        refuse_deep_columns(source.schema, "<frame>")
         return "<frame>", _numbered(source, "<frame>", what)
     return str(source), read_table(source, what)
 
@@ -165,6 +169,7 @@ def _refuse_other_delimiter(path: Path, header: list[str]) -> None:
 
 
 def _read_jsonl(path: Path, text: str, what: str) -> pl.DataFrame:
+    refuse_deep_json(text, str(path), lines=True)  # Polars' reader would overflow its stack
     try:
         return pl.read_ndjson(io.StringIO(text), infer_schema_length=None)
     except (pl.exceptions.PolarsError, ValueError):
@@ -177,7 +182,7 @@ def _locate_jsonl_error(path: Path, text: str, what: str) -> str:
         if not line.strip():
             continue
         try:
-            value = json.loads(line, parse_constant=_refuse_constant)
+            value = load_json(line, str(path), line=number, parse_constant=_refuse_constant)
         except json.JSONDecodeError as error:
             return f"{path}: line {number} is not valid JSON ({error.msg}). Each line must be one JSON object."
         except _NonFiniteNumber as error:
@@ -197,12 +202,29 @@ def _refuse_constant(name: str) -> None:
 
 def _read_parquet(path: Path, what: str) -> pl.DataFrame:
     try:
+        refuse_deep_columns(pl.read_parquet_schema(path), str(path))  # Polars' reader would overflow its stack
         return pl.read_parquet(path)
     except (pl.exceptions.PolarsError, OSError, ValueError) as error:
         first_line = str(error).strip().splitlines()[0] if str(error).strip() else type(error).__name__
         raise InputFileError(
             f"{path}: cannot be read as Parquet ({first_line}). Write the {what} again as Parquet, or use CSV or JSONL."
         ) from None
+
+
+def refuse_deep_columns(schema: Mapping[str, pl.DataType], where: str) -> None:
+    """Raise ``NestingError`` naming ``where`` and the first column whose type nests lists and structs
+    deeper than a row may (``MAX_DEPTH`` levels, the row one of them, as a JSON line's object is)."""
+    for name, dtype in schema.items():
+        refuse_deep({name: dtype}, f"{where}: column {name!r}", _held_types)
+
+
+def _held_types(held: object) -> Iterable[object] | None:
+    """The types a row or a nested type holds; None for any other type."""
+    if isinstance(held, Mapping):
+        return held.values()
+    if isinstance(held, pl.Struct):
+        return [field.dtype for field in held.fields]
+    return [held.inner] if isinstance(held, pl.List | pl.Array) and held.inner is not None else None
 
 
 def table_format(path: Path, what: str = "table") -> str:

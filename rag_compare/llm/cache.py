@@ -18,6 +18,7 @@ from typing import Any
 
 from rag_compare.core.digest import json_digest
 from rag_compare.core.errors import ConfigError
+from rag_compare.core.nesting import load_json
 from rag_compare.io.outputs import check_output
 
 __all__ = ["CACHE_ENV", "ReplyCache", "default_cache_path", "opened_cache", "request_key"]
@@ -94,7 +95,7 @@ class ReplyCache:
             batch = wanted[start : start + _BATCH]
             marks = ",".join("?" * len(batch))
             rows = self._connection.execute(f"SELECT key, reply FROM replies WHERE key IN ({marks})", batch)
-            found.update((key, json.loads(reply)) for key, reply in rows)
+            found.update((key, load_json(reply, str(self.path), line=None)) for key, reply in rows)
         return found
 
     def put(self, key: str, reply: Mapping[str, Any]) -> None:

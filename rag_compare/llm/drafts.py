@@ -12,7 +12,6 @@ Requests go through ``dispatch.send_to_endpoint``: concurrent, retried, cached.
 from __future__ import annotations
 
 import functools
-import json
 import random
 from collections.abc import Mapping, Sequence
 from pathlib import Path
@@ -22,6 +21,7 @@ import polars as pl
 
 from rag_compare.core.digest import text_digest
 from rag_compare.core.errors import ConfigError, EndpointError
+from rag_compare.core.nesting import load_json
 from rag_compare.core.templates import template_environment
 from rag_compare.io.corpus import load_corpus
 from rag_compare.io.drafts_file import DraftFailure, Drafts
@@ -220,7 +220,7 @@ def _texts(chosen: pl.DataFrame, outcomes: Sequence[Outcome]) -> pl.DataFrame:
     for (passage_id, version), outcome in zip(passages, outcomes, strict=True):
         if outcome.reply is None:
             continue
-        reply = json.loads(outcome.reply["content"])
+        reply = load_json(outcome.reply["content"], "a reply of the drafting endpoint", line=None)
         question = reply["question"].strip()
         texts = [(question, "question"), *((text.strip(), "wording") for text in reply["wordings"])]
         texts.append((reply["distractor"].strip(), "distractor"))

@@ -25,6 +25,7 @@ from rag_compare._version import __version__
 from rag_compare.compute.lexical_judge import LexicalJudge
 from rag_compare.core.contract import record_ok
 from rag_compare.core.errors import ConfigError, ContractError, Problem
+from rag_compare.core.nesting import load_json
 from rag_compare.core.signals import JUDGE_FAILED, SCORED_SIGNALS
 from rag_compare.llm.dispatch import Outcome
 from rag_compare.llm.endpoint_judge import EndpointJudge
@@ -178,7 +179,7 @@ class OpenAIJudge(EndpointJudge):
                 continue
             prompt_tokens[row] += int(outcome.reply["prompt_tokens"])
             completion_tokens[row] += int(outcome.reply["completion_tokens"])
-            reply = json.loads(outcome.reply["content"])
+            reply = load_json(outcome.reply["content"], "a reply of the judge's endpoint", line=None)
             columns[check.signal][row] = check.score(reply)
             columns[f"{check.name}_explanation"][row] = reply["explanation"]
             if check.name == "groundedness":

@@ -16,7 +16,8 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from rag_compare.core.credentials import redact
-from rag_compare.core.errors import ConfigError, EndpointError
+from rag_compare.core.errors import ConfigError, EndpointError, NestingError
+from rag_compare.core.nesting import load_json
 
 __all__ = ["BadReply", "chat_body", "complete", "describe", "refusals", "refused_error"]
 
@@ -70,9 +71,11 @@ def _check_reply(body: Mapping[str, Any], content: str) -> None:
     if response_format.get("type") != "json_schema":
         return
     try:
-        reply = json.loads(content)
+        reply = load_json(content, "the reply", line=None)
     except json.JSONDecodeError as error:
         raise BadReply(f"the reply is not JSON ({error.msg} at character {error.pos})") from None
+    except NestingError as error:
+        raise BadReply(str(error)) from None
     schema = response_format["json_schema"]["schema"]
     mismatch = next(iter(_validator(json.dumps(schema, sort_keys=True)).iter_errors(reply)), None)
     if mismatch is not None:

@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import IO, Any
 
 from rag_compare.core.errors import CaptureError
+from rag_compare.core.nesting import load_json
 from rag_compare.io.outputs import check_output
 
 __all__ = ["Checkpoint", "Sample", "checkpoint_path", "sample_of"]
@@ -90,7 +91,7 @@ def _read(path: Path, settings: str) -> tuple[dict[Sample, dict[str, Any]], int]
     complete = data[: data.rfind(b"\n") + 1]
     lines = complete.decode("utf-8", errors="replace").splitlines()
     try:
-        header = json.loads(lines[0]) if lines else {}
+        header = load_json(lines[0], str(path)) if lines else {}
     except json.JSONDecodeError:
         header = {}
     if header.get("format") != _FORMAT:
@@ -105,7 +106,7 @@ def _read(path: Path, settings: str) -> tuple[dict[Sample, dict[str, Any]], int]
     records: dict[Sample, dict[str, Any]] = {}
     for number, line in enumerate(lines[1:], start=2):
         try:
-            record = json.loads(line)
+            record = load_json(line, str(path), line=number)
             case_id, repeat = sample_of(record)
             records[case_id, repeat] = record | {"repeat": repeat}
         except (json.JSONDecodeError, KeyError, TypeError):

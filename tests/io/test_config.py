@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import copy
 import json
+import sys
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -12,15 +13,19 @@ from typing import Any
 import pytest
 from click.testing import Result
 
-from rag_compare.core.errors import ConfigError, SecretInConfigError
+from rag_compare.core.errors import ConfigError, NestingError, SecretInConfigError
+from rag_compare.core.nesting import MAX_DEPTH
 from rag_compare.io.config import (
+    CONFIG_DEPTH,
     apply_assignments,
     check_config,
     flatten,
     read_config_file,
     refuse_credential_paths,
 )
+from rag_compare.io.runs import json_ready
 from tests.helpers.credential_shapes import KEY_SHAPES, OPENAI_KEY, ORDINARY_TEXTS, secret_parts
+from tests.helpers.nesting import DEEP, nested_json
 
 Cli = Callable[..., Result]
 
@@ -313,3 +318,55 @@ def test_paths_without_credentials_and_values_that_are_no_paths_pass() -> None:
     ordinary = {f"path {number}": f"runs/{text}.arrow" for number, text in enumerate(ORDINARY_TEXTS)}
     frame = pl.DataFrame({"case_id": [OPENAI_KEY]})  # a frame's cells are scanned where it is read, not here
     assert refuse_credential_paths({**ordinary, "records": frame, "output": None, "runs": []}, environ=ENV) is None
+
+
+def _nested(levels: int) -> dict[str, Any]:
+    """A config nesting ``levels`` levels, built without recursion."""
+    config: dict[str, Any] = {"leaf": 1}
+    for _ in range(levels - 1):
+        config = {"a": config}
+    return config
+
+
+@pytest.mark.parametrize("levels", [CONFIG_DEPTH + 1, 100_000])
+def test_a_config_nested_too_deep_is_refused_before_anything_walks_it(levels: int) -> None:
+    config = _nested(levels)
+    with pytest.raises(NestingError, match=f"^the config: nests lists or objects more than {CONFIG_DEPTH} levels"):
+        check_config(config, environ={})
+    with pytest.raises(NestingError, match=f"^`config`: nests lists or objects more than {CONFIG_DEPTH} levels"):
+        apply_assignments(config, [])
+
+
+@pytest.mark.parametrize(
+    "assignment",
+    ["a." * CONFIG_DEPTH + "b=1", "a=" + "[" * CONFIG_DEPTH + "]" * CONFIG_DEPTH, "a=" + "[" * 5000],
+    ids=["dotted-key", "value", "value-never-closed"],
+)
+def test_an_assignment_nesting_the_config_too_deep_is_refused(assignment: str) -> None:
+    with pytest.raises(NestingError, match=r"^`assignments`: the setting 'a.*more than 49 levels deep"):
+        apply_assignments({}, [assignment])
+
+
+def test_a_config_file_as_deep_as_a_config_may_be_is_read_and_one_level_more_refused(tmp_path: Path) -> None:
+    """A run directory's manifest holds the config one level down, so a config nests one level fewer than a file."""
+    path = tmp_path / "run.json"
+    path.write_text(json.dumps(_nested(CONFIG_DEPTH)), encoding="utf-8")
+    assert read_config_file(path) == _nested(CONFIG_DEPTH)
+    path.write_text(json.dumps(_nested(CONFIG_DEPTH + 1), indent=1), encoding="utf-8")
+    with pytest.raises(NestingError, match=f"^{path}: line {CONFIG_DEPTH + 1}: .* more than {CONFIG_DEPTH} levels"):
+        read_config_file(path)
+
+
+def test_the_walks_over_a_config_as_deep_as_allowed_stay_inside_the_recursion_limit() -> None:
+    """Checked, flattened and made ready for JSON where most of the stack is used already."""
+    config = {"model": "m", "x": json.loads(nested_json(DEEP, CONFIG_DEPTH - 1))}
+
+    def deep_in_the_stack(frames: int) -> None:
+        if frames:
+            deep_in_the_stack(frames - 1)
+            return
+        check_config(apply_assignments(config, ["top_k=5"]), environ={})
+        assert flatten(config)["model"] == "m"
+        assert json.loads(json.dumps(json_ready(config))) == config
+
+    deep_in_the_stack(sys.getrecursionlimit() - 5 * MAX_DEPTH)

@@ -10,6 +10,7 @@ import sys
 from pathlib import Path
 
 import polars as pl
+import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 
@@ -18,15 +19,18 @@ from rag_compare.compute.freezing import freeze_run
 from rag_compare.core.errors import (
     ContractError,
     InputFileError,
+    NestingError,
     RunExistsError,
     RunIntegrityError,
     SecretInConfigError,
 )
+from rag_compare.core.nesting import MAX_DEPTH
 from rag_compare.io.corpus import load_corpus
-from rag_compare.io.run_directory import bucket_of, iter_buckets, write_manifest
+from rag_compare.io.run_directory import Part, bucket_of, iter_buckets, read_run_directory, write_manifest
 from rag_compare.io.runs import Run, load_run
 from tests.helpers.credential_shapes import KEY_SHAPES, secret_parts
 from tests.helpers.data import ROOT
+from tests.helpers.nesting import nested_type
 
 FIXTURE = ROOT / "tests" / "fixtures" / "compare"
 EPOCH = {"SOURCE_DATE_EPOCH": "1795000000"}
@@ -345,3 +349,23 @@ def test_a_manifest_never_holds_a_credential_whatever_put_it_in_the_config(tmp_p
         write_manifest(tmp_path, config, ())
     assert not any(form in str(raised.value) for form in secret_parts(secret))
     assert list(tmp_path.iterdir()) == []
+
+
+@pytest.mark.parametrize("levels", [MAX_DEPTH, 1000])
+def test_a_part_forged_with_a_column_nested_too_deep_is_refused_naming_it(tmp_path: Path, levels: int) -> None:
+    """Its digest listed in a manifest whose fingerprint is recomputed: each read refuses it before decoding it."""
+    run = freeze_dir(tmp_path).path
+    assert run is not None
+    directory = read_run_directory(run)
+    forged = pq.read_table(run / "part-00002.parquet")
+    forged = forged.append_column("extra", pa.array([None] * forged.num_rows, type=nested_type(levels)))
+    pq.write_table(forged, run / "part-00002.parquet")
+    data = (run / "part-00002.parquet").read_bytes()
+    parts = [
+        Part(part.file, part.rows, hashlib.sha256(data).hexdigest()) if part.file == "part-00002.parquet" else part
+        for part in directory.parts
+    ]
+    write_manifest(run, directory.config, tuple(parts))
+    for read in (load_run, lambda path: list(iter_buckets(path))):
+        with pytest.raises(NestingError, match=rf"part-00002\.parquet: column 'extra': nests .* more than {MAX_DEPTH}"):
+            read(run)

@@ -13,13 +13,22 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from rag_compare.compute.freezing import freeze_run
-from rag_compare.core.errors import ConfigError, ContractError, RunExistsError, RunFileError, SecretInConfigError
+from rag_compare.core.errors import (
+    ConfigError,
+    ContractError,
+    NestingError,
+    RunExistsError,
+    RunFileError,
+    SecretInConfigError,
+)
+from rag_compare.core.nesting import MAX_DEPTH
 from rag_compare.core.protocols import MAX_K
 from rag_compare.io.corpus import load_corpus
 from rag_compare.io.runfile import serialize, write_atomically
-from rag_compare.io.runs import CONFIG_KEY, FORMAT_KEY, load_run, write_run
+from rag_compare.io.runs import CONFIG_KEY, FORMAT_KEY, json_ready, load_run, write_run
 from tests.helpers.credential_shapes import KEY_SHAPES, copied_as, named_with, secret_parts
 from tests.helpers.data import EXAMPLE_CORPUS, HANDMADE_RUNS, ROOT, SMALL_CORPUS
+from tests.helpers.nesting import DEEP, nested_json
 
 EPOCH = {"SOURCE_DATE_EPOCH": "1795000000"}
 
@@ -301,3 +310,15 @@ def test_no_config_holding_a_credential_is_written_whatever_added_it(tmp_path: P
         write_run(frozen.records, config, output)
     assert not any(form in str(raised.value) for form in secret_parts(secret))
     assert not output.exists()
+
+
+@pytest.mark.parametrize("levels", [MAX_DEPTH + 1, 1000])
+def test_a_run_file_forged_with_a_config_nested_too_deep_is_refused(tmp_path: Path, levels: int) -> None:
+    """A fingerprint anyone can recompute: the config is still read within the limit."""
+    frozen = load_run(HANDMADE_RUNS / "baseline.arrow")
+    config = nested_json({**json_ready(frozen.config), "notes": DEEP}, levels)
+    data, _ = serialize(frozen.records, {FORMAT_KEY: "1", CONFIG_KEY: config})
+    path = tmp_path / "forged.arrow"
+    write_atomically(path, data)
+    with pytest.raises(NestingError, match=f"^{path}: its config: nests lists or objects more than {MAX_DEPTH} levels"):
+        load_run(path)

@@ -5,11 +5,15 @@ from __future__ import annotations
 from pathlib import Path
 
 import polars as pl
+import pyarrow as pa
+import pyarrow.parquet as pq
 import pytest
 
-from rag_compare.core.errors import InputFileError, RunExistsError
+from rag_compare.core.errors import InputFileError, NestingError, RunExistsError
+from rag_compare.core.nesting import MAX_DEPTH
 from rag_compare.io.corpus import load_corpus
-from rag_compare.io.tables import ROW, read_table, write_table
+from rag_compare.io.tables import ROW, read_source, read_table, write_table
+from tests.helpers.nesting import DEEP, nested_json, nested_type
 
 
 def _write(tmp_path: Path, name: str, data: bytes) -> Path:
@@ -240,3 +244,35 @@ def test_write_table_refuses_what_it_cannot_write(tmp_path: Path) -> None:
         write_table(frame, tmp_path / "t.jsonl", replace=False)
     write_table(frame.with_columns(id=pl.lit("b")), tmp_path / "t.jsonl", replace=True)
     assert pl.read_ndjson(tmp_path / "t.jsonl").get_column("id").to_list() == ["b"]
+
+
+def test_a_json_line_nested_too_deep_is_refused_before_polars_reads_it(tmp_path: Path) -> None:
+    deep = nested_json({"case_id": "b", "extra": DEEP}, 1000)  # objects in lists: Polars' reader overflows its stack
+    path = tmp_path / "t.jsonl"
+    path.write_text(f'{{"case_id": "a"}}\n{deep}\n', encoding="utf-8")
+    with pytest.raises(NestingError, match=f"^{path}: line 2: nests lists or objects more than {MAX_DEPTH} levels"):
+        read_table(path, "records")
+
+
+@pytest.mark.parametrize("levels", [MAX_DEPTH, 1000])
+def test_a_parquet_column_nested_too_deep_is_refused_before_it_is_read(tmp_path: Path, levels: int) -> None:
+    path = tmp_path / "t.parquet"
+    pq.write_table(pa.table({"case_id": ["a"], "extra": pa.array([None], type=nested_type(levels))}), path)
+    with pytest.raises(NestingError, match=f"^{path}: column 'extra': nests lists or objects more than {MAX_DEPTH}"):
+        read_table(path, "records")
+
+
+def test_a_table_as_deep_as_the_limit_is_read(tmp_path: Path) -> None:
+    """A row is one level, as a JSON line's object is: its columns may nest one fewer."""
+    path = tmp_path / "t.parquet"
+    pq.write_table(pa.table({"case_id": ["a"], "extra": pa.array([None], type=nested_type(MAX_DEPTH - 1))}), path)
+    assert read_table(path, "records").height == 1
+    jsonl = tmp_path / "t.jsonl"
+    jsonl.write_text(nested_json({"case_id": "a", "extra": DEEP}, MAX_DEPTH) + "\n", encoding="utf-8")
+    assert read_table(jsonl, "records").height == 1
+
+
+def test_a_frame_given_with_a_column_nested_too_deep_is_refused() -> None:
+    frame = pl.DataFrame({"case_id": ["a"], "extra": pa.array([None], type=nested_type(MAX_DEPTH))})
+    with pytest.raises(NestingError, match=r"^<frame>: column 'extra': "):
+        read_source(frame, "records")

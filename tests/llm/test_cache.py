@@ -2,12 +2,15 @@
 
 from __future__ import annotations
 
+import sqlite3
 from pathlib import Path
 
 import pytest
 
-from rag_compare.core.errors import ConfigError, RunFileError
+from rag_compare.core.errors import ConfigError, NestingError, RunFileError
+from rag_compare.core.nesting import MAX_DEPTH
 from rag_compare.llm.cache import CACHE_ENV, ReplyCache, default_cache_path, request_key
+from tests.helpers.nesting import DEEP, nested_json
 from tests.helpers.special_files import NODES, bad_output, node_kind, not_blocked_by
 
 BODY = {"model": "m", "messages": [{"role": "user", "content": "q"}], "temperature": 0.0}
@@ -90,3 +93,13 @@ def test_a_cache_may_be_a_link_to_a_regular_file(tmp_path: Path) -> None:
     (tmp_path / "link.sqlite3").symlink_to(tmp_path / "replies.sqlite3")
     assert ReplyCache(tmp_path / "link.sqlite3").get_many(["k1"]) == {"k1": {"n": 1}}
     assert (tmp_path / "link.sqlite3").is_symlink()
+
+
+def test_a_stored_reply_nested_too_deep_is_refused_naming_the_cache(tmp_path: Path) -> None:
+    path = tmp_path / "c.sqlite3"
+    cache = ReplyCache(path)
+    cache.put("k1", {"content": "{}"})
+    with sqlite3.connect(path) as connection:
+        connection.execute("UPDATE replies SET reply = ? WHERE key = 'k1'", (nested_json({"content": DEEP}, 1000),))
+    with pytest.raises(NestingError, match=f"^{path}: nests lists or objects more than {MAX_DEPTH} levels"):
+        ReplyCache(path).get_many(["k1"])

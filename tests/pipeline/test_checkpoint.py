@@ -8,8 +8,10 @@ from pathlib import Path
 
 import pytest
 
-from rag_compare.core.errors import CaptureError, RunFileError
+from rag_compare.core.errors import CaptureError, NestingError, RunFileError
+from rag_compare.core.nesting import MAX_DEPTH
 from rag_compare.pipeline.checkpoint import Checkpoint, checkpoint_path, sample_of
+from tests.helpers.nesting import DEEP, nested_json
 from tests.helpers.special_files import NODES, bad_output, node_kind, not_blocked_by
 
 
@@ -111,3 +113,11 @@ def test_a_special_file_in_the_checkpoint_s_place_is_refused_unopened(tmp_path: 
     with not_blocked_by(node), pytest.raises(RunFileError, match=f"^{node}: is a (character device|FIFO|socket|symb)"):
         Checkpoint.open(node, "s1")
     assert node_kind(node) == before
+
+
+def test_a_checkpoint_line_nested_too_deep_is_refused_naming_it(tmp_path: Path) -> None:
+    path = tmp_path / "run.arrow.checkpoint.jsonl"
+    record = nested_json({"case_id": "a@v1", "answer": DEEP}, 1000)
+    path.write_text(f'{{"format": "rag-compare-checkpoint-1", "settings": "s1"}}\n{{"case_id": "b@v1"}}\n{record}\n')
+    with pytest.raises(NestingError, match=f"^{path}: line 3: nests lists or objects more than {MAX_DEPTH} levels"):
+        Checkpoint.open(path, "s1")

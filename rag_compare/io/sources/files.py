@@ -1,5 +1,6 @@
 """Reading another tool's file as text, as one JSON document, or as JSON lines, with the messages every
-format shares: a missing file, text that is not UTF-8, an empty file, a line that is not JSON."""
+format shares: a missing file, text that is not UTF-8, an empty file, a line that is not JSON, JSON nested
+too deep (``core.nesting``)."""
 
 from __future__ import annotations
 
@@ -8,6 +9,7 @@ from pathlib import Path
 from typing import Any
 
 from rag_compare.core.errors import InputFileError, Problem
+from rag_compare.core.nesting import load_json
 
 __all__ = ["json_lines", "read_json", "read_text"]
 
@@ -29,9 +31,10 @@ def read_text(path: Path, written_by: str) -> str:
 
 
 def read_json(path: Path, written_by: str) -> Any:
-    """The one JSON document of ``path`` (see ``read_text``); ``InputFileError`` when it is not JSON."""
+    """The one JSON document of ``path`` (see ``read_text``); ``InputFileError`` when it is not JSON,
+    ``NestingError`` when it nests too deep."""
     try:
-        return json.loads(read_text(path, written_by))
+        return load_json(read_text(path, written_by), str(path))
     except json.JSONDecodeError as error:
         raise InputFileError(f"{path}: is not JSON ({error.msg} on line {error.lineno}). Give {written_by}.") from None
 
@@ -39,7 +42,8 @@ def read_json(path: Path, written_by: str) -> Any:
 def json_lines(path: Path, written_by: str, unit: str) -> tuple[list[tuple[int, Any]], list[Problem]]:
     """Each non-blank line of ``path`` parsed, by line number, and a problem for each line that is not
     JSON (``unit`` a line, e.g. "a LangSmith run"). A file where no line is JSON is an ``InputFileError``:
-    not JSON at all, or one JSON document written over several lines."""
+    not JSON at all, or one JSON document written over several lines; a line nested too deep a
+    ``NestingError``."""
     text = read_text(path, written_by)
     parsed: list[tuple[int, Any]] = []
     problems: list[Problem] = []
@@ -47,12 +51,12 @@ def json_lines(path: Path, written_by: str, unit: str) -> tuple[list[tuple[int, 
         if not line.strip():
             continue
         try:
-            parsed.append((number, json.loads(line)))
+            parsed.append((number, load_json(line, str(path), line=number)))
         except json.JSONDecodeError as error:
             problems.append(Problem(f"{unit} as one JSON object ({error.msg})", row=number))
     if not parsed:
         try:
-            json.loads(text)
+            load_json(text, str(path))
         except json.JSONDecodeError:
             found = "is not JSON lines: no line is JSON"
         else:

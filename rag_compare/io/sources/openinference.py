@@ -13,7 +13,8 @@
 
 A span written twice (the same trace and span id) counts once. A line or row that holds no readable span
 (not JSON, not an export request, a span without ids or times) is a problem at its line or row; the
-others are read.
+others are read. So is a trace whose attribute holds JSON text nested too deep (``core.nesting``), at its
+first line or row.
 
 How a trace becomes a row (attribute names are OpenInference's):
 
@@ -58,7 +59,8 @@ from typing import Any
 
 import polars as pl
 
-from rag_compare.core.errors import Problem, show_value, sorted_problems
+from rag_compare.core.errors import NestingError, Problem, show_value, sorted_problems
+from rag_compare.core.nesting import load_json
 from rag_compare.io.sources.files import json_lines
 from rag_compare.io.sources.otlp import spans_of_request
 from rag_compare.io.sources.phoenix import phoenix_span
@@ -100,7 +102,13 @@ def read_openinference(path: Path, case_id_key: str) -> SourceRows:
     skipped: list[Skipped] = []
     traces = _by_trace(spans)
     for trace in traces:
-        row = _trace_row(trace, case_id_key)
+        try:
+            row = _trace_row(trace, case_id_key)
+        except Unreadable as error:
+            problems.append(
+                Problem(f"a trace whose attributes can be read; {error}", row=min(span.line for span in trace))
+            )
+            continue
         if isinstance(row, Skipped):
             skipped.append(row)
         else:
@@ -177,12 +185,15 @@ def _trace_row(trace: Sequence[Span], case_id_key: str) -> dict[str, Any] | Skip
 
 
 def _json_object(value: Any) -> dict[str, Any] | None:
-    """``value`` when it is a mapping or the JSON text of an object, else None."""
+    """``value`` when it is a mapping or the JSON text of an object, else None; ``Unreadable`` when that
+    text nests too deep to read."""
     if isinstance(value, str):
         try:
-            value = json.loads(value)
+            value = load_json(value, "an attribute's JSON text", line=None)
         except json.JSONDecodeError:
             return None
+        except NestingError as error:
+            raise Unreadable(str(error)) from None
     return dict(value) if isinstance(value, Mapping) else None
 
 
