@@ -15,8 +15,17 @@ from typing import Any
 from rag_compare.core.contract import STORED_SIGNALS
 from rag_compare.core.credentials import credential_in, credential_values, is_credential_key, redact
 from rag_compare.core.errors import ConfigError, SecretInConfigError, show_value
+from rag_compare.core.input_paths import check_input
 
-__all__ = ["BOOKKEEPING_KEYS", "RESERVED_KEYS", "apply_assignments", "check_config", "flatten", "read_config_file"]
+__all__ = [
+    "BOOKKEEPING_KEYS",
+    "RESERVED_KEYS",
+    "apply_assignments",
+    "check_config",
+    "flatten",
+    "non_finite_path",
+    "read_config_file",
+]
 
 RESERVED_KEYS = ("created_at", "rag_compare_version", "corpus", "records", "merged_from", STORED_SIGNALS)
 """Top-level keys that rag-compare writes itself when a run is frozen (``merged_from``: when runs are merged;
@@ -33,8 +42,7 @@ def read_config_file(path: str | Path) -> dict[str, Any]:
 
 
 def _read_config_file(path: Path) -> dict[str, Any]:
-    if not path.is_file():
-        raise ConfigError(f"{path}: no such config file. Check the `config_file` path.")
+    check_input(path, "config file", ConfigError, fix="Check the `config_file` path.")
     suffix = path.suffix.lower()
     try:
         text = path.read_text(encoding="utf-8")
@@ -78,7 +86,7 @@ def apply_assignments(config: Mapping[str, Any], assignments: Iterable[str]) -> 
             value: Any = json.loads(raw)
         except json.JSONDecodeError:
             value = raw
-        if _non_finite({"value": value}) is not None:
+        if non_finite_path({"value": value}) is not None:
             raise ConfigError(
                 f"`assignments=[{shown + '=' + redact(raw.strip())!r}]`: not a finite number; give a number "
                 "(NaN and infinities cannot be stored)."
@@ -147,7 +155,7 @@ def _entries(value: Any, path: str = "", key: str | None = None) -> Iterator[tup
             yield from _entries(item, f"{path}[{index}]")
 
 
-def _non_finite(config: Mapping[str, Any]) -> str | None:
+def non_finite_path(config: Mapping[str, Any]) -> str | None:
     """The path of the first NaN or infinity in ``config``, if any: JSON cannot hold them, and no
     comparison of them means anything."""
     return next(
@@ -156,7 +164,7 @@ def _non_finite(config: Mapping[str, Any]) -> str | None:
 
 
 def _refuse_non_finite(config: Mapping[str, Any], source: str) -> None:
-    path = _non_finite(config)
+    path = non_finite_path(config)
     if path is not None:
         raise ConfigError(
             f"{source}: '{path}' is not a finite number; give a number (NaN and infinities cannot be stored)."

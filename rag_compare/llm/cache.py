@@ -18,12 +18,14 @@ from typing import Any
 
 from rag_compare.core.digest import json_digest
 from rag_compare.core.errors import ConfigError
+from rag_compare.core.input_paths import check_input
 
 __all__ = ["CACHE_ENV", "ReplyCache", "default_cache_path", "opened_cache", "request_key"]
 
 CACHE_ENV = "RAG_COMPARE_CACHE"
 """Environment variable naming the cache file (default: ``rag-compare/replies.sqlite3`` in the user's cache folder)."""
 _BATCH = 500
+_CHOOSE_ANOTHER = f"Choose another file with `cache` or {CACHE_ENV}, or pass `cache=False`."
 
 
 def default_cache_path(environ: Mapping[str, str] | None = None) -> Path:
@@ -57,10 +59,12 @@ def request_key(endpoint: str, body: Mapping[str, Any]) -> str:
 
 
 class ReplyCache:
-    """Replies by request key, in a SQLite file (created with its folder when missing)."""
+    """Replies by request key, in a SQLite file (created with its folder when missing; a path that is neither
+    missing nor a regular file is refused)."""
 
     def __init__(self, path: str | Path) -> None:
         self.path = Path(path)
+        check_input(self.path, "reply cache file", ConfigError, missing=True, fix=_CHOOSE_ANOTHER)
         try:
             self.path.parent.mkdir(parents=True, exist_ok=True)
             self._connection = sqlite3.connect(self.path, timeout=30, check_same_thread=False)
@@ -68,10 +72,7 @@ class ReplyCache:
             self._connection.execute("PRAGMA synchronous=NORMAL")
             self._connection.execute("CREATE TABLE IF NOT EXISTS replies (key TEXT PRIMARY KEY, reply TEXT NOT NULL)")
         except (OSError, sqlite3.Error) as error:
-            raise ConfigError(
-                f"{self.path}: cannot be used as the reply cache ({error}). "
-                f"Choose another file with `cache` or {CACHE_ENV}, or pass `cache=False`."
-            ) from None
+            raise ConfigError(f"{self.path}: cannot be used as the reply cache ({error}). {_CHOOSE_ANOTHER}") from None
 
     def get_many(self, keys: Iterable[str]) -> dict[str, dict[str, Any]]:
         """The stored replies of those ``keys`` that have one."""

@@ -15,10 +15,12 @@ from pathlib import Path
 from typing import IO, Any
 
 from rag_compare.core.errors import CaptureError
+from rag_compare.core.input_paths import check_input
 
 __all__ = ["Checkpoint", "Sample", "checkpoint_path", "sample_of"]
 
 _FORMAT = "rag-compare-checkpoint-1"
+_MOVE_AWAY = "Move it away, or choose another `output` for the run."
 Sample = tuple[str, int]
 """A sample of a capture: a case id and its repeat."""
 
@@ -49,8 +51,10 @@ class Checkpoint:
     def open(cls, path: Path, settings: str) -> Checkpoint:
         """The checkpoint at ``path`` for ``settings`` (a digest), created when absent.
 
-        Raises ``CaptureError`` when the file belongs to other settings or is damaged before its end.
+        Raises ``CaptureError`` when the path is not a regular file, or the file belongs to other settings or
+        is damaged before its end.
         """
+        check_input(path, "capture checkpoint", CaptureError, missing=True, fix=_MOVE_AWAY)
         records: dict[Sample, dict[str, Any]] = {}
         if path.is_file() and b"\n" not in path.read_bytes():  # killed before its first line was whole
             path.unlink()
@@ -92,9 +96,7 @@ def _read(path: Path, settings: str) -> tuple[dict[Sample, dict[str, Any]], int]
     except json.JSONDecodeError:
         header = {}
     if header.get("format") != _FORMAT:
-        raise CaptureError(
-            f"{path}: is not a capture checkpoint. Move it away, or choose another `output` for the run."
-        )
+        raise CaptureError(f"{path}: is not a capture checkpoint. {_MOVE_AWAY}")
     if header.get("settings") != settings:
         raise CaptureError(
             f"{path}: holds the cases of a capture with other settings or another corpus. To resume it, run "

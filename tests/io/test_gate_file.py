@@ -28,5 +28,5 @@ def test_alpha_is_a_number_between_zero_and_one(tmp_path: Path, alpha: str) -> N
 
 
 def test_a_folder_is_no_gate_file(tmp_path: Path) -> None:
-    with pytest.raises(GateError, match="no such gate file"):
+    with pytest.raises(GateError, match="is a folder, not a gate file"):
         read_gate_file(tmp_path)
