@@ -20,7 +20,7 @@ from types import FrameType
 from typing import NoReturn
 
 from rag_compare.cli.exits import EXIT_INTERRUPTED, EXIT_TERMINATED, interruption_line
-from rag_compare.core.temporaries import remove_temporaries
+from rag_compare.core.temporaries import end_process
 
 __all__ = ["GRACE_SECONDS", "stop_on_signals"]
 
@@ -53,7 +53,6 @@ def _watch(woken: int) -> None:
 
 
 def _end(code: int) -> NoReturn:
-    remove_temporaries()
     if code == EXIT_INTERRUPTED:
         os.write(_STDERR, f"\n{interruption_line()}\n".encode())
-    os._exit(code)
+    end_process(code)

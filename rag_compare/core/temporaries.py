@@ -1,6 +1,6 @@
 """The temporary files and folders in use right now (an atomic writer's hidden file or folder, a spill
-folder), so that a process ended at once, without unwinding, can still remove them: the command line does
-so when a signal finds its main thread stuck (see ``cli/stopping.py``).
+folder), so that a process ended at once, without unwinding, still removes them (``end_process``): the
+command line ends so when a signal finds its main thread stuck (see ``cli/stopping.py``).
 
 Only the standard library.
 """
@@ -13,8 +13,9 @@ import shutil
 import threading
 from collections.abc import Iterator
 from pathlib import Path
+from typing import NoReturn
 
-__all__ = ["register_temporary", "registered", "release_temporary", "remove_temporaries"]
+__all__ = ["end_process", "register_temporary", "registered", "release_temporary"]
 
 _LOCK = threading.Lock()
 _PATHS: set[str] = set()
@@ -42,9 +43,9 @@ def registered(path: str | Path) -> Iterator[None]:
         release_temporary(path)
 
 
-def remove_temporaries() -> None:
-    """Remove every registered temporary, for a process about to end at once (``os._exit``): the registry
-    stays locked afterwards, so a thread still running can register none (it waits until the end)."""
+def end_process(code: int) -> NoReturn:
+    """Remove every registered temporary and end the process at once with exit ``code`` (``os._exit``: no
+    ``finally`` block runs); a thread still running meanwhile registers nothing more."""
     _LOCK.acquire()
     for path in sorted(_PATHS):
         if os.path.isdir(path) and not os.path.islink(path):
@@ -52,3 +53,4 @@ def remove_temporaries() -> None:
         else:
             with contextlib.suppress(OSError):
                 os.unlink(path)
+    os._exit(code)
