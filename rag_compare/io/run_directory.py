@@ -14,7 +14,10 @@ The manifest is canonical JSON (sorted keys, no spaces, ASCII) with ``format`` (
 ``parts`` (per part, in bucket order: ``file``, ``rows``, ``sha256`` of its bytes) and ``fingerprint``:
 the run's fingerprint, the SHA-256 of the manifest's canonical JSON without that key. So every part is
 covered through its digest, and a manifest changed by hand no longer matches its fingerprint. A file in
-the directory that the manifest does not list is refused too. Directories are written in a temporary
+the directory that the manifest does not list is refused too, and so is a manifest whose fingerprint was
+made again to match but that this module would not write (a key missing or unknown, a type, a row count),
+or whose parts do not hold what it says (their rows, one schema, each case once and in its bucket's part).
+Directories are written in a temporary
 folder beside the output and renamed into place once whole; an existing output is never replaced.
 """
 
@@ -214,7 +217,7 @@ def iter_buckets(
         frame = _part_frame(path, data, columns)
         if frame.height != part.rows:
             raise _changed_part(path, f"it holds {frame.height} rows where the manifest lists {part.rows}")
-        _refuse_misplaced(path, frame, bucket, directory.buckets)
+        _check_cases(path, frame, bucket, directory.buckets)
         yield bucket, frame if columns is None else frame.select(columns)
 
 
@@ -330,7 +333,7 @@ def _part_frame(path: Path, data: bytes, columns: Sequence[str] | None) -> pl.Da
         raise _changed_part(path, "it cannot be read as Parquet") from None
 
 
-def _refuse_misplaced(path: Path, frame: pl.DataFrame, bucket: int, buckets: int) -> None:
+def _check_cases(path: Path, frame: pl.DataFrame, bucket: int, buckets: int) -> None:
     """Refuse a part holding a case of another bucket, a case without an id, or a case (or a case's
     repeat) twice."""
     case_ids = frame.get_column("case_id")
@@ -340,7 +343,7 @@ def _refuse_misplaced(path: Path, frame: pl.DataFrame, bucket: int, buckets: int
     twice = frame.filter(pl.struct(keys).is_duplicated()).get_column("case_id")
     if twice.len():
         raise _changed_part(path, f"it holds the case {twice[0]!r} twice")
-    distinct = case_ids.unique()
+    distinct = case_ids.unique().sort()
     elsewhere = distinct.filter(bucket_of(distinct, buckets) != bucket)
     if elsewhere.len():
         raise _changed_part(path, f"it holds the case {elsewhere[0]!r}, which belongs in another bucket's part")
