@@ -17,8 +17,8 @@ covered through its digest, and a manifest changed by hand no longer matches its
 the directory that the manifest does not list is refused too, and so is a manifest whose fingerprint was
 made again to match but that this module would not write (a key missing or unknown, a type, a row count),
 or whose parts do not hold what it says (their rows, one schema, each case once and in its bucket's part).
-Directories are written in a temporary
-folder beside the output and renamed into place once whole; an existing output is never replaced.
+Directories are written in a temporary folder beside the output and renamed into place once whole; an
+existing output is never replaced.
 """
 
 from __future__ import annotations
@@ -66,6 +66,7 @@ DEFAULT_BUCKETS = 16
 """Buckets of a run directory asked for without a count: a few parts for a small run, and a sixteenth of
 a large one in memory at a time for an engine that compares bucket by bucket."""
 _SORT = ("case_id", "repeat")
+_RESTORE = "Restore the directory whole from where it was kept, or freeze the run again."
 
 
 @dataclass(frozen=True)
@@ -238,9 +239,6 @@ def verify_parts(directory: RunDirectory) -> dict[str, pl.DataType]:
     return schema or {}
 
 
-_RESTORE = "Restore the directory whole from where it was kept, or freeze the run again."
-
-
 def _parsed_manifest(manifest_path: Path, data: bytes) -> dict[str, Any]:
     try:
         manifest = json.loads(data)
@@ -275,9 +273,10 @@ def _manifest_problem(manifest: Mapping[str, Any]) -> str | None:
     buckets, parts = manifest["buckets"], manifest["parts"]
     if not _whole(buckets) or buckets < 1:
         return f"its buckets are {buckets!r}, not a whole number of 1 or more"
-    if not isinstance(parts, list) or len(parts) != buckets:
-        listed = f"{len(parts)} parts" if isinstance(parts, list) else "its parts not as a list"
-        return f"it lists {listed} for {buckets} buckets (one part per bucket)"
+    if not isinstance(parts, list):
+        return "its parts are not a list"
+    if len(parts) != buckets:
+        return f"it lists {len(parts)} parts for {buckets} buckets (one part per bucket)"
     for bucket, item in enumerate(parts):
         found = _part_problem(bucket, item)
         if found is not None:

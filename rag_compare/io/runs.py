@@ -60,6 +60,8 @@ PAIRS_FORMAT = "pairs-1"
 _CONTRACT_DTYPES = {spec.name: spec.dtype for spec in (*RECORD_COLUMNS, *CORPUS_COLUMNS)}
 _OPTIONAL = (REPEAT, LANGUAGE)
 """Contract columns a run holds only when its records (``repeat``) or its corpus (``language``) had them."""
+_RUN_PATH = "run file or run directory"
+_RUN_PATH_FIX = "Check the path, or freeze the run first."
 
 
 class _PartRecords:
@@ -320,8 +322,6 @@ def open_run(path: str | Path) -> OpenedRun:
     return OpenedRun(config=_checked_config(path, config), fingerprint=frozen.fingerprint, path=path, frozen=frozen)
 
 
-_RUN_PATH = "run file or run directory"
-_RUN_PATH_FIX = "Check the path, or freeze the run first."
 _RESERVED_TYPES: dict[str, tuple[type, str]] = {
     "created_at": (str, "text"),
     "rag_compare_version": (str, "text"),

@@ -278,7 +278,7 @@ FORGED = {
     "buckets not the parts'": (_set("buckets", value=4), "it lists 3 parts for 4 buckets"),
     "another bucket rule": (_set("bucket_rule", value="xxhash"), "its bucket rule is 'xxhash'"),
     "config a list": (_set("config", value=[]), "its config is not a JSON object"),
-    "parts an object": (_set("parts", value={"0": 1}), "its parts not as a list"),
+    "parts an object": (_set("parts", value={"0": 1}), "its parts are not a list"),
     "a part's file a number": (_set("parts", 0, "file", value=5), "part 0 is the file 5"),
     "a bucket twice": (_bucket_twice, "part 1 is the file 'part-00000.parquet', where bucket 1's part is"),
     "a digest not hexadecimal": (_set("parts", 0, "sha256", value="z" * 64), "not 64 hexadecimal digits"),
