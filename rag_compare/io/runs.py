@@ -19,6 +19,7 @@ from rag_compare.core.clock import creation_time
 from rag_compare.core.contract import CORPUS_COLUMNS, LANGUAGE, RECORD_COLUMNS, REPEAT, STATUSES, STORED_SIGNALS
 from rag_compare.core.errors import ConfigError, RunFileError, show_value
 from rag_compare.core.input_paths import check_input
+from rag_compare.core.listing import truncated
 from rag_compare.core.protocols import K_EXPECTED, RunSignals, is_k
 from rag_compare.core.result import Report
 from rag_compare.core.rows import count_by
@@ -47,6 +48,7 @@ __all__ = [
     "json_ready",
     "load_run",
     "open_run",
+    "repeated_cases",
     "write_run",
 ]
 
@@ -276,10 +278,26 @@ class OpenedRun(_Configured):
         return pl.concat(parts) if parts else pl.DataFrame(schema={name: self.frozen.schema[name] for name in columns})
 
     def load(self) -> Run:
-        """The whole run in memory (a run directory's: read when first used)."""
+        """The whole run in memory (a run directory's: read when first used, each part checked then); a run
+        file holding a case (with repeats: a case's repeat) twice is refused, as a comparison refuses it."""
         if isinstance(self.frozen, DirectoryRecords):
             return _directory_run(self.frozen.directory)
-        return Run(records=self.frozen.read(), config=self.config, fingerprint=self.fingerprint, path=self.path)
+        records = self.frozen.read()
+        key = [name for name in ("case_id", REPEAT) if name in records.columns]
+        twice = records.filter(pl.struct(key).is_duplicated()).get_column("case_id").unique().sort()
+        if twice.len():
+            raise RunFileError(repeated_cases(str(self.path), twice.to_list(), REPEAT in records.columns))
+        return Run(records=records, config=self.config, fingerprint=self.fingerprint, path=self.path)
+
+
+def repeated_cases(source: str, case_ids: Sequence[str], repeats: bool) -> str:
+    """What is said of the run ``source`` holding ``case_ids`` (sorted) more than once (with ``repeats``: a
+    case's repeat), by every command."""
+    per = "record per case and repeat" if repeats else "record per case"
+    return (
+        f"{source}: these case ids appear more than once: {truncated(case_ids)}. A run holds one {per}; freeze "
+        "it again from records with unique case ids."
+    )
 
 
 def load_run(path: str | Path) -> Run:

@@ -1,5 +1,6 @@
 """Run directories through the entry point: freeze, import-run and capture write them (--output DIR/ or
---buckets N), show and compare read them, and a changed directory exits 2 naming what changed."""
+--buckets N), show and compare read them, and a changed directory exits 2 naming what changed; a forged run
+(a directory or a file whose fingerprint was made again) is refused alike by every command that opens it."""
 
 from __future__ import annotations
 
@@ -19,7 +20,7 @@ from rag_compare import load_run
 from rag_compare.compute.freezing import freeze_run
 from rag_compare.core.errors import RagCompareError
 from rag_compare.io.run_directory import MANIFEST, part_name
-from rag_compare.io.runs import write_run
+from rag_compare.io.runs import json_ready, write_run
 from tests.helpers.data import EXAMPLE_CORPUS, ROOT
 
 Cli = Callable[..., Result]
@@ -342,5 +343,18 @@ def test_a_run_file_of_a_config_freezing_never_writes_is_refused_alike(
         ("merge-repeats", forged, frozen[1], "--output", tmp_path / "m"),
     ):
         result = cli(*args)
+        assert result.exit_code == 2, result.output
+        assert result.stderr == f"error: {refused.value}\n"
+
+
+def test_a_run_file_holding_a_case_twice_is_refused_alike(cli: Cli, tmp_path: Path, frozen: tuple[Path, Path]) -> None:
+    loaded = load_run(frozen[1])
+    twice = pl.concat([loaded.records, loaded.records.head(2)])
+    forged = write_run(twice, json_ready(loaded.config), tmp_path / "forged.arrow").path
+    with pytest.raises(RagCompareError) as refused:
+        load_run(forged)
+    assert "these case ids appear more than once: c-improved@v1, c-regressed@v1" in str(refused.value)
+    for args in (("show", forged), (forged, frozen[1]), (frozen[1], forged), ("merge-repeats", forged, frozen[1])):
+        result = cli(*args, *(("--output", tmp_path / "m.arrow") if args[0] == "merge-repeats" else ()))
         assert result.exit_code == 2, result.output
         assert result.stderr == f"error: {refused.value}\n"
