@@ -17,6 +17,7 @@ __all__ = [
     "EXIT_INTERRUPTED",
     "EXIT_TERMINATED",
     "interrupted",
+    "interruption_line",
     "say",
 ]
 
@@ -28,9 +29,14 @@ EXIT_TERMINATED = 128 + 15  # ... and by SIGTERM
 
 def interrupted(kept: str | None = None) -> NoReturn:
     """Say in one line that the command was interrupted (and what it ``kept``, to resume), and exit 130."""
-    said = f"{kept}; run the same command again to resume" if kept else "no output was left half-written"
-    click.echo(f"\ninterrupted: {said}.", err=True)
+    click.echo(f"\n{interruption_line(kept)}", err=True)
     sys.exit(EXIT_INTERRUPTED)
+
+
+def interruption_line(kept: str | None = None) -> str:
+    """``interrupted: ...``, saying what the command ``kept`` (to resume), else that nothing is half-written."""
+    said = f"{kept}; run the same command again to resume" if kept else "no output was left half-written"
+    return f"interrupted: {said}."
 
 
 def say(text: str, *, err: bool = False) -> None:

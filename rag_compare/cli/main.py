@@ -12,13 +12,11 @@ from __future__ import annotations
 import contextlib
 import json
 import os
-import signal
 import sys
 import traceback
 from collections.abc import Callable
 from functools import partial
 from pathlib import Path
-from types import FrameType
 from typing import Any, NoReturn
 
 import click
@@ -28,10 +26,11 @@ from rag_compare.cli.capture import capture_command
 from rag_compare.cli.compare import compare_command
 from rag_compare.cli.corpus import audit_command, validate_command
 from rag_compare.cli.drafts import admit_command, draft_cases_command
-from rag_compare.cli.exits import EXIT_BAD_INPUT, EXIT_BROKEN_PIPE, EXIT_TERMINATED, interrupted, say
+from rag_compare.cli.exits import EXIT_BAD_INPUT, EXIT_BROKEN_PIPE, interrupted, say
 from rag_compare.cli.pairs import judge_pairs_command
 from rag_compare.cli.runs import freeze_command, import_run_command, merge_repeats_command, show_command
 from rag_compare.cli.scores import fallback, import_scores_command, score
+from rag_compare.cli.stopping import stop_on_signals
 from rag_compare.core.credentials import redact
 from rag_compare.core.errors import LISTED_AS_JSON, ContractError, RagCompareError
 
@@ -51,11 +50,12 @@ class _Cli(click.Group):
         """Run the command line as the process, and end the process with the command's exit code.
 
         SIGTERM ends a command like an error does (exit 143): ``finally`` blocks run, so no temporary
-        file is left. Once the command is done and stdout and stderr are flushed, the process ends at
-        once (``os._exit``): the native thread pools of Arrow and Polars are not torn down, as that
-        teardown can abort an exiting process ("terminate called without an active exception", 134).
+        file is left; SIGTERM and SIGINT end it too when its main thread is stuck (see ``stopping``).
+        Once the command is done and stdout and stderr are flushed, the process ends at once
+        (``os._exit``): the native thread pools of Arrow and Polars are not torn down, as that teardown
+        can abort an exiting process ("terminate called without an active exception", 134).
         """
-        signal.signal(signal.SIGTERM, _terminate)
+        stop_on_signals()
         try:
             self.main(*args, **kwargs)
             code = 0
@@ -97,10 +97,6 @@ class _Cli(click.Group):
             if ctx.meta.get("rag_compare.debug"):
                 raise
             _fail(f"{error.filename or 'the output'}: {error.strerror or error}. Check the path and permissions.")
-
-
-def _terminate(signum: int, frame: FrameType | None) -> NoReturn:
-    sys.exit(EXIT_TERMINATED)
 
 
 def _exit_code(code: object) -> int:

@@ -9,12 +9,14 @@ directories of as many buckets are taken as they are, without hashing.
 from __future__ import annotations
 
 import tempfile
+import weakref
 from collections import defaultdict
 from pathlib import Path
 
 import polars as pl
 
 from rag_compare.compute.case_table import CaseTable, range_bounds, range_of
+from rag_compare.core.temporaries import register_temporary, release_temporary
 from rag_compare.io.run_directory import bucket_of
 
 __all__ = ["BucketStore", "split_by_bucket"]
@@ -43,6 +45,9 @@ class BucketStore:
             raise ValueError("a store held in memory has one bucket")
         self.buckets = buckets
         self._folder = tempfile.TemporaryDirectory(prefix="rag-compare-") if spill else None
+        if self._folder is not None:
+            register_temporary(self._folder.name)
+            weakref.finalize(self._folder, release_temporary, self._folder.name)
         self._held: dict[tuple[int, int], list[pl.DataFrame]] = defaultdict(list)
         self._files: dict[tuple[int, int], list[Path]] = defaultdict(list)
         self._schemas: dict[int, pl.Schema] = {}

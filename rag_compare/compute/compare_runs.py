@@ -51,7 +51,7 @@ from rag_compare.core.protocols import K_EXPECTED, Judge, is_k
 from rag_compare.io.corpus import Corpus, load_corpus
 from rag_compare.io.pairs import Pairs, load_pairs
 from rag_compare.io.passages import load_passages
-from rag_compare.io.runs import OpenedRun, Run, open_run
+from rag_compare.io.runs import OpenedRun, Run, open_run, repeated_cases
 from rag_compare.io.scores import Scores, evaluator_label, evaluator_summary, load_scores
 
 __all__ = ["compare"]
@@ -217,11 +217,7 @@ def _refuse_duplicates(runs: Sequence[Run | OpenedRun], facts: Sequence[Sequence
         repeated = sorted(case_id for fact in side_facts for case_id in fact.duplicated)
         if repeated:
             columns = run.records.columns if isinstance(run, Run) else run.columns
-            per = "record per case and repeat" if REPEAT in columns else "record per case"
-            raise CompareError(
-                f"{run.path or run.name}: these case ids appear more than once: {truncated(repeated)}. "
-                f"A run holds one {per}; freeze it again from records with unique case ids."
-            )
+            raise CompareError(repeated_cases(str(run.path or run.name), repeated, REPEAT in columns))
 
 
 def _rules(facts: Sequence[Sequence[SideFacts]], tolerance: float, *, preferred: bool, labels: bool) -> JoinRules:

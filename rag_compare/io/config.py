@@ -16,6 +16,7 @@ from typing import Any
 from rag_compare.core.contract import STORED_SIGNALS
 from rag_compare.core.credentials import credential_in, credential_values, is_credential_key, redact
 from rag_compare.core.errors import ConfigError, SecretInConfigError, show_value
+from rag_compare.core.input_paths import check_input
 from rag_compare.core.nesting import MAX_DEPTH, load_json, load_toml, refuse_deep
 
 __all__ = [
@@ -25,6 +26,7 @@ __all__ = [
     "apply_assignments",
     "check_config",
     "flatten",
+    "non_finite_path",
     "read_config_file",
     "refuse_credential_paths",
 ]
@@ -48,8 +50,7 @@ def read_config_file(path: str | Path) -> dict[str, Any]:
 
 
 def _read_config_file(path: Path) -> dict[str, Any]:
-    if not path.is_file():
-        raise ConfigError(f"{path}: no such config file. Check the `config_file` path.")
+    check_input(path, "config file", ConfigError, fix="Check the `config_file` path.")
     suffix = path.suffix.lower()
     try:
         text = path.read_text(encoding="utf-8")
@@ -95,7 +96,7 @@ def apply_assignments(config: Mapping[str, Any], assignments: Iterable[str]) -> 
             value: Any = load_json(raw, setting, line=None, limit=CONFIG_DEPTH)
         except json.JSONDecodeError:
             value = raw
-        if _non_finite({"value": value}) is not None:
+        if non_finite_path({"value": value}) is not None:
             raise ConfigError(
                 f"`assignments=[{shown + '=' + redact(raw.strip())!r}]`: not a finite number; give a number "
                 "(NaN and infinities cannot be stored)."
@@ -191,7 +192,7 @@ def _entries(value: Any, path: str = "", key: str | None = None) -> Iterator[tup
             yield from _entries(item, f"{path}[{index}]")
 
 
-def _non_finite(config: Mapping[str, Any]) -> str | None:
+def non_finite_path(config: Mapping[str, Any]) -> str | None:
     """The path of the first NaN or infinity in ``config``, if any: JSON cannot hold them, and no
     comparison of them means anything."""
     return next(
@@ -200,7 +201,7 @@ def _non_finite(config: Mapping[str, Any]) -> str | None:
 
 
 def _refuse_non_finite(config: Mapping[str, Any], source: str) -> None:
-    path = _non_finite(config)
+    path = non_finite_path(config)
     if path is not None:
         raise ConfigError(
             f"{source}: '{path}' is not a finite number; give a number (NaN and infinities cannot be stored)."

@@ -28,6 +28,7 @@ from rag_compare.core.contract import CORPUS_COLUMNS, RECORD_COLUMNS
 from rag_compare.core.digest import text_digest
 from rag_compare.core.errors import ContractError, Problem
 from rag_compare.core.progress import progress_bar
+from rag_compare.core.temporaries import registered
 from rag_compare.io.corpus import (
     UNREVIEWED_WHAT,
     Corpus,
@@ -83,6 +84,7 @@ def freeze_directory(
     with (
         atomic_directory(output, what=RUN_DIRECTORY) as staged,
         tempfile.TemporaryDirectory(prefix=f".{output.name}.", suffix=".spill", dir=output.parent) as work,
+        registered(work),
     ):
         spill = Path(work)
         for folder in (spill / "records", spill / "corpus"):

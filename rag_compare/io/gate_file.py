@@ -14,6 +14,7 @@ import tomllib
 from pathlib import Path
 
 from rag_compare.core.errors import GateError
+from rag_compare.core.input_paths import check_input
 from rag_compare.core.nesting import load_toml
 
 __all__ = ["GATE_KEYS", "read_gate_file"]
@@ -24,8 +25,7 @@ GATE_KEYS = ("fail_on", "alpha")
 def read_gate_file(path: str | Path) -> tuple[list[str], float | None]:
     """The ``fail_on`` conditions and the ``alpha`` (``None`` when not set) of the file's ``[gate]`` table."""
     path = Path(path)
-    if not path.is_file():
-        raise GateError(f"{path}: no such gate file. Check its path.")
+    check_input(path, "gate file", GateError)
     try:
         document = load_toml(path.read_text(encoding="utf-8"), str(path))
     except UnicodeDecodeError:

@@ -31,6 +31,7 @@ import polars as pl
 
 from rag_compare.core.contract import LANGUAGE_TAG
 from rag_compare.core.errors import ConfigError
+from rag_compare.core.input_paths import check_input
 from rag_compare.core.nesting import load_toml
 
 __all__ = [
@@ -85,8 +86,7 @@ def load_language(path: str | Path) -> Language:
     """The language of a TOML language file (see the module); raises ``ConfigError`` naming the file and
     the key for anything it cannot use."""
     path = Path(path)
-    if not path.is_file():
-        raise ConfigError(f"{path}: no such language file. Check its path.")
+    check_input(path, "language file", ConfigError)
     try:
         text = path.read_text(encoding="utf-8")
     except UnicodeDecodeError:

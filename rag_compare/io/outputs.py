@@ -17,6 +17,7 @@ from pathlib import Path
 from typing import Literal
 
 from rag_compare.core.errors import RunExistsError, RunFileError
+from rag_compare.core.input_paths import describe_kind
 
 __all__ = ["Existing", "check_output", "names_folder", "unwritable"]
 
@@ -25,12 +26,6 @@ Existing = Literal["refused", "replaced", "updated"]
 temporary file and a rename), or updates it in place (a link to a regular file is followed then)."""
 _ARROW_MAGIC = b"ARROW1"
 """The bytes an Arrow IPC file starts with."""
-_KINDS = {
-    stat.S_IFIFO: "a FIFO (named pipe)",
-    stat.S_IFSOCK: "a socket",
-    stat.S_IFCHR: "a character device",
-    stat.S_IFBLK: "a block device",
-}
 
 
 def names_folder(output: str | Path) -> bool:
@@ -103,7 +98,7 @@ def _check_existing(path: Path, mode: int, what: str, folder: bool, existing: Ex
             f"{path}: already exists and is never overwritten by the {what}. Give `{parameter}` a new path, "
             "or move the file away first."
         )
-    kind = ("a symbolic link to " if linked else "") + _KINDS.get(stat.S_IFMT(mode), "not a regular file")
+    kind = ("a symbolic link to " if linked else "") + describe_kind(mode)
     raise RunFileError(
         f"{path}: is {kind}, which the {what} is never written to. Give `{parameter}` the path of a new file."
     )

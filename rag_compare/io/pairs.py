@@ -260,7 +260,7 @@ def _judged(run: Run) -> dict[str, Any]:
 def load_pairs(path: str | Path) -> Pairs:
     """Read a pairs file, refusing one whose bytes no longer match its fingerprint."""
     path = Path(path)
-    frame, metadata, fingerprint = read_frozen(path)
+    frame, metadata, fingerprint = read_frozen(path, "pairs file")
     if metadata.get(FORMAT_KEY) != PAIRS_FORMAT or PAIRS_KEY not in metadata:
         raise PairsError(
             f"{path}: is not a pairs file (format {metadata.get(FORMAT_KEY)!r}). Make one with `judge_pairs`."

@@ -31,7 +31,8 @@ _GLOB = ("*", "?", "[")
 
 def input_parts(source: str | Path | pl.DataFrame, what: str) -> list[Path] | None:
     """The part files of ``source`` when it is a folder (its table files, by name) or a glob pattern (the
-    files it matches, by name); ``None`` for one file or a frame. ``InputFileError`` when none are found."""
+    paths it matches but folders, by name: reading refuses any that is not a regular file); ``None`` for one
+    file or a frame. ``InputFileError`` when none are found."""
     if isinstance(source, pl.DataFrame):
         return None
     text = str(source)
@@ -39,7 +40,7 @@ def input_parts(source: str | Path | pl.DataFrame, what: str) -> list[Path] | No
         found = sorted(path for path in Path(text).iterdir() if path.suffix.lower() in TABLE_SUFFIXES)
         where = f"{text}: is a folder without {what} files ({', '.join(sorted(TABLE_SUFFIXES))})"
     elif any(mark in text for mark in _GLOB) and not Path(text).exists():
-        found = sorted(Path(match) for match in glob.glob(text) if Path(match).is_file())
+        found = sorted(Path(match) for match in glob.glob(text) if not Path(match).is_dir())
         where = f"{text}: matches no {what} files"
     else:
         return None

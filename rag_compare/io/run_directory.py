@@ -14,8 +14,11 @@ The manifest is canonical JSON (sorted keys, no spaces, ASCII) with ``format`` (
 ``parts`` (per part, in bucket order: ``file``, ``rows``, ``sha256`` of its bytes) and ``fingerprint``:
 the run's fingerprint, the SHA-256 of the manifest's canonical JSON without that key. So every part is
 covered through its digest, and a manifest changed by hand no longer matches its fingerprint. A file in
-the directory that the manifest does not list is refused too. Directories are written in a temporary
-folder beside the output and renamed into place once whole; an existing output is never replaced.
+the directory that the manifest does not list is refused too, and so is a manifest whose fingerprint was
+made again to match but that this module would not write (a key missing or unknown, a type, a row count),
+or whose parts do not hold what it says (their rows, one schema, each case once and in its bucket's part).
+Directories are written in a temporary folder beside the output and renamed into place once whole; an
+existing output is never replaced.
 """
 
 from __future__ import annotations
@@ -24,6 +27,7 @@ import io
 import json
 import mmap
 import os
+import re
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -33,6 +37,7 @@ import polars as pl
 
 from rag_compare.core.digest import bytes_digest, case_hash, json_digest
 from rag_compare.core.errors import RunFileError, RunIntegrityError
+from rag_compare.core.input_paths import check_input
 from rag_compare.core.listing import counted
 from rag_compare.core.nesting import load_json
 from rag_compare.io.config import check_config
@@ -66,6 +71,7 @@ DEFAULT_BUCKETS = 16
 """Buckets of a run directory asked for without a count: a few parts for a small run, and a sixteenth of
 a large one in memory at a time for an engine that compares bucket by bucket."""
 _SORT = ("case_id", "repeat")
+_RESTORE = "Restore the directory whole from where it was kept, or freeze the run again."
 
 
 @dataclass(frozen=True)
@@ -98,13 +104,13 @@ class RunDirectory:
 
 
 class DirectoryRecords:
-    """A checked run directory's records as an opened run reads them: its schema, its parts one at a time
-    (each checked against its digest as it is read), or all of them."""
+    """A checked run directory's records as an opened run reads them: its parts' one schema (see
+    ``verify_parts``), its parts one at a time (each checked as it is read: see ``iter_buckets``), or all
+    of them."""
 
-    def __init__(self, directory: RunDirectory) -> None:
+    def __init__(self, directory: RunDirectory, schema: Mapping[str, pl.DataType]) -> None:
         self.directory = directory
-        schemas = [_part_schema(path) for path in directory.part_paths]  # none nests too deep to read
-        self.schema: Mapping[str, pl.DataType] = schemas[0]
+        self.schema = schema
 
     @property
     def batch_count(self) -> int:
@@ -113,8 +119,8 @@ class DirectoryRecords:
 
     def batches(self, columns: Sequence[str] | None = None) -> Iterator[pl.DataFrame]:
         """Its records a part at a time, by bucket (``columns``: only those)."""
-        for _, frame in iter_buckets(self.directory):
-            yield frame if columns is None else frame.select(columns)
+        for _, frame in iter_buckets(self.directory, columns):
+            yield frame
 
     def read(self) -> pl.DataFrame:
         """Every part, by bucket."""
@@ -170,10 +176,11 @@ def write_manifest(folder: Path, config: Mapping[str, Any], parts: tuple[Part, .
 
 
 def read_run_directory(path: Path) -> RunDirectory:
-    """The run directory at ``path``, its manifest checked against its fingerprint and its files against
-    the manifest (missing or extra files are refused); the parts' bytes are not read here."""
+    """The run directory at ``path``, its manifest checked against its fingerprint and the format, and its
+    files against the manifest (missing or extra files, or a part that is not a regular file, are refused);
+    the parts' bytes are not read here."""
     manifest_path = path / MANIFEST
-    if not manifest_path.is_file():
+    if check_input(manifest_path, "run directory manifest", RunFileError, missing=True, fix=_RESTORE) == "missing":
         raise RunFileError(
             f"{path}: is a folder without {MANIFEST}, not a run directory. Give the path of a run file or "
             "of a folder written by `freeze_run(..., output='DIR/')`."
@@ -192,36 +199,51 @@ def read_run_directory(path: Path) -> RunDirectory:
             "changed after the run was frozen. Restore the directory from where it was kept, or freeze the run "
             "again under a new name."
         )
-    parts = _parts(manifest_path, manifest)
+    problem = _manifest_problem(manifest)
+    if problem is not None:
+        raise RunFileError(f"{manifest_path}: does not describe a run directory: {problem}. Freeze the run again.")
+    parts = tuple(Part(**item) for item in manifest["parts"])
     _check_listing(path, parts)
+    for part in parts:
+        check_input(path / part.file, "Parquet part of a run directory", RunIntegrityError, fix=_RESTORE)
     return RunDirectory(path, manifest["config"], len(parts), parts, fingerprint)
 
 
-def iter_buckets(run_dir: str | Path | RunDirectory) -> Iterator[tuple[int, pl.DataFrame]]:
-    """Each bucket of a run directory and its records, one part in memory at a time, each part checked
-    against its digest and row count before it is given (``RunIntegrityError`` naming the part if not)."""
+def iter_buckets(
+    run_dir: str | Path | RunDirectory, columns: Sequence[str] | None = None
+) -> Iterator[tuple[int, pl.DataFrame]]:
+    """Each bucket of a run directory and its records (``columns``: only those), one part in memory at a
+    time, each part checked before it is given (``RunIntegrityError`` naming the part if not): its bytes
+    against its digest, its rows against the manifest's count, each case in the part of its bucket and
+    no case (with repeats: no case's repeat) twice."""
     directory = run_dir if isinstance(run_dir, RunDirectory) else read_run_directory(Path(run_dir))
     for bucket, part in enumerate(directory.parts):
         path = directory.path / part.file
         data = _part_bytes(path)
         if bytes_digest(data) != part.sha256:
             raise _changed_part(path, "its bytes do not match the SHA-256 the manifest lists")
-        try:
-            refuse_deep_columns(pl.read_parquet_schema(io.BytesIO(data)), str(path))
-            frame = pl.read_parquet(io.BytesIO(data))
-        except (pl.exceptions.PolarsError, OSError, ValueError):
-            raise _changed_part(path, "it cannot be read as Parquet") from None
+        frame = _part_frame(path, data, columns)
         if frame.height != part.rows:
             raise _changed_part(path, f"it holds {frame.height} rows where the manifest lists {part.rows}")
-        yield bucket, frame
+        _check_cases(path, frame, bucket, directory.buckets)
+        yield bucket, frame if columns is None else frame.select(columns)
 
 
-def verify_parts(directory: RunDirectory) -> None:
-    """Check every part's digest, reading each file a chunk at a time."""
+def verify_parts(directory: RunDirectory) -> dict[str, pl.DataType]:
+    """Check every part: its digest (reading the file a chunk at a time), and that it is Parquet of the
+    manifest's row count in the schema of every other part; that schema."""
+    schema: dict[str, pl.DataType] | None = None
     for part in directory.parts:
         path = directory.path / part.file
         if _file_digest(path) != part.sha256:
             raise _changed_part(path, "its bytes do not match the SHA-256 the manifest lists")
+        rows, part_schema = _footer(path)
+        if rows != part.rows:
+            raise _changed_part(path, f"it holds {rows} rows where the manifest lists {part.rows}")
+        if schema is not None and part_schema != schema:
+            raise _changed_part(path, f"its columns differ from those of {directory.parts[0].file}")
+        schema = schema or part_schema
+    return schema or {}
 
 
 def _parsed_manifest(manifest_path: Path, data: bytes) -> dict[str, Any]:
@@ -237,25 +259,54 @@ def _parsed_manifest(manifest_path: Path, data: bytes) -> dict[str, Any]:
     return manifest
 
 
-def _parts(manifest_path: Path, manifest: Mapping[str, Any]) -> tuple[Part, ...]:
-    """The manifest's parts, refusing a manifest whose parts are not one per bucket in order."""
-    try:
-        parts = tuple(Part(str(item["file"]), int(item["rows"]), str(item["sha256"])) for item in manifest["parts"])
-        buckets = int(manifest["buckets"])
-        config = manifest["config"]
-    except (KeyError, TypeError, ValueError):
-        parts, buckets, config = (), -1, None
-    if (
-        not isinstance(config, dict)
-        or manifest.get("bucket_rule") != BUCKET_RULE
-        or buckets != len(parts)
-        or [part.file for part in parts] != [part_name(bucket) for bucket in range(buckets)]
-    ):
-        raise RunFileError(
-            f"{manifest_path}: does not describe a run directory (a config, the bucket rule {BUCKET_RULE} and "
-            "one part per bucket). Freeze the run again."
-        )
-    return parts
+_MANIFEST_KEYS = ("buckets", "bucket_rule", "config", "format", "parts")
+"""The manifest's keys besides its fingerprint."""
+_PART_KEYS = ("file", "rows", "sha256")
+
+
+def _manifest_problem(manifest: Mapping[str, Any]) -> str | None:
+    """What keeps ``manifest`` (without its fingerprint) from describing a run directory: a key missing or
+    unknown, a config that is not an object, another bucket rule, not one part per bucket in order, a part
+    whose rows are not a whole number of 0 or more, or whose SHA-256 is not 64 hexadecimal digits; ``None``
+    when it describes one."""
+    missing = [key for key in _MANIFEST_KEYS if key not in manifest]
+    unknown = sorted(set(manifest) - set(_MANIFEST_KEYS))
+    if missing or unknown:
+        return f"it lacks {', '.join(missing)}" if missing else f"it has unknown keys {', '.join(unknown)}"
+    if not isinstance(manifest["config"], dict):
+        return "its config is not a JSON object"
+    if manifest["bucket_rule"] != BUCKET_RULE:
+        return f"its bucket rule is {manifest['bucket_rule']!r}, not {BUCKET_RULE!r}"
+    buckets, parts = manifest["buckets"], manifest["parts"]
+    if not _whole(buckets) or buckets < 1:
+        return f"its buckets are {buckets!r}, not a whole number of 1 or more"
+    if not isinstance(parts, list):
+        return "its parts are not a list"
+    if len(parts) != buckets:
+        return f"it lists {len(parts)} parts for {buckets} buckets (one part per bucket)"
+    for bucket, item in enumerate(parts):
+        found = _part_problem(bucket, item)
+        if found is not None:
+            return f"part {bucket} {found}"
+    return None
+
+
+def _part_problem(bucket: int, item: Any) -> str | None:
+    """What is wrong with the manifest's entry ``item`` of ``bucket``'s part, if anything."""
+    if not isinstance(item, dict) or sorted(item) != list(_PART_KEYS):
+        return f"is not an object of exactly {', '.join(_PART_KEYS)}"
+    if item["file"] != part_name(bucket):
+        return f"is the file {item['file']!r}, where bucket {bucket}'s part is {part_name(bucket)!r}"
+    if not _whole(item["rows"]) or item["rows"] < 0:
+        return f"lists {item['rows']!r} rows, not a whole number of 0 or more"
+    if not isinstance(item["sha256"], str) or not re.fullmatch(r"[0-9a-f]{64}", item["sha256"]):
+        return f"lists the SHA-256 {item['sha256']!r}, not 64 hexadecimal digits"
+    return None
+
+
+def _whole(value: Any) -> bool:
+    """Whether ``value`` is a JSON whole number (not ``true``, not ``1.0``)."""
+    return isinstance(value, int) and not isinstance(value, bool)
 
 
 def _check_listing(path: Path, parts: tuple[Part, ...]) -> None:
@@ -277,14 +328,44 @@ def _check_listing(path: Path, parts: tuple[Part, ...]) -> None:
         )
 
 
-def _part_schema(path: Path) -> dict[str, pl.DataType]:
-    """The schema of the part at ``path``, refused when a column nests too deep to read (see ``tables``)."""
+def _part_frame(path: Path, data: bytes, columns: Sequence[str] | None) -> pl.DataFrame:
+    """The part's records from its ``data``: ``columns`` and those its checks read, or all."""
     try:
-        schema = dict(pl.read_parquet_schema(path))
+        present = pl.read_parquet_schema(io.BytesIO(data))
+        refuse_deep_columns(present, str(path))  # before the data is decoded
+        if columns is not None:
+            columns = list(dict.fromkeys([*columns, *(name for name in _SORT if name in present)]))
+        return pl.read_parquet(io.BytesIO(data), columns=columns)
     except (pl.exceptions.PolarsError, OSError, ValueError):
         raise _changed_part(path, "it cannot be read as Parquet") from None
-    refuse_deep_columns(schema, str(path))
-    return schema
+
+
+def _check_cases(path: Path, frame: pl.DataFrame, bucket: int, buckets: int) -> None:
+    """Refuse a part holding a case of another bucket, a case without an id, or a case (or a case's
+    repeat) twice."""
+    case_ids = frame.get_column("case_id")
+    if case_ids.null_count():
+        raise _changed_part(path, "it holds a record without a case id")
+    keys = [name for name in _SORT if name in frame.columns]
+    twice = frame.filter(pl.struct(keys).is_duplicated()).get_column("case_id")
+    if twice.len():
+        raise _changed_part(path, f"it holds the case {twice[0]!r} twice")
+    distinct = case_ids.unique().sort()
+    elsewhere = distinct.filter(bucket_of(distinct, buckets) != bucket)
+    if elsewhere.len():
+        raise _changed_part(path, f"it holds the case {elsewhere[0]!r}, which belongs in another bucket's part")
+
+
+def _footer(path: Path) -> tuple[int, dict[str, pl.DataType]]:
+    """The row count and schema a Parquet part's footer gives; a column nesting too deep to read is refused."""
+    import pyarrow.parquet as pq
+
+    try:
+        schema = dict(pl.read_parquet_schema(path))
+        refuse_deep_columns(schema, str(path))  # before Arrow reads the footer, which it could not
+        return pq.read_metadata(path).num_rows, schema
+    except (pl.exceptions.PolarsError, OSError, ValueError):
+        raise _changed_part(path, "it cannot be read as Parquet") from None
 
 
 def _part_bytes(path: Path) -> bytes:

@@ -28,6 +28,8 @@ import polars as pl
 
 from rag_compare.core.digest import bytes_digest, streamed_digest
 from rag_compare.core.errors import RunFileError, RunIntegrityError
+from rag_compare.core.input_paths import check_input
+from rag_compare.core.temporaries import register_temporary, release_temporary
 from rag_compare.io.outputs import check_output, unwritable
 
 __all__ = [
@@ -113,12 +115,12 @@ class FrozenFile:
             raise RunIntegrityError(f"{self.path}: its records cannot be read. Freeze the run again.") from None
 
 
-def open_frozen(path: Path) -> FrozenFile:
-    """A frozen file, after checking that its bytes match its fingerprint (read a slice at a time)."""
+def open_frozen(path: Path, what: str = "run file") -> FrozenFile:
+    """A frozen file (``what`` names it in messages: ``"scores file"``...), after checking that it is a
+    regular file and that its bytes match its fingerprint (read a slice at a time)."""
     import pyarrow as pa
 
-    if not path.is_file():
-        raise RunFileError(f"{path}: no such run file. Check the path, or freeze the run first.")
+    check_input(path, what, RunFileError, fix=f"Check the path, or make the {what} first.")
     try:
         with pa.OSFile(str(path)) as source:
             reader = pa.ipc.open_file(source)
@@ -141,9 +143,10 @@ def open_frozen(path: Path) -> FrozenFile:
     return FrozenFile(path, MappingProxyType(metadata), fingerprint, MappingProxyType(dict(schema)), batch_count)
 
 
-def read_frozen(path: Path) -> tuple[pl.DataFrame, dict[str, str], str]:
-    """The frame, schema metadata and fingerprint of a frozen file, after checking its integrity."""
-    frozen = open_frozen(path)
+def read_frozen(path: Path, what: str = "run file") -> tuple[pl.DataFrame, dict[str, str], str]:
+    """The frame, schema metadata and fingerprint of a frozen file (``what``: see ``open_frozen``), after
+    checking its integrity."""
+    frozen = open_frozen(path, what)
     return frozen.read(), dict(frozen.metadata), frozen.fingerprint
 
 
@@ -184,6 +187,7 @@ def atomic_output(path: str | Path, *, replace: bool = False, what: str = "new f
         handle, temporary = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".partial", dir=path.parent)
     except OSError as error:
         raise unwritable(path, error) from None
+    register_temporary(temporary)
     try:
         os.fchmod(handle, 0o666 & ~_current_umask())
         with os.fdopen(handle, "wb") as target, _Recorded(target) as stream:
@@ -201,6 +205,7 @@ def atomic_output(path: str | Path, *, replace: bool = False, what: str = "new f
     finally:
         with contextlib.suppress(FileNotFoundError):
             os.unlink(temporary)
+        release_temporary(temporary)
 
 
 def _place(temporary: str, path: Path, *, replace: bool, what: str) -> None:
@@ -230,6 +235,7 @@ def atomic_directory(path: str | Path, *, what: str) -> Iterator[Path]:
         temporary = Path(tempfile.mkdtemp(prefix=f".{path.name}.", suffix=".partial", dir=path.parent))
     except OSError as error:
         raise unwritable(path, error) from None
+    register_temporary(temporary)
     try:
         os.chmod(temporary, 0o777 & ~_current_umask())
         yield temporary
@@ -240,6 +246,7 @@ def atomic_directory(path: str | Path, *, what: str) -> Iterator[Path]:
         raise unwritable(path, error) from None
     finally:
         shutil.rmtree(temporary, ignore_errors=True)
+        release_temporary(temporary)
 
 
 def _fsync_tree(folder: Path) -> None:

@@ -17,18 +17,20 @@ import polars as pl
 from rag_compare._version import __version__
 from rag_compare.core.clock import creation_time
 from rag_compare.core.contract import CORPUS_COLUMNS, LANGUAGE, RECORD_COLUMNS, REPEAT, STATUSES, STORED_SIGNALS
-from rag_compare.core.errors import ConfigError, RunFileError
-from rag_compare.core.listing import counted, counts_line
+from rag_compare.core.errors import ConfigError, RunFileError, show_value
+from rag_compare.core.input_paths import check_input
+from rag_compare.core.listing import counted, counts_line, truncated
 from rag_compare.core.nesting import load_json
 from rag_compare.core.protocols import K_EXPECTED, RunSignals, is_k
 from rag_compare.core.result import Report, labelled
 from rag_compare.core.rows import count_by
-from rag_compare.io.config import RESERVED_KEYS, check_config, refuse_credential_paths
+from rag_compare.io.config import RESERVED_KEYS, check_config, non_finite_path, refuse_credential_paths
 from rag_compare.io.corpus import Corpus, load_corpus, refuse_unreviewed
 from rag_compare.io.outputs import check_output
 from rag_compare.io.records import join_labels
 from rag_compare.io.run_directory import (
     DEFAULT_BUCKETS,
+    MANIFEST,
     DirectoryRecords,
     RunDirectory,
     is_directory_output,
@@ -48,6 +50,7 @@ __all__ = [
     "json_ready",
     "load_run",
     "open_run",
+    "repeated_cases",
     "write_run",
 ]
 
@@ -61,6 +64,8 @@ PAIRS_FORMAT = "pairs-1"
 _CONTRACT_DTYPES = {spec.name: spec.dtype for spec in (*RECORD_COLUMNS, *CORPUS_COLUMNS)}
 _OPTIONAL = (REPEAT, LANGUAGE)
 """Contract columns a run holds only when its records (``repeat``) or its corpus (``language``) had them."""
+_RUN_PATH = "run file or run directory"
+_RUN_PATH_FIX = "Check the path, or freeze the run first."
 
 
 class _PartRecords:
@@ -128,7 +133,9 @@ class Run(_Configured, Report):
         directory whose records were not read, from its parts' few columns, a part at a time."""
         if self.__dict__["records"] is not None:
             return _counts(self.records)
-        counted = [_counts(pl.read_parquet(part, columns=_counted_columns(part))) for part in self.parts]
+        schema = pl.read_parquet_schema(self.parts[0])
+        columns = [name for name in ("case_id", REPEAT, "status") if name in schema]
+        counted = [_counts(frame) for _, frame in iter_buckets(cast(Path, self.path), columns)]
         total = Counter[str]()
         for found in counted:
             total.update(found[3])
@@ -159,10 +166,6 @@ class Run(_Configured, Report):
 
 
 Run.records = _PartRecords()  # type: ignore[assignment]  # read a run directory's parts when first used
-
-
-def _counted_columns(part: Path) -> list[str]:
-    return [name for name in ("case_id", REPEAT, "status") if name in pl.read_parquet_schema(part)]
 
 
 def _counts(records: pl.DataFrame) -> tuple[int, int, int, dict[str, int]]:
@@ -306,10 +309,26 @@ class OpenedRun(_Configured):
         return pl.concat(parts) if parts else pl.DataFrame(schema={name: self.frozen.schema[name] for name in columns})
 
     def load(self) -> Run:
-        """The whole run in memory (a run directory's: read when first used)."""
+        """The whole run in memory (a run directory's: read when first used, each part checked then); a run
+        file holding a case (with repeats: a case's repeat) twice is refused, as a comparison refuses it."""
         if isinstance(self.frozen, DirectoryRecords):
             return _directory_run(self.frozen.directory)
-        return Run(records=self.frozen.read(), config=self.config, fingerprint=self.fingerprint, path=self.path)
+        records = self.frozen.read()
+        key = [name for name in ("case_id", REPEAT) if name in records.columns]
+        twice = records.filter(pl.struct(key).is_duplicated()).get_column("case_id").unique().sort()
+        if twice.len():
+            raise RunFileError(repeated_cases(str(self.path), twice.to_list(), REPEAT in records.columns))
+        return Run(records=records, config=self.config, fingerprint=self.fingerprint, path=self.path)
+
+
+def repeated_cases(source: str, case_ids: Sequence[str], repeats: bool) -> str:
+    """What is said of the run ``source`` holding ``case_ids`` (sorted) more than once (with ``repeats``: a
+    case's repeat), by every command."""
+    per = "record per case and repeat" if repeats else "record per case"
+    return (
+        f"{source}: these case ids appear more than once: {truncated(case_ids)}. A run holds one {per}; freeze "
+        "it again from records with unique case ids."
+    )
 
 
 def load_run(path: str | Path) -> Run:
@@ -321,14 +340,14 @@ def load_run(path: str | Path) -> Run:
 
 def open_run(path: str | Path) -> OpenedRun:
     """Open a frozen run (a file or a run directory) without reading its records, refusing one that no
-    longer matches its fingerprint, or that is not a run of this format."""
+    longer matches its fingerprint, or that is not a run of this format: the one opener of a run, so
+    every command that reads one refuses the same runs with the same message."""
     path = Path(path)
-    if path.is_dir():
+    if check_input(path, _RUN_PATH, RunFileError, folder=True, fix=_RUN_PATH_FIX) == "folder":
         directory = read_run_directory(path)
-        verify_parts(directory)
-        records = DirectoryRecords(directory)
+        records = DirectoryRecords(directory, verify_parts(directory))
         _refuse_wrong_columns(directory.part_paths[0], records.schema)
-        config = MappingProxyType(dict(directory.config))
+        config = _checked_config(directory.path / MANIFEST, directory.config)
         return OpenedRun(config=config, fingerprint=directory.fingerprint, path=path, frozen=records)
     frozen = open_frozen(path)
     metadata = frozen.metadata
@@ -349,7 +368,43 @@ def open_run(path: str | Path) -> OpenedRun:
         )
     _refuse_wrong_columns(path, frozen.schema)
     config = load_json(metadata[CONFIG_KEY], f"{path}: its config", line=None)
-    return OpenedRun(config=MappingProxyType(config), fingerprint=frozen.fingerprint, path=path, frozen=frozen)
+    return OpenedRun(config=_checked_config(path, config), fingerprint=frozen.fingerprint, path=path, frozen=frozen)
+
+
+_RESERVED_TYPES: dict[str, tuple[type, str]] = {
+    "created_at": (str, "text"),
+    "rag_compare_version": (str, "text"),
+    "corpus": (dict, "an object"),
+    "records": (dict, "an object"),
+    "merged_from": (list, "a list"),
+    STORED_SIGNALS: (dict, "an object"),
+}
+"""The type of each key rag-compare writes into a run's config (where the config has it), and its name."""
+
+
+def _checked_config(source: Path, config: Any) -> Mapping[str, Any]:
+    """The run config read from ``source``, read-only, refused unless it is what freezing writes."""
+    problem = _config_problem(config)
+    if problem is not None:
+        raise RunFileError(
+            f"{source}: holds a run config that freezing never writes ({problem}). Freeze the run again."
+        )
+    return MappingProxyType(config)
+
+
+def _config_problem(config: Any) -> str | None:
+    """What freezing would never write in ``config``: not an object, a key of rag-compare's of another type,
+    a ``top_k`` that is not a usable k, a number that is not finite; ``None`` when there is nothing."""
+    if not isinstance(config, dict):
+        return f"{type(config).__name__}, not an object"
+    for key, (kind, named) in _RESERVED_TYPES.items():
+        if key in config and not isinstance(config[key], kind):
+            return f"its '{key}' is {show_value(config[key])}, not {named}"
+    top_k = config.get("top_k")
+    if top_k is not None and not is_k(top_k):
+        return f"its top_k is {show_value(top_k)}, not {K_EXPECTED}"
+    infinite = non_finite_path(config)
+    return None if infinite is None else f"its '{infinite}' is not a finite number"
 
 
 def _refuse_wrong_columns(path: Path, schema: Mapping[str, pl.DataType]) -> None:
@@ -377,9 +432,12 @@ def _directory_run(directory: RunDirectory) -> Run:
 
 def frozen_format(path: str | Path) -> str | None:
     """The format a readable Arrow file says it holds (``FORMAT_VERSION`` for a run, ``SCORES_FORMAT``,
-    ``PAIRS_FORMAT``), read from its schema only; ``None`` for any other file."""
+    ``PAIRS_FORMAT``), read from its schema only; ``None`` for any other file, and for a path that is not a
+    regular file (never opened: a FIFO could wait forever)."""
     import pyarrow as pa
 
+    if not Path(path).is_file():
+        return None
     try:
         with pa.OSFile(str(path)) as source:
             metadata = pa.ipc.open_file(source).schema.metadata or {}

@@ -194,7 +194,7 @@ def _scored(run: Run) -> dict[str, Any]:
 def load_scores(path: str | Path) -> Scores:
     """Read a scores file, refusing one whose bytes no longer match its fingerprint."""
     path = Path(path)
-    frame, metadata, fingerprint = read_frozen(path)
+    frame, metadata, fingerprint = read_frozen(path, "scores file")
     if metadata.get(FORMAT_KEY) != SCORES_FORMAT or SCORES_KEY not in metadata:
         raise ScoresError(
             f"{path}: is not a scores file (format {metadata.get(FORMAT_KEY)!r}). "

@@ -1,7 +1,7 @@
 """Reading user tables (CSV, Parquet, JSONL) into Polars frames, refusing unreadable files clearly.
 
-Only the file is checked here (it exists, has a known format, is UTF-8, has rows, nests no deeper than
-``core.nesting.MAX_DEPTH``: a JSON line before it is parsed, a Parquet file's columns by their types
+Only the file is checked here (it is a regular file, has a known format, is UTF-8, has rows, nests no deeper
+than ``core.nesting.MAX_DEPTH``: a JSON line before it is parsed, a Parquet file's columns by their types
 before they are read). What the columns must hold is checked by ``columns`` and ``schemas``.
 """
 
@@ -17,6 +17,7 @@ from typing import Any
 import polars as pl
 
 from rag_compare.core.errors import InputFileError, show_value
+from rag_compare.core.input_paths import check_input
 from rag_compare.core.listing import counted
 from rag_compare.core.nesting import load_json, refuse_deep, refuse_deep_json
 
@@ -41,10 +42,7 @@ def read_table(path: str | Path, what: str) -> pl.DataFrame:
     Parquet and JSONL keep their types. Raises ``InputFileError`` when the file cannot be read.
     """
     path = Path(path)
-    if not path.exists():
-        raise InputFileError(f"{path}: no such file. Check the {what} path.")
-    if not path.is_file():
-        raise InputFileError(f"{path}: is not a file. Give the path of a {what} file.")
+    check_input(path, f"{what} file", fix=f"Check the {what} path.")
     kind = table_format(path, what)
     if kind == "parquet":
         frame = _read_parquet(path, what)

@@ -28,6 +28,7 @@ CACHE_ENV = "RAG_COMPARE_CACHE"
 _BATCH = 500
 _SIDE_FILES = ("-wal", "-shm", "-journal")
 """What SQLite writes beside the cache file, by the suffix of its name."""
+_CHOOSE_ANOTHER = f"Choose another file with `cache` or {CACHE_ENV}, or pass `cache=False`."
 
 
 def default_cache_path(environ: Mapping[str, str] | None = None) -> Path:
@@ -82,10 +83,7 @@ class ReplyCache:
             self._connection.execute("PRAGMA synchronous=NORMAL")
             self._connection.execute("CREATE TABLE IF NOT EXISTS replies (key TEXT PRIMARY KEY, reply TEXT NOT NULL)")
         except (OSError, sqlite3.Error) as error:
-            raise ConfigError(
-                f"{self.path}: cannot be used as the reply cache ({error}). "
-                f"Choose another file with `cache` or {CACHE_ENV}, or pass `cache=False`."
-            ) from None
+            raise ConfigError(f"{self.path}: cannot be used as the reply cache ({error}). {_CHOOSE_ANOTHER}") from None
 
     def get_many(self, keys: Iterable[str]) -> dict[str, dict[str, Any]]:
         """The stored replies of those ``keys`` that have one."""

@@ -19,6 +19,7 @@ from pathlib import Path
 from typing import Any
 
 from rag_compare.core.errors import ConfigError, RagCompareError
+from rag_compare.core.input_paths import check_input
 from rag_compare.core.protocols import Case, CaseFailure, Context, Generation
 from rag_compare.core.templates import template_environment
 from rag_compare.llm.endpoint import check_key_transport, endpoint_name, open_client
@@ -77,6 +78,7 @@ class OpenAIGenerator:
         if self.client is None:
             check_key_transport(self.base_url, self.api_key)
         path = Path(self.prompt_template)
+        check_input(path, "prompt template", ConfigError, fix="Check `prompt_template`.")
         try:
             text = path.read_text(encoding="utf-8")
         except (OSError, UnicodeDecodeError) as error:

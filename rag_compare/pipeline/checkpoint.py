@@ -21,6 +21,7 @@ from rag_compare.io.outputs import check_output
 __all__ = ["Checkpoint", "Sample", "checkpoint_path", "sample_of"]
 
 _FORMAT = "rag-compare-checkpoint-1"
+_MOVE_AWAY = "Move it away, or choose another `output` for the run."
 Sample = tuple[str, int]
 """A sample of a capture: a case id and its repeat."""
 
@@ -95,9 +96,7 @@ def _read(path: Path, settings: str) -> tuple[dict[Sample, dict[str, Any]], int]
     except json.JSONDecodeError:
         header = {}
     if header.get("format") != _FORMAT:
-        raise CaptureError(
-            f"{path}: is not a capture checkpoint. Move it away, or choose another `output` for the run."
-        )
+        raise CaptureError(f"{path}: is not a capture checkpoint. {_MOVE_AWAY}")
     if header.get("settings") != settings:
         raise CaptureError(
             f"{path}: holds the cases of a capture with other settings or another corpus. To resume it, run "

@@ -61,7 +61,7 @@ def test_bad_input_exits_2_with_a_message(cli: Callable[..., Result], tmp_path: 
     base = ("capture", EXAMPLE_CORPUS, "--passages", PASSAGES, "--top-k", 3)
     missing = cli("capture", tmp_path / "none.csv", "--passages", PASSAGES, "--top-k", 3, "--output", tmp_path / "a")
     assert missing.exit_code == 2
-    assert "no such file" in missing.output
+    assert "no such corpus file" in missing.output
     assert not (tmp_path / "a").exists()
     model = cli(*base, "--model", "m", "--output", tmp_path / "b.arrow")
     assert model.exit_code == 2

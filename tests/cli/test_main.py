@@ -50,7 +50,7 @@ def test_console_script_runs_without_traceback(tmp_path: Path) -> None:
         [executable, "validate", str(tmp_path / "none.csv")], capture_output=True, text=True, check=False
     )
     assert bad.returncode == 2
-    assert "no such file" in bad.stderr
+    assert "no such corpus file" in bad.stderr
     assert "Traceback" not in bad.stderr
     module = subprocess.run(
         [sys.executable, "-m", "rag_compare", "--version"], capture_output=True, text=True, check=False

@@ -1,6 +1,7 @@
 """Paths no output may be written to: special files (a character device, a FIFO, a socket, a link to a
 device), a file in a missing folder, a file named as a folder; and a guard that makes code opening a FIFO
-fail instead of hang."""
+fail instead of hang. Paths no input may be read from: a FIFO, a socket, a character device, a folder, a
+broken link, or nothing; each with the words a message about it holds."""
 
 from __future__ import annotations
 
@@ -8,13 +9,14 @@ import contextlib
 import os
 import socket
 import stat
+import tempfile
 import threading
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
-__all__ = ["BAD_OUTPUTS", "NODES", "bad_output", "node_kind", "not_blocked_by"]
+__all__ = ["BAD_OUTPUTS", "KINDS", "NODES", "bad_output", "make_special", "node_kind", "not_blocked_by"]
 
 NODES = ("character device", "FIFO", "socket", "link to a device")
 """The special files, by the kind ``node_kind`` tells."""
@@ -86,3 +88,42 @@ def not_blocked_by(path: str | Path, after: float = 10.0) -> Iterator[None]:
         watcher.join()
     if released.is_set():
         pytest.fail(f"{path} was opened and blocked on: an output must be refused before it is opened")
+
+
+KINDS = {
+    "fifo": "is a FIFO (named pipe)",
+    "socket": "is a socket",
+    "character device": "character device (/dev/null)",
+    "folder": "is a folder",
+    "broken link": "is a broken link",
+    "missing": "no such",
+}
+"""Each kind of path, and what a message about it says."""
+
+
+def make_special(kind: str, path: Path) -> Path:
+    """Make ``path`` (its folder included) the ``kind`` of ``KINDS``: a character device is a link to
+    ``/dev/null``, a broken link points to a missing sibling."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    if kind == "fifo":
+        os.mkfifo(path)
+    elif kind == "socket":
+        _bind_socket(path)
+    elif kind == "character device":
+        path.symlink_to("/dev/null")
+    elif kind == "folder":
+        path.mkdir()
+    elif kind == "broken link":
+        path.symlink_to(path.with_name(f"{path.name}.gone"))
+    elif kind != "missing":
+        raise ValueError(f"unknown kind {kind!r}")
+    return path
+
+
+def _bind_socket(path: Path) -> None:
+    """A Unix socket file at ``path``: bound in a short temporary folder (an address holds 108 bytes), then moved."""
+    with tempfile.TemporaryDirectory() as folder:
+        bound = Path(folder) / "s"
+        with socket.socket(socket.AF_UNIX) as server:
+            server.bind(str(bound))
+        os.rename(bound, path)

@@ -36,5 +36,5 @@ def test_fail_on_may_not_be_empty(tmp_path: Path, table: str) -> None:
 
 
 def test_a_folder_is_no_gate_file(tmp_path: Path) -> None:
-    with pytest.raises(GateError, match="no such gate file"):
+    with pytest.raises(GateError, match="is a folder, not a gate file"):
         read_gate_file(tmp_path)

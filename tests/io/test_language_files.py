@@ -351,8 +351,8 @@ def test_a_language_file_that_is_not_utf8_or_not_a_file_is_refused(tmp_path: Pat
     latin1.write_bytes(shipped_text("de").encode("utf-8").replace("ü".encode(), "ü".encode("latin-1")))
     with pytest.raises(ConfigError, match=re.escape(f"{latin1}: is not UTF-8")):
         load_language(latin1)
-    for not_a_file in (tmp_path / "absent.toml", tmp_path):
-        with pytest.raises(ConfigError, match=re.escape(f"{not_a_file}: no such language file")):
+    for not_a_file, found in ((tmp_path / "absent.toml", "no such language file"), (tmp_path, "is a folder")):
+        with pytest.raises(ConfigError, match=re.escape(f"{not_a_file}: {found}")):
             load_language(not_a_file)
 
 

@@ -32,14 +32,14 @@ def test_missing_path_is_refused(tmp_path: Path) -> None:
     path = tmp_path / "nowhere.csv"
     message = _error(path)
     assert str(path) in message
-    assert "no such file" in message
+    assert "no such corpus file" in message
     assert "corpus path" in message
 
 
 @pytest.mark.parametrize(
     ("name", "data", "what", "expected"),
     [
-        ("folder.csv", None, "run records", ["is not a file", "run records file"]),
+        ("folder.csv", None, "run records", ["is a folder, not a run records file"]),
         (
             "corpus.xlsx",
             b"id,text\n1,a\n",

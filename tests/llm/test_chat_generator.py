@@ -105,7 +105,7 @@ def test_a_template_that_cannot_render_is_refused_when_made(tmp_path: Path) -> N
     template.write_text("{{ question }} {{ policy_text }}")
     with pytest.raises(ConfigError, match=r"does not render.*policy_text"):
         OpenAIGenerator("m", base_url="http://127.0.0.1:9", prompt_template=template)
-    with pytest.raises(ConfigError, match="cannot be read"):
+    with pytest.raises(ConfigError, match="no such prompt template"):
         OpenAIGenerator("m", base_url="http://127.0.0.1:9", prompt_template=tmp_path / "missing.j2")
     with pytest.raises(ConfigError, match="needs a model"):
         OpenAIGenerator(" ")

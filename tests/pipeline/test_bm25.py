@@ -121,7 +121,7 @@ def test_without_stemmer_and_stopwords_words_must_match_exactly() -> None:
 def test_bad_passages_are_refused(write: Write, tmp_path: Path) -> None:
     with pytest.raises(ContractError, match="text"):
         BM25Retriever(write("p.csv", "passage_id,source_version\np1,v1\n"))
-    with pytest.raises(InputFileError, match="no such file"):
+    with pytest.raises(InputFileError, match="no such passages file"):
         BM25Retriever(tmp_path / "missing.csv")
 
 

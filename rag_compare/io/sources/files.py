@@ -1,6 +1,6 @@
 """Reading another tool's file as text, as one JSON document, or as JSON lines, with the messages every
-format shares: a missing file, text that is not UTF-8, an empty file, a line that is not JSON, JSON nested
-too deep (``core.nesting``)."""
+format shares: a path that is not a regular file, text that is not UTF-8, an empty file, a line that is not
+JSON, JSON nested too deep (``core.nesting``)."""
 
 from __future__ import annotations
 
@@ -9,6 +9,7 @@ from pathlib import Path
 from typing import Any
 
 from rag_compare.core.errors import InputFileError, Problem
+from rag_compare.core.input_paths import check_input
 from rag_compare.core.nesting import load_json
 
 __all__ = ["json_lines", "read_json", "read_text"]
@@ -16,9 +17,8 @@ __all__ = ["json_lines", "read_json", "read_text"]
 
 def read_text(path: Path, written_by: str) -> str:
     """The UTF-8 text of ``path``; ``written_by`` says which file is meant ("the file `promptfoo eval -o
-    results.json` writes") in the ``InputFileError`` raised when it is missing, not UTF-8 or empty."""
-    if not path.is_file():
-        raise InputFileError(f"{path}: no such file. Give the path of {written_by}.")
+    results.json` writes") in the ``InputFileError`` raised when it is not a regular file, not UTF-8 or empty."""
+    check_input(path, "file", fix=f"Give the path of {written_by}.")
     try:
         text = path.read_text(encoding="utf-8-sig")
     except UnicodeDecodeError as error:
