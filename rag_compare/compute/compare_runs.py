@@ -136,7 +136,7 @@ def compare(
         ComparedRun.of(side.run, k=side.k, repeats=merged_repeat_counts(fact.counts for fact in side_facts))
         for side, side_facts in zip(inputs, facts, strict=True)
     ]
-    diff = config_diff(compared[0].config, compared[1].config)
+    diff = config_diff(compared[0].config, compared[1].config, (compared[0].path, compared[1].path))
     evaluators = _evaluators(scores)
     warnings = config_warnings(diff) + _evaluator_warnings(evaluators)
     warnings += _label_warnings(runs, facts, labels, results, knowledge_base, judge)
