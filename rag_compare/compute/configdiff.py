@@ -44,8 +44,9 @@ def setting_changes(diff: Sequence[ConfigChange], ignored: Sequence[str] = BOOKK
     return [change for change in diff if not _under(change["key"], ignored)]
 
 
-def config_warnings(diff: Sequence[ConfigChange]) -> list[str]:
-    """Warnings about a diff: several settings changed at once, different evaluators, different corpora.
+def config_warnings(diff: Sequence[ConfigChange], *, corpus: bool = False) -> list[str]:
+    """Warnings about a diff: several settings changed at once, different evaluators, different corpora (not
+    when the comparison judges both runs by one ``corpus``: then the corpus' labels are the ones compared).
 
     Keys that record the same change (same last part, same two values, e.g. ``top_k`` and
     ``retriever.top_k`` both 3 -> 5) count as one setting.
@@ -67,11 +68,11 @@ def config_warnings(diff: Sequence[ConfigChange]) -> list[str]:
             f"the runs were scored with different evaluator settings ({', '.join(evaluator)}): "
             "scores can move even where answers did not."
         )
-    corpus = {change["key"]: change for change in diff}.get("corpus.fingerprint")
-    if corpus is not None:
+    corpora = {change["key"]: change for change in diff}.get("corpus.fingerprint")
+    if corpora is not None and not corpus:
         warnings.append(
             "the runs were frozen against different corpora (fingerprints "
-            f"{_short_fingerprint(corpus['baseline'])} and {_short_fingerprint(corpus['candidate'])}): "
+            f"{_short_fingerprint(corpora['baseline'])} and {_short_fingerprint(corpora['candidate'])}): "
             "pass `corpus` to judge both runs against the same labels."
         )
     return warnings
