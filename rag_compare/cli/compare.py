@@ -42,12 +42,14 @@ __all__ = ["compare_command"]
 @click.option(
     "--corpus",
     type=PATH,
-    help="Judge both runs by this corpus' labels; its cases that neither run has are missing_in_both.",
+    help="Judge both runs by this corpus' labels; its cases that neither run has are missing_in_both (unreviewed "
+    "synthetic ones are counted apart: not run).",
 )
 @click.option(
     "--passages",
     type=PATH,
-    help="The knowledge base: find required passages' text in the context of records without context_passage_ids.",
+    help="The knowledge base: check each answer's completeness, and find required passages' text in the context of "
+    "records without context_passage_ids [default: the knowledge_base file the runs record].",
 )
 @click.option(
     "--k",

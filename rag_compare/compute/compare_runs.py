@@ -80,14 +80,17 @@ def compare(
     """Compare ``candidate`` with ``baseline`` (runs, or paths of run files or run directories), case by case.
 
     With ``corpus``, its labels judge both runs and its cases that neither run has are
-    ``missing_in_both``; without it, each run is judged by its own frozen labels. ``passages`` (the
-    knowledge base) lets records without ``context_passage_ids`` be checked by finding passage text in
-    the context. ``k`` cuts both ranked lists (default: each run's ``top_k``, else the list's length).
-    A signal counts as changed when it moves by more than ``tolerance``. ``judge`` defaults to the
-    offline ``LexicalJudge``. ``baseline_scores``/``candidate_scores`` (scores files of those runs,
-    see ``score_run`` and ``import_scores``) replace its verdicts with theirs. ``pairs`` (a pairs file
-    of these two runs, see ``judge_pairs``) adds each case's ``preferred`` side and the preference
-    aggregate; a case where nothing else moved is improved or regressed by a decided preference.
+    ``missing_in_both``; without it, each run is judged by its own frozen labels. An unreviewed synthetic
+    case a run has no record of was left out by design: not a case, but listed in ``unreviewed_left_out``.
+    ``passages`` (the knowledge base; default: the ``knowledge_base`` the runs record, see
+    ``knowledge_base``) gives ``answer_completeness`` and lets records without ``context_passage_ids`` be
+    checked by finding passage text in the context. ``k`` cuts both ranked lists (default: each run's
+    ``top_k``, else the list's length). A signal counts as changed when it moves by more than
+    ``tolerance``. ``judge`` defaults to the offline ``LexicalJudge``. ``baseline_scores``/
+    ``candidate_scores`` (scores files of those runs, see ``score_run`` and ``import_scores``) replace its
+    verdicts with theirs. ``pairs`` (a pairs file of these two runs, see ``judge_pairs``) adds each case's
+    ``preferred`` side and the preference aggregate; a case where nothing else moved is improved or
+    regressed by a decided preference.
 
     ``engine`` says where the work is done (the result is the same): ``memory`` (this process, every case
     held), ``streaming`` (this process, the cases spilled to the system's temporary folder, ``$TMPDIR``, in
