@@ -52,8 +52,8 @@ def comparison_passages(
         return None, [_off(f"{whose} {_shown(path)} is not a file here")]
     try:
         frame = load_passages(path)
-    except RagCompareError as error:
-        return None, [_off(f"{whose} {_shown(path)} could not be read ({str(error).splitlines()[0]})")]
+    except RagCompareError:  # its problems quote the file, which no one named: pass it to see them
+        return None, [_off(f"{whose} {_shown(path)} is not a valid passages file (pass it as `passages` to see why)")]
     return frame, [f"passages read from {whose} {_shown(path)}; pass `passages` to use another file."]
 
 

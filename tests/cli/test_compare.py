@@ -343,3 +343,26 @@ def test_a_knowledge_base_that_is_not_a_regular_file_is_not_read(cli: Cli, tmp_p
         f"answer_completeness is off: no --passages were given and the runs' knowledge_base {path} is not a file "
         "here. Pass --passages (the knowledge base file) to check each answer against its required passages."
     )
+
+
+def test_a_knowledge_base_that_is_no_passages_file_is_not_read_nor_quoted(cli: Cli, tmp_path: Path) -> None:
+    path = tmp_path / "notes.csv"
+    path.write_text("line\nthe admin password is hunter2, and more\n", encoding="utf-8")
+    result = cli(*_handmade(cli, tmp_path, (str(path), str(path))))
+    assert result.exit_code == 0, result.output
+    assert result.stdout.startswith(
+        f"warning: answer_completeness is off: no --passages were given and the runs' knowledge_base {path} is not a "
+        "valid passages file (pass it as --passages to see why)."
+    )
+    assert "hunter2" not in result.stdout
+
+
+def test_the_knowledge_base_one_run_records_is_read_and_named(
+    cli: Cli, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.chdir(ROOT)  # where the knowledge base is shown from
+    result = cli(*_handmade(cli, tmp_path, (None, str(PASSAGES))), "--format", "json")
+    assert json.loads(result.stdout)["warnings"][0] == (
+        "passages read from the knowledge_base of run 'candidate' corpora/handbook_passages.csv; pass --passages to "
+        "use another file."
+    )

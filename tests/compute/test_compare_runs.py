@@ -339,7 +339,6 @@ def _drafts_run(case_ids: list[str], repeats: int = 1) -> Run:
     return freeze_run(records, DRAFTS, CONFIG, include_unreviewed="draft@v1" in case_ids)
 
 
-@pytest.mark.parametrize("engine", ["memory", "streaming"])
 @pytest.mark.parametrize("corpus", [DRAFTS, None])
 @pytest.mark.parametrize(
     ("baseline", "candidate", "repeats"),
@@ -351,9 +350,9 @@ def _drafts_run(case_ids: list[str], repeats: int = 1) -> Run:
     ],
 )
 def test_an_unreviewed_draft_a_run_left_out_is_not_run_not_missing(
-    baseline: list[str], candidate: list[str], repeats: int, corpus: pl.DataFrame | None, engine: str
+    baseline: list[str], candidate: list[str], repeats: int, corpus: pl.DataFrame | None
 ) -> None:
-    comparison = compare(_drafts_run(baseline, repeats), _drafts_run(candidate), corpus, engine=engine)
+    comparison = compare(_drafts_run(baseline, repeats), _drafts_run(candidate), corpus)
     assert comparison.cases.get_column("case_id").to_list() == (
         ["a@v1", "admitted@v1"] if corpus is not None else ["a@v1"]
     )
@@ -372,3 +371,13 @@ def test_an_unreviewed_draft_both_runs_ran_is_compared() -> None:
         comparison = compare(*runs, corpus)
         assert comparison.cases.filter(pl.col("case_id") == "draft@v1").item(0, "status") == "unchanged"
         assert comparison.unreviewed_left_out == ()
+
+
+def test_an_unreviewed_draft_left_out_of_a_run_directory_is_not_run(tmp_path: Path) -> None:
+    runs = []
+    for side, case_ids in (("baseline", ["a@v1", "draft@v1"]), ("candidate", ["a@v1"])):
+        records = pl.DataFrame({"case_id": case_ids, "retrieved_passage_ids": [["p1"]] * len(case_ids)})
+        runs.append(tmp_path / f"{side}/")
+        freeze_run(records, DRAFTS, CONFIG, output=runs[-1], buckets=2, include_unreviewed=side == "baseline")
+    comparison = compare(*runs, engine="streaming")
+    assert (comparison.n_cases, comparison.unreviewed_left_out) == (1, ("draft@v1",))
