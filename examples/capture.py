@@ -44,7 +44,7 @@ def main(output_dir: Path) -> None:
             ExtractiveGenerator(),
             top_k=3,
             context_builder=builder,
-            config={"name": "baseline", "knowledge_base": PASSAGES},
+            config={"name": "baseline"},
             output=output_dir / "baseline.arrow",
         ),
         "candidate": capture(
@@ -53,7 +53,7 @@ def main(output_dir: Path) -> None:
             EndpointOutage(ExtractiveGenerator(min_overlap=0.3), OUTAGE),
             top_k=5,
             context_builder=builder,
-            config={"name": "candidate", "knowledge_base": PASSAGES},
+            config={"name": "candidate"},
             output=output_dir / "candidate.arrow",
         ),
     }

@@ -113,6 +113,13 @@ def golden(request: pytest.FixtureRequest) -> Callable[[str, str], None]:
     return functools.partial(check_golden, update=bool(request.config.getoption("--update-golden")))
 
 
+@pytest.fixture
+def away_from_the_knowledge_base(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Work from a folder without the hand-made runs' knowledge base (their configs record the relative path
+    ``corpora/handbook_passages.csv``): compared without passages, they then have no answer_completeness."""
+    monkeypatch.chdir(tmp_path)
+
+
 @pytest.fixture(scope="module")
 def hostile() -> Comparison:
     """Two runs whose questions, notes, ids, answers, errors and config values carry ``PAYLOAD``."""

@@ -126,3 +126,27 @@ def test_make_demo_shows_every_kind_on_its_first_screen(cli: Callable[..., Resul
         "35 cases: missing_in_candidate 1 · failed_in_candidate 1 · improved 3 · regressed 7 · unchanged 23"
         in first_screen
     )
+
+
+def test_without_passages_the_runs_knowledge_base_gives_the_same_verdict_and_says_so(demo: Comparison) -> None:
+    bare = compare(RUNS / "baseline.arrow", RUNS / "candidate.arrow")
+    assert bare.counts == demo.counts
+    assert bare.warnings[0] == (
+        "passages read from the runs' knowledge_base corpora/handbook_passages.csv; pass `passages` to use another file."
+    )
+    assert not any("knowledge_base" in warning for warning in demo.warnings)
+
+
+def test_the_corpus_clears_its_warning_and_the_unreviewed_draft_is_not_missing(cli: Callable[..., Result]) -> None:
+    runs = (RUNS / "baseline.arrow", RUNS / "candidate.arrow")
+    with_corpus = compare(*runs, EXAMPLE_CORPUS, passages=PASSAGES)
+    assert not any("different corpora" in warning for warning in with_corpus.warnings)
+    assert with_corpus.counts["missing_in_both"] == 0
+    assert with_corpus.unreviewed_left_out == ("meal-allowance-per-day-alt@2026-01",)
+    assert with_corpus.n_cases == 35
+    result = cli(*runs, "--passages", PASSAGES, "--corpus", EXAMPLE_CORPUS)
+    assert "pass --corpus" not in result.stdout
+    assert (
+        "35 cases: missing_in_candidate 1 · failed_in_candidate 1 · improved 3 · regressed 7 · unchanged 23 · "
+        "not run: unreviewed synthetic 1" in result.stdout.splitlines()
+    )

@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import subprocess
 import sys
+from pathlib import Path
 
 import pytest
 
@@ -45,9 +46,9 @@ main()
 """
 
 
-def _python(code: str, *args: str) -> subprocess.CompletedProcess[str]:
+def _python(code: str, *args: str, cwd: Path = ROOT) -> subprocess.CompletedProcess[str]:
     return subprocess.run(
-        [sys.executable, "-c", code, *args], capture_output=True, text=True, check=False, cwd=ROOT, timeout=60
+        [sys.executable, "-c", code, *args], capture_output=True, text=True, check=False, cwd=cwd, timeout=60
     )
 
 
@@ -74,12 +75,14 @@ def test_help_loads_no_heavy_dependency(args: list[str]) -> None:
     assert json.loads(last) == {"code": 0, "loaded": []}
 
 
-def test_comparing_frozen_runs_loads_no_validation_library_nor_pandas() -> None:
-    """Pandera validates input files; a comparison of frozen runs (checked by their fingerprints) needs none.
-    Nor pandas (a second's import), which an Arrow table made to read a run file's schema would load."""
+def test_comparing_frozen_runs_loads_no_validation_library_nor_pandas(tmp_path: Path) -> None:
+    """Pandera validates input files; a comparison of frozen runs (checked by their fingerprints) that reads no
+    other file needs none: here their knowledge base is not where they say (a relative path, and this runs in
+    another folder). Nor pandas (a second's import), which an Arrow table made to read a run file's schema
+    would load."""
     runs = [str(HANDMADE_RUNS / f"{side}.arrow") for side in ("baseline", "candidate")]
     code = f"import sys, json\nfrom rag_compare import compare\ncompare(*{runs!r})\nprint(json.dumps({_LOADED}))"
-    result = _python(code)
+    result = _python(code, cwd=tmp_path)
     assert result.returncode == 0, result.stderr
     loaded = json.loads(result.stdout)
     assert "polars" in loaded

@@ -99,7 +99,6 @@ def capture_command(
 
     wants_json(output_format)
     generator = _generator(generator_name, model, base_url, prompt_template)
-    config.setdefault("knowledge_base", str(passages))
     try:
         run = capture(
             corpus,

@@ -42,12 +42,14 @@ __all__ = ["compare_command"]
 @click.option(
     "--corpus",
     type=PATH,
-    help="Judge both runs by this corpus' labels; its cases that neither run has are missing_in_both.",
+    help="Judge both runs by this corpus' labels; its cases that neither run has are missing_in_both (unreviewed "
+    "synthetic ones are counted apart: not run).",
 )
 @click.option(
     "--passages",
     type=PATH,
-    help="The knowledge base: find required passages' text in the context of records without context_passage_ids.",
+    help="The knowledge base: check each answer's completeness, and find required passages' text in the context of "
+    "records without context_passage_ids [default: the knowledge_base file the runs record].",
 )
 @click.option(
     "--k",
@@ -159,14 +161,10 @@ def compare_command(
     a pairwise judge's (rag-compare judge-pairs): --pairs. A release gate: --fail-on and --gate (exit 1
     when a condition holds).
     """
-    from rag_compare.cli.flags import as_flags
     from rag_compare.compute.compare_runs import compare
 
     gate = _gate(fail_on, gate_file, alpha)
-    folder = Path(output) if isinstance(output, str) else None
-    file = output if isinstance(output, Path) else None
-    if folder is not None:
-        _check_folder_format(output_format)
+    folder, file = _output(output, output_format)
     _check_engine(engine, buckets, ray_address)
     comparison = compare(
         baseline,
@@ -183,31 +181,54 @@ def compare_command(
         buckets=buckets,
         ray_address=ray_address,
     )
-    group = cast(click.Group, click.get_current_context().find_root().command)
-    comparison = replace(
-        comparison, warnings=tuple(as_flags(warning, group, "compare") for warning in comparison.warnings)
-    )
+    comparison = _in_flags(comparison)
     gate_result = None if gate is None else gate.evaluate(comparison)
-    limit = max_cases or None
+    _write(comparison, output_format, folder, file, gate_result, all_cases=all_cases, max_cases=max_cases or None)
+    _say_gate(gate_result)
+
+
+def _output(output: Path | str | None, output_format: str) -> tuple[Path | None, Path | None]:
+    """The folder (``--output`` with a trailing ``/``, refused before any work as ``_check_folder_format`` says) or
+    the file ``--output`` names; ``None`` for each it does not."""
+    if isinstance(output, str):
+        _check_folder_format(output_format)
+        return Path(output), None
+    return None, output
+
+
+def _in_flags(comparison: Comparison) -> Comparison:
+    """``comparison`` with its warnings in the words of the command line (see ``flags``)."""
+    from rag_compare.cli.flags import as_flags
+
+    group = cast(click.Group, click.get_current_context().find_root().command)
+    return replace(comparison, warnings=tuple(as_flags(warning, group, "compare") for warning in comparison.warnings))
+
+
+def _write(
+    comparison: Comparison,
+    output_format: str,
+    folder: Path | None,
+    file: Path | None,
+    gate: GateResult | None,
+    *,
+    all_cases: bool,
+    max_cases: int | None,
+) -> None:
+    """Write the comparison to ``folder``, ``file`` or stdout, and say where a file or folder went."""
     if folder is not None:
         comparison.write_directory(folder)
         say(f"wrote the comparison to {folder}/: {comparison.counts_text(', ')}")
-    elif output_format == "github":
-        _write_github(comparison, gate_result, file, all_cases=all_cases, max_cases=limit)
+        return
+    if output_format == "github":
+        _write_github(comparison, gate, file, all_cases=all_cases, max_cases=max_cases)
     else:
         emit(
-            lambda stream: comparison.write(
-                stream, output_format, all_cases=all_cases, max_cases=limit, gate=gate_result
-            ),
+            lambda stream: comparison.write(stream, output_format, all_cases=all_cases, max_cases=max_cases, gate=gate),
             file,
         )
     if file is not None:
         what = "Markdown summary" if output_format == "github" else f"{output_format} comparison"
         say(f"wrote the {what} to {file}: {comparison.counts_text(', ')}", err=output_format == "github")
-    if gate_result is not None:
-        _say_gate(gate_result)
-        if not gate_result.passed:
-            sys.exit(EXIT_FOUND)
 
 
 def _check_folder_format(output_format: str) -> None:
@@ -263,14 +284,18 @@ def _write_github(
         emit(write, output)
 
 
-def _say_gate(result: GateResult) -> None:
+def _say_gate(result: GateResult | None) -> None:
     """On stderr: each condition that held, with its numbers, and each one that could not be evaluated;
-    then whether the gate passed."""
+    then whether the gate passed, exiting with ``EXIT_FOUND`` when it did not. Nothing without a gate."""
     from rag_compare.report.summaries import gate_verdict
 
+    if result is None:
+        return
     for condition in result.conditions:
         if condition.held:
             say(f"gate condition held: {condition.condition}: {condition.numbers}", err=True)
         elif not condition.evaluated:
             say(f"warning: gate condition not evaluated: {condition.condition}: {condition.numbers}", err=True)
     say(gate_verdict(result), err=True)
+    if not result.passed:
+        sys.exit(EXIT_FOUND)

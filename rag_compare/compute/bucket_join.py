@@ -34,6 +34,7 @@ from rag_compare.compute.side_samples import (
     SIDE_NOTES,
     UNKNOWN,
     UNREAD,
+    UNREVIEWED,
 )
 from rag_compare.core.contract import REPEAT, sample_key
 from rag_compare.core.rows import count_by
@@ -116,7 +117,8 @@ class JoinRules:
 class BucketResult:
     """One bucket joined: its ``cases`` (sorted by ``case_id``, the columns of ``Comparison.cases``), their
     count per status, the aggregate and breakdown partials of the first pass, each side's noise-floor
-    partial (``None``: no noise floor), its flaky cases, and the cases whose labels differ between the runs."""
+    partial (``None``: no noise floor), its flaky cases, the cases whose labels differ between the runs, and
+    the unreviewed synthetic cases a run left out (``not_run``: see ``join_bucket``)."""
 
     cases: pl.DataFrame
     counts: Mapping[str, int]
@@ -125,13 +127,17 @@ class BucketResult:
     noise: tuple[NoisePartial | None, NoisePartial | None]
     flaky: pl.DataFrame
     drifted: tuple[str, ...]
+    not_run: tuple[str, ...]
 
 
 def join_bucket(
     sides: Sequence[pl.DataFrame], labels: pl.DataFrame | None, preference: pl.DataFrame | None, rules: JoinRules
 ) -> BucketResult:
-    """Bucket ``sides`` (baseline first) joined, with ``labels`` (the corpus' ``case_id`` and
-    ``NARROW_LABELS`` of the bucket's cases) and ``preference`` (a pairs file's verdict columns of them)."""
+    """Bucket ``sides`` (baseline first) joined, with ``labels`` (the corpus' ``case_id``, ``NARROW_LABELS`` and
+    ``UNREVIEWED`` of the bucket's cases) and ``preference`` (a pairs file's verdict columns of them).
+
+    An unreviewed synthetic case (by the corpus' labels, else by those of the run that has it) that a side has
+    no record of was left out by design, not lost: it is no case of the comparison but one ``not_run``."""
     sides = [frame.drop(SIDE_NOTES, strict=False) for frame in sides]
     noise = tuple(
         noise_partial(frame, numbers, signals_in(frame.columns), rules.tolerance) if numbers else None
@@ -150,6 +156,10 @@ def join_bucket(
         frames = [frame.drop(REPEAT, strict=False) for frame in sides]
     prefixed = [_prefixed(side, frame) for side, frame in zip(SIDES, frames, strict=True)]
     joined = _join(prefixed, labels)
+    absent = pl.any_horizontal(pl.col(f"{side}_status").is_null() for side in SIDES)
+    left_out = (pl.col(UNREVIEWED) & absent).fill_null(False)
+    not_run = tuple(joined.filter(left_out).get_column("case_id").to_list())
+    joined = joined.filter(~left_out).drop(UNREVIEWED)
     drifted = () if rules.labels else _drifted_between(joined)
     joined = _with_both_sides(joined.drop(f"{side}_{LABEL_DIGEST}" for side in SIDES), rules.reduced)
     if preference is not None:
@@ -173,6 +183,7 @@ def join_bucket(
         noise=(noise[0], noise[1]),
         flaky=flaky,
         drifted=drifted,
+        not_run=not_run,
     )
 
 
@@ -189,19 +200,20 @@ def _prefixed(side: str, frame: pl.DataFrame) -> pl.DataFrame:
 
 def _join(sides: list[pl.DataFrame], labels: pl.DataFrame | None) -> pl.DataFrame:
     """Every case id of either side (and of the corpus), in order, with both sides and one set of the labels
-    it carries."""
+    it carries (``NARROW_LABELS`` and ``UNREVIEWED``: the corpus', else the candidate's, else the baseline's)."""
     id_frames = [side.select("case_id") for side in sides]
     if labels is not None:
         id_frames.append(labels.select("case_id"))
     cases = pl.concat(id_frames).unique().sort("case_id")
+    carried = (*NARROW_LABELS, UNREVIEWED)
     if labels is not None:
-        cases = cases.join(labels.select("case_id", *NARROW_LABELS), on="case_id", how="left", maintain_order="left")
+        cases = cases.join(labels.select("case_id", *carried), on="case_id", how="left", maintain_order="left")
     for side in sides:
         cases = cases.join(side, on="case_id", how="left", maintain_order="left")
     return cases.with_columns(
         pl.coalesce(*([name] if labels is not None else []), f"candidate_{name}", f"baseline_{name}").alias(name)
-        for name in NARROW_LABELS
-    ).drop(f"{side}_{name}" for side in SIDES for name in NARROW_LABELS)
+        for name in carried
+    ).drop(f"{side}_{name}" for side in SIDES for name in carried)
 
 
 def _with_both_sides(cases: pl.DataFrame, reduced: bool) -> pl.DataFrame:

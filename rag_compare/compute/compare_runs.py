@@ -25,6 +25,7 @@ import operator
 from collections import Counter
 from collections.abc import Iterator, Sequence
 from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -34,23 +35,24 @@ from rag_compare.compute.bucket_join import BucketResult, JoinRules, SideFacts
 from rag_compare.compute.bucket_passes import BucketPasses, LocalPasses, SideInputs, by_bucket
 from rag_compare.compute.bucket_store import BucketStore
 from rag_compare.compute.case_status import SIDES
+from rag_compare.compute.case_table import CaseTable
 from rag_compare.compute.case_texts import TEXT_LABELS, CaseTexts, RunFile
 from rag_compare.compute.comparison import ComparedRun, Comparison
 from rag_compare.compute.configdiff import config_diff, config_warnings
 from rag_compare.compute.engines import DEFAULT_BUCKETS, ENGINES
+from rag_compare.compute.knowledge_base import comparison_passages
 from rag_compare.compute.lexical_judge import LexicalJudge
 from rag_compare.compute.partials import finish_aggregates, finish_breakdowns, merge_partials, resampling_plan
 from rag_compare.compute.preference import preference_columns, preference_of
 from rag_compare.compute.repeats import FLAKY_SCHEMA, NoiseFloor, merged_repeat_counts, noise_numbers
-from rag_compare.compute.side_samples import NARROW_LABELS
+from rag_compare.compute.side_samples import NARROW_LABELS, UNREVIEWED
 from rag_compare.compute.stored_signals import reads_stored
 from rag_compare.core.contract import REPEAT
 from rag_compare.core.errors import CompareError
 from rag_compare.core.listing import counted, truncated
 from rag_compare.core.protocols import K_EXPECTED, Judge, is_k
-from rag_compare.io.corpus import Corpus, load_corpus
+from rag_compare.io.corpus import Corpus, load_corpus, unreviewed_where
 from rag_compare.io.pairs import Pairs, load_pairs
-from rag_compare.io.passages import load_passages
 from rag_compare.io.runs import OpenedRun, Run, open_run, repeated_cases
 from rag_compare.io.scores import Scores, evaluator_label, evaluator_summary, load_scores
 
@@ -78,14 +80,17 @@ def compare(
     """Compare ``candidate`` with ``baseline`` (runs, or paths of run files or run directories), case by case.
 
     With ``corpus``, its labels judge both runs and its cases that neither run has are
-    ``missing_in_both``; without it, each run is judged by its own frozen labels. ``passages`` (the
-    knowledge base) lets records without ``context_passage_ids`` be checked by finding passage text in
-    the context. ``k`` cuts both ranked lists (default: each run's ``top_k``, else the list's length).
-    A signal counts as changed when it moves by more than ``tolerance``. ``judge`` defaults to the
-    offline ``LexicalJudge``. ``baseline_scores``/``candidate_scores`` (scores files of those runs,
-    see ``score_run`` and ``import_scores``) replace its verdicts with theirs. ``pairs`` (a pairs file
-    of these two runs, see ``judge_pairs``) adds each case's ``preferred`` side and the preference
-    aggregate; a case where nothing else moved is improved or regressed by a decided preference.
+    ``missing_in_both``; without it, each run is judged by its own frozen labels. An unreviewed synthetic
+    case a run has no record of was left out by design: not a case, but listed in ``unreviewed_left_out``.
+    ``passages`` (the knowledge base; default: the ``knowledge_base`` the runs record, see
+    ``knowledge_base``) gives ``answer_completeness`` and lets records without ``context_passage_ids`` be
+    checked by finding passage text in the context. ``k`` cuts both ranked lists (default: each run's
+    ``top_k``, else the list's length). A signal counts as changed when it moves by more than
+    ``tolerance``. ``judge`` defaults to the offline ``LexicalJudge``. ``baseline_scores``/
+    ``candidate_scores`` (scores files of those runs, see ``score_run`` and ``import_scores``) replace its
+    verdicts with theirs. ``pairs`` (a pairs file of these two runs, see ``judge_pairs``) adds each case's
+    ``preferred`` side and the preference aggregate; a case where nothing else moved is improved or
+    regressed by a decided preference.
 
     ``engine`` says where the work is done (the result is the same): ``memory`` (this process, every case
     held), ``streaming`` (this process, the cases spilled to the system's temporary folder, ``$TMPDIR``, in
@@ -103,77 +108,121 @@ def compare(
     the comparison then also has the noise floor and the flaky cases (see ``repeats``).
     """
     _check_settings(k, tolerance, engine, buckets)
-    judge = LexicalJudge() if judge is None else judge
-    labels = None
-    if corpus is not None:
-        labels = (corpus if isinstance(corpus, Corpus) else load_corpus(corpus)).frame
-    knowledge_base = None if passages is None else load_passages(passages)
+    sources = _sources((baseline, candidate), corpus, passages, (baseline_scores, candidate_scores), pairs, judge)
+    inputs = [
+        _side_inputs(run, side_scores, _k_of(run, k), sources)
+        for run, side_scores in zip(sources.runs, sources.scores, strict=True)
+    ]
+    with _passes(engine, _bucket_count(engine, buckets, sources.runs), ray_address) as passes:
+        joined = _joined(passes, inputs, sources, tolerance)
+    return _comparison(sources, inputs, joined, tolerance)
+
+
+@dataclass(frozen=True)
+class _Sources:
+    """What a comparison reads, loaded and checked: the two runs and their scores, the corpus' labels, the
+    passages (and the warnings that say where they come from), the pairwise verdicts and the judge."""
+
+    runs: Sequence[Run | OpenedRun]
+    scores: Sequence[Scores | None]
+    labels: pl.DataFrame | None
+    passages: pl.DataFrame | None
+    passage_warnings: Sequence[str]
+    pairs: Pairs | None
+    judge: Judge
+
+
+@dataclass(frozen=True)
+class _Joined:
+    """What the passes gave: each side's facts by bucket, the join rules they decide, each bucket's result,
+    the finished aggregates and the cases."""
+
+    facts: Sequence[Sequence[SideFacts]]
+    rules: JoinRules
+    results: Sequence[BucketResult]
+    aggregates: pl.DataFrame
+    cases: CaseTable
+
+
+def _sources(
+    runs: tuple[Run | str | Path, Run | str | Path],
+    corpus: Corpus | str | Path | pl.DataFrame | None,
+    passages: str | Path | pl.DataFrame | None,
+    scores: tuple[Scores | str | Path | None, Scores | str | Path | None],
+    pairs: Pairs | str | Path | None,
+    judge: Judge | None,
+) -> _Sources:
+    """The inputs of ``compare`` loaded (see there), each side's scores checked to be of its run."""
+    labels = None if corpus is None else (corpus if isinstance(corpus, Corpus) else load_corpus(corpus)).frame
     judged_pairs = pairs if pairs is None or isinstance(pairs, Pairs) else load_pairs(pairs)
     with ThreadPoolExecutor(max_workers=2) as pool:  # each run's bytes hashed while the other's are
-        runs = list(pool.map(_opened, (baseline, candidate)))
-    scores = [None if source is None else _loaded_scores(source) for source in (baseline_scores, candidate_scores)]
-    for run, side_scores in zip(runs, scores, strict=True):
+        opened = list(pool.map(_opened, runs))
+    loaded = [None if source is None else _loaded_scores(source) for source in scores]
+    for run, side_scores in zip(opened, loaded, strict=True):
         if side_scores is not None:
             side_scores.check_scored(run)
-    inputs = [
-        _side_inputs(run, side_scores, _k_of(run, k), judge, labels, knowledge_base)
-        for run, side_scores in zip(runs, scores, strict=True)
-    ]
-    with _passes(engine, _bucket_count(engine, buckets, runs), ray_address) as passes:
-        facts = passes.sides(inputs)
-        _refuse_duplicates(runs, facts)
-        if judged_pairs is not None:
-            judged_pairs.check_paired(runs[0].fingerprint, runs[1].fingerprint)
-        rules = _rules(facts, tolerance, preferred=judged_pairs is not None, labels=labels is not None)
-        narrow_labels = None if labels is None else labels.select("case_id", *NARROW_LABELS)
-        preference = None if judged_pairs is None else preference_columns(judged_pairs)
-        results = passes.join(rules, by_bucket(narrow_labels, passes.buckets), by_bucket(preference, passes.buckets))
-        first = merge_partials(result.aggregates for result in results)
-        aggregates = finish_aggregates(first, passes.resample(resampling_plan(first)))
-        counts = {status: sum(result.counts[status] for result in results) for status in results[0].counts}
-        cases = passes.table(results[0].cases.schema, counts)
-    compared = [
-        ComparedRun.of(side.run, k=side.k, repeats=merged_repeat_counts(fact.counts for fact in side_facts))
-        for side, side_facts in zip(inputs, facts, strict=True)
-    ]
-    diff = config_diff(compared[0].config, compared[1].config)
-    evaluators = _evaluators(scores)
-    warnings = config_warnings(diff) + _evaluator_warnings(evaluators)
-    warnings += _label_warnings(runs, facts, labels, results, knowledge_base, judge)
-    text_labels = None if labels is None else labels.select("case_id", *TEXT_LABELS)
-    texts = CaseTexts(sides=(_texts_of(runs[0]), _texts_of(runs[1])), labels=text_labels)
-    return Comparison(
-        baseline=compared[0],
-        candidate=compared[1],
-        evaluator={"name": judge.name, "fingerprint": judge.fingerprint, "scores": evaluators},
-        config_diff=tuple(diff),
-        warnings=tuple(warnings),
-        case_table=cases,
-        aggregates=aggregates,
-        breakdowns=finish_breakdowns(merge_partials(result.breakdowns for result in results)),
-        tolerance=tolerance,
-        noise_floor=_noise_floor(results, rules),
-        flaky=_flaky(results),
-        preference=None if judged_pairs is None else preference_of(judged_pairs),
-        texts=texts,
-    )
+    knowledge_base, said = comparison_passages(passages, opened)
+    judge = LexicalJudge() if judge is None else judge
+    return _Sources(opened, loaded, labels, knowledge_base, said, judged_pairs, judge)
 
 
 def _opened(source: Run | str | Path) -> Run | OpenedRun:
     return source if isinstance(source, Run) else open_run(source)
 
 
-def _side_inputs(
-    run: Run | OpenedRun,
-    scores: Scores | None,
-    k: int | None,
-    judge: Judge,
-    labels: pl.DataFrame | None,
-    passages: pl.DataFrame | None,
-) -> SideInputs:
+def _side_inputs(run: Run | OpenedRun, scores: Scores | None, k: int | None, sources: _Sources) -> SideInputs:
     """One side's inputs, its stored signals read when they are the ones these settings give."""
+    judge, labels, passages = sources.judge, sources.labels, sources.passages
     stored = reads_stored(run, judge=judge, k=k, labels=labels, passages=passages, scores=scores)
     return SideInputs(run, scores, k, judge, labels, passages, stored=stored)
+
+
+def _joined(passes: BucketPasses, inputs: Sequence[SideInputs], sources: _Sources, tolerance: float) -> _Joined:
+    """The passes run: the sides (a run that lists a case twice refused), the join a bucket at a time, and the
+    second pass of the aggregates."""
+    facts = passes.sides(inputs)
+    _refuse_duplicates(sources.runs, facts)
+    if sources.pairs is not None:
+        sources.pairs.check_paired(sources.runs[0].fingerprint, sources.runs[1].fingerprint)
+    rules = _rules(facts, tolerance, preferred=sources.pairs is not None, labels=sources.labels is not None)
+    labels = None
+    if sources.labels is not None:
+        labels = sources.labels.select("case_id", *NARROW_LABELS, unreviewed_where().alias(UNREVIEWED))
+    preference = None if sources.pairs is None else preference_columns(sources.pairs)
+    results = passes.join(rules, by_bucket(labels, passes.buckets), by_bucket(preference, passes.buckets))
+    first = merge_partials(result.aggregates for result in results)
+    aggregates = finish_aggregates(first, passes.resample(resampling_plan(first)))
+    counts = {status: sum(result.counts[status] for result in results) for status in results[0].counts}
+    return _Joined(facts, rules, results, aggregates, passes.table(results[0].cases.schema, counts))
+
+
+def _comparison(sources: _Sources, inputs: Sequence[SideInputs], joined: _Joined, tolerance: float) -> Comparison:
+    """The ``Comparison`` of what the passes gave, with the config diff and every warning."""
+    compared = [
+        ComparedRun.of(side.run, k=side.k, repeats=merged_repeat_counts(fact.counts for fact in side_facts))
+        for side, side_facts in zip(inputs, joined.facts, strict=True)
+    ]
+    diff = config_diff(compared[0].config, compared[1].config, (compared[0].path, compared[1].path))
+    evaluators = _evaluators(sources.scores)
+    warnings = [*sources.passage_warnings, *config_warnings(diff, corpus=sources.labels is not None)]
+    warnings += _evaluator_warnings(evaluators) + _label_warnings(sources, joined)
+    text_labels = None if sources.labels is None else sources.labels.select("case_id", *TEXT_LABELS)
+    return Comparison(
+        baseline=compared[0],
+        candidate=compared[1],
+        evaluator={"name": sources.judge.name, "fingerprint": sources.judge.fingerprint, "scores": evaluators},
+        config_diff=tuple(diff),
+        warnings=tuple(warnings),
+        case_table=joined.cases,
+        aggregates=joined.aggregates,
+        breakdowns=finish_breakdowns(merge_partials(result.breakdowns for result in joined.results)),
+        tolerance=tolerance,
+        noise_floor=_noise_floor(joined.results, joined.rules),
+        flaky=_flaky(joined.results),
+        preference=None if sources.pairs is None else preference_of(sources.pairs),
+        unreviewed_left_out=tuple(sorted(case_id for result in joined.results for case_id in result.not_run)),
+        texts=CaseTexts(sides=(_texts_of(sources.runs[0]), _texts_of(sources.runs[1])), labels=text_labels),
+    )
 
 
 def _check_settings(k: int | None, tolerance: float, engine: str, buckets: int | None) -> None:
@@ -267,33 +316,26 @@ def _evaluators(scores: Sequence[Scores | None]) -> dict[str, dict[str, Any] | N
     }
 
 
-def _label_warnings(
-    runs: Sequence[Run | OpenedRun],
-    facts: Sequence[Sequence[SideFacts]],
-    labels: pl.DataFrame | None,
-    results: Sequence[BucketResult],
-    knowledge_base: pl.DataFrame | None,
-    judge: Judge,
-) -> list[str]:
+def _label_warnings(sources: _Sources, joined: _Joined) -> list[str]:
     """Per run, its label drift from the corpus and the cases it lacks, and the cases the offline judge
     cannot read; then labels that differ between the runs (without a corpus), and required passages
-    ``passages`` lacks."""
+    the passages lack."""
     warnings = []
-    for run, side_facts in zip(runs, facts, strict=True):
-        if labels is not None:
+    for run, side_facts in zip(sources.runs, joined.facts, strict=True):
+        if sources.labels is not None:
             drifted = [case_id for fact in side_facts for case_id in fact.drifted]
             unknown = [case_id for fact in side_facts for case_id in fact.unknown]
             warnings += _corpus_label_warnings(run.name, drifted, unknown)
         unread = [fact.unread for fact in side_facts if fact.unread is not None]
-        if unread and isinstance(judge, LexicalJudge):
-            warnings += _unjudged_warning(run.name, pl.concat(unread), judge)
-    if labels is None:
-        drifted = sorted(case_id for result in results for case_id in result.drifted)
+        if unread and isinstance(sources.judge, LexicalJudge):
+            warnings += _unjudged_warning(run.name, pl.concat(unread), sources.judge)
+    if sources.labels is None:
+        drifted = sorted(case_id for result in joined.results for case_id in result.drifted)
         if drifted:
             warnings.append(f"the two runs hold different labels for {_n_cases(drifted)}: compare with `corpus`.")
-    if knowledge_base is not None:
-        required = {passage for side_facts in facts for fact in side_facts for passage in fact.required}
-        warnings += _unknown_passage_warning(required, knowledge_base)
+    if sources.passages is not None:
+        required = {passage for side_facts in joined.facts for fact in side_facts for passage in fact.required}
+        warnings += _unknown_passage_warning(required, sources.passages)
     return warnings
 
 

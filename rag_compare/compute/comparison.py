@@ -35,6 +35,7 @@ if TYPE_CHECKING:
 __all__ = [
     "CASE_STATUSES",
     "FORMATS",
+    "NOT_RUN",
     "REPORTED_STATUSES",
     "SCHEMA_VERSION",
     "SCOPE_TITLES",
@@ -65,6 +66,8 @@ _JSON_SLICE_ROWS = 50_000
 """Cases serialised at a time: a million cases never sit in memory as one string."""
 PART_ROWS = 1_000_000
 """Cases per Parquet part of a comparison written as a folder (``write_directory``)."""
+NOT_RUN = "not run: unreviewed synthetic"
+"""How the counts name the unreviewed synthetic cases a run left out (``Comparison.unreviewed_left_out``)."""
 SCOPE_TITLES = {
     "paired": "Paired: the cases with a value on both sides",
     "all_cases": "All cases: a missing or failed case counts at the signal's worst value",
@@ -118,7 +121,8 @@ class Comparison(Report):
     ``with_texts`` reads them back for the cases asked. ``aggregates`` and ``breakdowns`` summarise the
     signals; ``flaky`` lists the cases whose own repeats disagree, most first (empty without repeats);
     all four are Polars frames. With a pairs file, ``cases`` also has ``preferred`` (the pairwise
-    judge's verdict) and ``preference_reason``, and ``preference`` sums the verdicts up.
+    judge's verdict) and ``preference_reason``, and ``preference`` sums the verdicts up. The unreviewed
+    synthetic cases a run left out by design are no cases: ``unreviewed_left_out`` lists them apart.
     """
 
     baseline: ComparedRun
@@ -138,6 +142,9 @@ class Comparison(Report):
     flaky: pl.DataFrame
     preference: Preference | None
     """A pairwise judge's verdicts summed up (see ``preference``); ``None`` without a pairs file."""
+    unreviewed_left_out: tuple[str, ...]
+    """The unreviewed synthetic cases a run (or both) has no record of, by id: left out by design, so not
+    missing (see ``bucket_join.join_bucket``)."""
     texts: CaseTexts = field(compare=False)
     """Where the cases' texts are read back from (see ``with_texts``)."""
 
@@ -165,8 +172,12 @@ class Comparison(Report):
         return {status: self.case_table.counts.get(status, 0) for status in CASE_STATUSES}
 
     def counts_text(self, separator: str = " · ") -> str:
-        """The statuses that have cases, with their counts: ``improved 5 · regressed 4``."""
-        return counts_line({status: count for status, count in self.counts.items() if count}, separator)
+        """The statuses that have cases, with their counts, then the cases not run: ``improved 5 · regressed 4 ·
+        not run: unreviewed synthetic 1``."""
+        counts = {status: count for status, count in self.counts.items() if count}
+        if self.unreviewed_left_out:
+            counts[NOT_RUN] = len(self.unreviewed_left_out)
+        return counts_line(counts, separator)
 
     def scores_text(self) -> str:
         """The evaluators of the sides' scores, ``baseline openai (0123456789ab), candidate ...``; empty
@@ -289,12 +300,13 @@ class Comparison(Report):
     def _summary(self) -> dict[str, Any]:
         return {
             "schema_version": SCHEMA_VERSION,
+            "warnings": list(self.warnings),
             "baseline": self.baseline.to_dict(),
             "candidate": self.candidate.to_dict(),
             "evaluator": dict(self.evaluator),
             "config_diff": [dict(change) for change in self.config_diff],
-            "warnings": list(self.warnings),
             "counts": self.counts,
+            "unreviewed_left_out": list(self.unreviewed_left_out),
             "aggregates": self.aggregates.to_dicts(),
             "breakdowns": self.breakdowns.to_dicts(),
             "noise_floor": None if self.noise_floor is None else self.noise_floor.to_dict(),

@@ -16,6 +16,7 @@ from rag_compare.core.contract import LABEL_COLUMNS, LANGUAGE, STORED_SIGNALS, r
 from rag_compare.core.errors import ScoresError
 from rag_compare.core.protocols import Judge
 from rag_compare.core.signals import JUDGE_VERDICTS, signals_in
+from rag_compare.io.corpus import unreviewed_where
 from rag_compare.io.scores import Scores
 
 __all__ = [
@@ -28,6 +29,7 @@ __all__ = [
     "SIDE_NOTES",
     "UNKNOWN",
     "UNREAD",
+    "UNREVIEWED",
     "read_columns",
     "side_samples",
 ]
@@ -35,9 +37,14 @@ __all__ = [
 NARROW_LABELS = ("answerability", "category")
 """The labels a comparison's cases carry: the ones statuses, aggregates and breakdowns need (the others are
 ``case_texts.TEXT_LABELS``)."""
+UNREVIEWED = "unreviewed"
+"""Whether a record's case is an unreviewed synthetic draft (``io.corpus.unreviewed_where``): a run leaves such
+cases out by design, so a side without one is not missing it (see ``bucket_join``)."""
 LABEL_DIGEST = "label_digest"
 """A hash of a record's labels, to find labels that differ between the runs."""
 CASE_LABELS = ("question", "answerability", "source_version", "required_passage_ids", "category", "acceptance_note")
+REVIEW_LABELS = ("origin", "reviewed")
+"""The labels that say whether a case is gold yet (see ``UNREVIEWED``)."""
 SIDE_COLUMNS = ("status", "error")
 """A side's record columns a comparison's cases carry (the others are ``case_texts.SIDE_TEXTS``)."""
 DRIFTED = "_drifted"
@@ -93,13 +100,15 @@ def side_samples(
     if passages is not None:
         copied = pl.element().cast(pl.Categorical).cast(pl.String)  # see _detached
         notes.append(pl.col("required_passage_ids").list.eval(copied).alias(REQUIRED))
-    narrow = records.select(*sample_key(records.columns), *SIDE_COLUMNS, *NARROW_LABELS, _label_digest(), *notes)
+    narrow = records.select(
+        *sample_key(records.columns), *SIDE_COLUMNS, *NARROW_LABELS, _unreviewed(records), _label_digest(), *notes
+    )
     return pl.concat([_detached(narrow), signals.drop("case_id")], how="horizontal")
 
 
 def read_columns(columns: Sequence[str]) -> list[str]:
     """Of a run's record ``columns``, the ones ``side_samples`` reads when its signals are stored."""
-    wanted = {*sample_key(columns), *SIDE_COLUMNS, *CASE_LABELS, LANGUAGE, STORED_SIGNALS}
+    wanted = {*sample_key(columns), *SIDE_COLUMNS, *CASE_LABELS, *REVIEW_LABELS, LANGUAGE, STORED_SIGNALS}
     return [name for name in columns if name in wanted]
 
 
@@ -108,6 +117,13 @@ def _detached(frame: pl.DataFrame) -> pl.DataFrame:
     may hold on to the buffers of every text of its record batch (hundreds of MB a slice), which the copy lets
     go (the ids, unique, would cost the most to copy, and held nothing in the measurements)."""
     return frame.with_columns(pl.col(pl.String).exclude("case_id").cast(pl.Categorical).cast(pl.String))
+
+
+def _unreviewed(records: pl.DataFrame) -> pl.Expr:
+    """``UNREVIEWED`` of each of ``records``, by its own labels (false for a run frozen without them)."""
+    if not set(REVIEW_LABELS) <= set(records.columns):
+        return pl.lit(False).alias(UNREVIEWED)
+    return unreviewed_where().alias(UNREVIEWED)
 
 
 def _label_digest() -> pl.Expr:

@@ -57,6 +57,7 @@ from rag_compare.llm.dispatch import run_concurrently, run_sync
 from rag_compare.llm.limits import LimitKeywords, Limits, backoff_wait, limits_from, retry_after
 from rag_compare.llm.transport import describe, refusals, refused_error
 from rag_compare.pipeline.checkpoint import Checkpoint, Sample, checkpoint_path, sample_of
+from rag_compare.pipeline.context_builder import BudgetContextBuilder
 
 __all__ = ["CAPTURE_COLUMNS", "CAPTURE_LIMITS", "capture"]
 
@@ -110,10 +111,12 @@ def capture(
     """Run every case of ``corpus`` through the pipeline and freeze what happened (see the module).
 
     ``context_builder`` defaults to joining every retrieved passage as ``[id] text``. ``config`` adds
-    keys to the run config (``name``, free keys); capture records ``top_k``, ``model``, ``prompt`` and
-    each part's ``config`` itself. With ``output`` the run is written there, and the checkpoint
-    ``OUTPUT.checkpoint.jsonl`` lets the same call resume; it is deleted once the run is frozen. An
-    ``output`` ending in ``/``, or ``buckets``, makes a run directory (see ``freeze_run``).
+    keys to the run config (``name``, free keys); capture records ``top_k``, ``model``, ``prompt``,
+    each part's ``config`` and, unless ``config`` sets it, ``knowledge_base``: the passages file the
+    retriever's config names (``passages.path``, as ``BM25Retriever`` records it), as it was given. With
+    ``output`` the run is written there, and the checkpoint ``OUTPUT.checkpoint.jsonl`` lets the same call
+    resume; it is deleted once the run is frozen. An ``output`` ending in ``/``, or ``buckets``, makes a run
+    directory (see ``freeze_run``).
     ``repeats`` (1 or more) captures each case that many times: each sample is a record with its
     ``repeat`` (0, 1, ...; the ``Case`` the parts get says it too), in corpus order then by repeat.
     With one repeat the run has no ``repeat`` column. The number of repeats is not part of the run
@@ -130,42 +133,37 @@ def capture(
     and a record that holds one (an answer, context, retrieved id...) stops the capture with a
     ``CaptureError`` before it is written; error texts are kept redacted.
     """
-    from rag_compare.pipeline.context_builder import BudgetContextBuilder
-
-    refuse_credential_paths({"corpus": corpus.source if isinstance(corpus, Corpus) else corpus, "output": output})
     limits = limits_from("capture", limits, CAPTURE_LIMITS, deprecated)
+    _check_arguments(corpus, output, top_k, repeats)
+    loaded = corpus if isinstance(corpus, Corpus) else load_corpus(corpus)
+    left_out = [] if include_unreviewed else _unreviewed(loaded.frame)
+    cases = loaded.frame.filter(~pl.col("case_id").is_in(left_out))
+    builder = context_builder if context_builder is not None else BudgetContextBuilder()
+    run_config = _run_config(config or {}, top_k, limits, (retriever, builder, generator), left_out)
+    secrets = credential_values(os.environ)
+    _refuse_credentials(cases, secrets, lambda column: f"corpus column '{column}'")
+    checkpoint = _opened_checkpoint(output, buckets, run_config, loaded.fingerprint)
+    with _until_frozen(checkpoint):
+        done = _resumed(checkpoint, secrets)
+        samples = _samples(cases, repeats, done)
+        runner = _Runner(retriever, builder, generator, top_k, limits)
+        _run_samples(runner, samples, done, checkpoint, secrets, progress=progress, repeats=repeats)
+        records = _in_corpus_order(done, loaded.frame, repeats)
+        return freeze_run(
+            records, loaded, run_config, output=output, buckets=buckets, include_unreviewed=include_unreviewed
+        )
+
+
+def _check_arguments(
+    corpus: str | Path | pl.DataFrame | Corpus, output: str | Path | None, top_k: int, repeats: int
+) -> None:
+    """Refuse, before any work, a path the run would store that holds a credential, or a ``top_k`` or a number
+    of ``repeats`` that is not a usable whole number."""
+    refuse_credential_paths({"corpus": corpus.source if isinstance(corpus, Corpus) else corpus, "output": output})
     if not is_k(top_k):
         raise ConfigError(f"top_k must be {K_EXPECTED}, got {top_k!r}.")
     if not isinstance(repeats, int) or isinstance(repeats, bool) or repeats < 1:
         raise ConfigError(f"`repeats` must be a whole number of 1 or more (the samples per case), got {repeats!r}.")
-    loaded = corpus if isinstance(corpus, Corpus) else load_corpus(corpus)
-    left_out = [] if include_unreviewed else _unreviewed(loaded.frame)
-    builder = context_builder if context_builder is not None else BudgetContextBuilder()
-    run_config = _run_config(config or {}, top_k, limits, (retriever, builder, generator), left_out)
-    secrets = credential_values(os.environ)
-    _refuse_credentials(
-        loaded.frame.filter(~pl.col("case_id").is_in(left_out)), secrets, lambda column: f"corpus column '{column}'"
-    )
-    checkpoint = (
-        None
-        if output is None
-        else _opened_checkpoint(Path(output), run_config, loaded.fingerprint, is_directory_output(output, buckets))
-    )
-    try:
-        done = _resumed(checkpoint, secrets)
-        samples = _samples(loaded.frame.filter(~pl.col("case_id").is_in(left_out)), repeats, done)
-        runner = _Runner(retriever, builder, generator, top_k, limits)
-        _run_samples(runner, samples, done, checkpoint, secrets, progress=progress, repeats=repeats)
-        records = _in_corpus_order(done, loaded.frame, repeats)
-        run = freeze_run(
-            records, loaded, run_config, output=output, buckets=buckets, include_unreviewed=include_unreviewed
-        )
-    finally:
-        if checkpoint is not None:
-            checkpoint.close()
-    if checkpoint is not None:
-        checkpoint.remove()
-    return run
 
 
 def _unreviewed(corpus: pl.DataFrame) -> list[str]:
@@ -175,13 +173,30 @@ def _unreviewed(corpus: pl.DataFrame) -> list[str]:
 
 
 def _opened_checkpoint(
-    output: Path, run_config: Mapping[str, Any], corpus_fingerprint: str, directory: bool
-) -> Checkpoint:
-    """The checkpoint beside ``output`` (refused if ``output`` exists; a run ``directory`` or a file), for
-    these settings and this corpus."""
+    output: str | Path | None, buckets: int | None, run_config: Mapping[str, Any], corpus_fingerprint: str
+) -> Checkpoint | None:
+    """The checkpoint beside ``output`` (refused if ``output`` exists; a run directory or a file, as ``buckets``
+    and its trailing ``/`` say), for these settings and this corpus; ``None`` without an ``output``."""
+    if output is None:
+        return None
+    directory = is_directory_output(output, buckets)
     check_output(output, RUN_DIRECTORY if directory else "frozen run", folder=directory)
     settings = json_digest({"config": run_config, "corpus": corpus_fingerprint})
-    return Checkpoint.open(checkpoint_path(output), settings)
+    return Checkpoint.open(checkpoint_path(Path(output)), settings)
+
+
+@contextlib.contextmanager
+def _until_frozen(checkpoint: Checkpoint | None) -> Iterator[None]:
+    """Close ``checkpoint`` however the capture ends; delete it once the run is frozen (the block ended
+    without an error)."""
+    if checkpoint is None:
+        yield
+        return
+    try:
+        yield
+    finally:
+        checkpoint.close()
+    checkpoint.remove()
 
 
 def _in_corpus_order(done: Mapping[Sample, dict[str, Any]], corpus: pl.DataFrame, repeats: int) -> pl.DataFrame:
@@ -280,13 +295,14 @@ def _run_config(
             "(set top_k and the parts' settings through capture's own arguments)."
         )
     retriever, builder, generator = parts
-    generator_config = _part_config(generator)
+    generator_config, retriever_config = _part_config(generator), _part_config(retriever)
     run_config = {
         "model": generator_config.get("model", generator_config.get("kind")),
         "prompt": generator_config.get("prompt_template"),
+        "knowledge_base": _knowledge_base(retriever_config),
         **config,
         "top_k": top_k,
-        "retriever": _part_config(retriever),
+        "retriever": retriever_config,
         "context_builder": _part_config(builder),
         "generator": generator_config,
         "capture": {"timeout": limits.timeout, "max_retries": limits.max_retries},
@@ -295,6 +311,14 @@ def _run_config(
     if left_out:
         run_config["capture"]["unreviewed_left_out"] = left_out
     return {key: value for key, value in run_config.items() if value is not None}
+
+
+def _knowledge_base(retriever: Mapping[str, Any]) -> str | None:
+    """The passages file a retriever's config names under ``passages.path`` (as ``BM25Retriever`` records the
+    file it was given), else ``None`` (also for passages given as a frame, ``<frame>``)."""
+    passages = retriever.get("passages")
+    path = passages.get("path") if isinstance(passages, Mapping) else None
+    return path if isinstance(path, str) and path != "<frame>" else None
 
 
 def _part_config(part: object) -> dict[str, Any]:

@@ -1,4 +1,4 @@
-"""A comparison's text summary for a terminal: the runs, config differences, warnings, status counts,
+"""A comparison's text summary for a terminal: the warnings, the runs, config differences, status counts,
 the aggregates of both scopes, then the cases that changed, failed or are missing (the first 100); with
 repeats, also the samples per side, the counts beside the noise floor, the within-case variance and the
 flaky cases (see ``repeats``); with pairs, the pairwise preference after the aggregates, the judge's
@@ -56,15 +56,14 @@ def comparison_text(comparison: Comparison) -> str:
     ]
     scores = comparison.scores_text()
     parts = [
+        "".join(f"warning: {warning}\n" for warning in comparison.warnings),
         text_table(("", "run", "fingerprint", "created", "path", "k"), runs)
         + f"evaluator {evaluator['name']} ({evaluator['fingerprint'][:12]}), "
-        f"tolerance {comparison.tolerance:g}" + (f"; scores: {scores}" if scores else "")
+        f"tolerance {comparison.tolerance:g}" + (f"; scores: {scores}" if scores else ""),
     ]
     if comparison.config_diff:
         changes = config_diff_rows(comparison, 40)
         parts.append(text_table(("config key", "baseline", "candidate"), changes, title="Config differences"))
-    if comparison.warnings:
-        parts.append("".join(f"warning: {warning}\n" for warning in comparison.warnings))
     repeats = repeats_text(comparison)
     if repeats:
         parts.append(f"repeats: {repeats}")
@@ -78,8 +77,7 @@ def comparison_text(comparison: Comparison) -> str:
         parts.append(f"{VARIANCE_TITLE}\n" + text_table(VARIANCE_HEADERS, variance))
     empty = comparison.signals_without_values
     if empty:
-        hint = " (answer_completeness needs --passages)" if "answer_completeness" in empty else ""
-        parts.append(f"no values for: {', '.join(empty)}{hint}")
+        parts.append(f"no values for: {', '.join(empty)}")
     parts += _preference_parts(comparison)
     parts.append(_listed_cases(comparison.scan_cases()))
     parts.append(_cut_table(FLAKY_TITLE, FLAKY_HEADERS, *flaky_rows(comparison, _MAX_LISTED)))

@@ -27,9 +27,10 @@ import polars as pl
 
 from rag_compare._version import __version__
 from rag_compare.compute.aggregates import BREAKDOWN_COLUMNS, SCOPES
-from rag_compare.compute.comparison import REPORTED_STATUSES, SCOPE_TITLES, SIDES
+from rag_compare.compute.comparison import NOT_RUN, REPORTED_STATUSES, SCOPE_TITLES, SIDES
 from rag_compare.compute.preference import PREFERENCE_COLUMNS
 from rag_compare.core.credentials import redactor
+from rag_compare.core.listing import truncated
 from rag_compare.core.result import DEFAULT_MAX_CASES, REPORT_FORMATS
 from rag_compare.core.signals import ALL_SIGNALS, JUDGE_FAILED, SCORE_SIGNALS
 from rag_compare.core.templates import template_environment
@@ -134,6 +135,7 @@ def _context(comparison: Comparison, *, all_cases: bool, max_cases: int | None) 
         "warnings": list(comparison.warnings),
         "total": comparison.n_cases,
         "counts": [(status, count, tone_of(status)) for status, count in counts.items()],
+        "not_run": _not_run(comparison.unreviewed_left_out),
         "status_chart": status_chart(counts),
         "aggregate_headers": AGGREGATE_HEADERS,
         "scopes": _scopes(comparison.aggregates.filter(pl.col("n") > 0)),
@@ -155,6 +157,13 @@ def _context(comparison: Comparison, *, all_cases: bool, max_cases: int | None) 
         "answer_signals": answer_signals,
         "preference": _preference_context(comparison, max_cases),
     } | _repeats_context(comparison, max_cases)
+
+
+def _not_run(case_ids: tuple[str, ...]) -> str:
+    """The line on the unreviewed synthetic cases a run left out; empty when there are none."""
+    if not case_ids:
+        return ""
+    return f"{NOT_RUN.capitalize()} {len(case_ids)}: left out of a run by design, not missing ({truncated(case_ids)})."
 
 
 def _repeats_context(comparison: Comparison, max_cases: int | None) -> dict[str, Any]:

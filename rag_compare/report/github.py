@@ -1,9 +1,9 @@
 """A comparison for GitHub Actions: workflow commands that annotate the job, and the Markdown report as
 its summary.
 
-The commands, in order: ``::error title=rag-compare gate::CONDITION: NUMBERS`` for each gate condition
-that held, ``::warning title=rag-compare::...`` for each of the comparison's warnings and each condition
-that could not be evaluated, and one ``::notice title=rag-compare::...`` with the case counts (and the
+The commands, in order: ``::warning title=rag-compare::...`` for each of the comparison's warnings,
+``::error title=rag-compare gate::CONDITION: NUMBERS`` for each gate condition that held, a warning for
+each condition that could not be evaluated, and one ``::notice title=rag-compare::...`` with the case counts (and the
 gate's verdict). Text from data is redacted (no credential), made terminal-safe, then escaped as GitHub's
 toolkit escapes it, so no value can end a command or start another.
 """
@@ -41,10 +41,9 @@ def escape_property(text: str) -> str:
 
 def workflow_commands(comparison: Comparison, gate: GateResult | None = None) -> list[str]:
     """The workflow command lines (without line ends) for ``comparison`` and the verdict of ``gate``."""
-    lines = []
+    lines = [_command("warning", TITLE, warning) for warning in comparison.warnings]
     if gate is not None:
         lines += [_command("error", GATE_TITLE, f"{result.condition}: {result.numbers}") for result in gate.held]
-    lines += [_command("warning", TITLE, warning) for warning in comparison.warnings]
     if gate is not None:
         lines += [
             _command("warning", TITLE, f"gate condition {result.condition} was not evaluated: {result.numbers}")

@@ -1,6 +1,7 @@
 """A comparison as JUnit XML, for CI systems that read it (GitLab, Jenkins, Azure Pipelines).
 
-One ``<testsuites>`` holds up to two suites:
+One ``<testsuites>`` holds up to two suites, the comparison's warnings first in the first one's properties
+(each a ``warning`` property):
 
 - ``rag-compare gate`` (with a gate only): a test case per condition, in the gate's order, named by the
   condition; a ``<failure>`` with its numbers when it held, ``<skipped>`` when it could not be
@@ -9,7 +10,8 @@ One ``<testsuites>`` holds up to two suites:
   or is missing (``FAILING_STATUSES``: a missing candidate is an error of the candidate, as the gate's
   error rate counts it), ``classname`` its status, ``name`` its id, its reasons in the failure. At most
   ``max_cases`` per status, by case id; how many were left out is in the suite's properties
-  (``left_out.STATUS``) and its ``<system-out>``.
+  (``left_out.STATUS``) and its ``<system-out>``, how many unreviewed synthetic cases a run left out by
+  design in ``not_run.unreviewed_synthetic``.
 
 The XML is built by ``xml.etree.ElementTree``; every text from data goes through ``xml_safe`` first, and
 every text and attribute of the tree is redacted (``credentials.redact``) before it is written.
@@ -19,7 +21,7 @@ from __future__ import annotations
 
 import re
 import xml.etree.ElementTree as ET
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any, TextIO
 
 import polars as pl
@@ -69,6 +71,7 @@ def write_junit(
     if gate is not None:
         root.append(_gate_suite(gate))
     root.append(_cases_suite(comparison, max_cases))
+    _warn(root[0], comparison.warnings)
     for name in _COUNTS:
         root.set(name, str(sum(int(suite.get(name, "0")) for suite in root)))
     _redact_tree(root)
@@ -119,6 +122,8 @@ def _cases_suite(comparison: Comparison, max_cases: int | None) -> ET.Element:
         "candidate": f"{comparison.candidate.name} ({comparison.candidate.fingerprint[:12]})",
         "max_cases": "all" if max_cases is None else str(max_cases),
     } | {f"left_out.{status}": str(count) for status, count in left_out.items()}
+    if comparison.unreviewed_left_out:
+        properties["not_run.unreviewed_synthetic"] = str(len(comparison.unreviewed_left_out))
     suite = _suite(CASES_SUITE, properties)
     for row in comparison.with_texts(_failing_cases(comparison.scan_cases(), max_cases)).iter_rows(named=True):
         suite.append(_case(row))
@@ -152,6 +157,13 @@ def _case(row: Mapping[str, Any]) -> ET.Element:
     case = _element("testcase", classname=row["status"], name=row["case_id"])
     case.append(_element("failure", "\n".join(details), message="; ".join(reasons), type=row["status"]))
     return case
+
+
+def _warn(suite: ET.Element, warnings: Sequence[str]) -> None:
+    """Put each of the comparison's ``warnings`` first in ``suite``'s properties, as a ``warning`` property."""
+    properties = suite[0]  # ``_suite`` makes them its first element
+    for index, warning in enumerate(warnings):
+        properties.insert(index, _element("property", name="warning", value=warning))
 
 
 def _suite(name: str, properties: Mapping[str, str]) -> ET.Element:

@@ -49,6 +49,25 @@ def test_an_offline_capture_of_the_examples_is_a_run_that_compares(cli: Callable
     assert {change["key"] for change in report["config_diff"]} - {"created_at"} == {"name", "top_k"}
 
 
+def test_a_python_and_a_cli_capture_of_one_knowledge_base_have_the_same_config(
+    cli: Callable[..., Result], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from rag_compare import BM25Retriever, ExtractiveGenerator, capture
+
+    monkeypatch.chdir(ROOT)
+    relative = PASSAGES.relative_to(ROOT)
+    python = capture(EXAMPLE_CORPUS, BM25Retriever(PASSAGES), ExtractiveGenerator(), top_k=3,
+                     config={"name": "python"}, output=tmp_path / "python.arrow")  # fmt: skip
+    result = cli("capture", EXAMPLE_CORPUS, "--passages", relative, "--top-k", 3, "--set", "name=cli",
+                 "--output", tmp_path / "cli.arrow")  # fmt: skip
+    assert result.exit_code == 0, result.output
+    command = load_run(tmp_path / "cli.arrow")
+    assert (python.config["knowledge_base"], command.config["knowledge_base"]) == (str(PASSAGES), str(relative))
+    compared = cli(python.path, command.path, "--format", "json")
+    assert compared.exit_code == 0, compared.output
+    assert {change["key"] for change in json.loads(compared.output)["config_diff"]} - {"created_at"} == {"name"}
+
+
 def test_include_unreviewed_captures_the_draft_too(cli: Callable[..., Result], tmp_path: Path) -> None:
     output = tmp_path / "all.arrow"
     result = cli("capture", EXAMPLE_CORPUS, "--passages", PASSAGES, "--top-k", 2, "--include-unreviewed",

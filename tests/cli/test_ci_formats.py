@@ -1,7 +1,7 @@
 """``rag-compare BASELINE CANDIDATE --format github|junit``: the gate's verdict for a CI system, read back
 as GitHub's runner reads workflow commands and as JUnit readers read XML (junitparser), on the hand-made
-runs (see tests/cli/test_gate.py for their numbers: 34 cases, 2 regressed = 5.88%, 2 failed and 1
-missing in the candidate = 8.82%)."""
+runs compared without their knowledge base (see tests/cli/test_gate.py for their numbers: 34 cases, 2
+regressed = 5.88%, 2 failed and 1 missing in the candidate = 8.82%)."""
 
 from __future__ import annotations
 
@@ -18,6 +18,8 @@ from tests.helpers.data import HANDMADE_RUNS
 from tests.helpers.special_files import not_blocked_by
 from tests.helpers.workflow_commands import parsed
 
+pytestmark = pytest.mark.usefixtures("away_from_the_knowledge_base")
+
 Cli = Callable[..., Result]
 RUNS = (HANDMADE_RUNS / "baseline.arrow", HANDMADE_RUNS / "candidate.arrow")
 GATE = ("--fail-on", "regressed>5%", "--fail-on", "error_rate>10%")
@@ -26,6 +28,13 @@ COUNTS = (
     "missing_in_candidate 1, failed_in_baseline 1, failed_in_candidate 2, improved 5, regressed 2, mixed 3, "
     "unchanged 20"
 )
+
+OFF = (
+    "answer_completeness is off: no --passages were given and the runs' knowledge_base "
+    "corpora/handbook_passages.csv is not a file here. Pass --passages (the knowledge base file) to check each "
+    "answer against its required passages."
+)
+"""The comparison's one warning, first of the commands."""
 
 
 def _commands(stdout: str) -> list[tuple[str, dict[str, str], str]]:
@@ -40,6 +49,7 @@ def test_github_annotates_the_held_condition_and_appends_the_report_to_the_step_
     result = cli(*RUNS, "--format", "github", *GATE, env={"GITHUB_STEP_SUMMARY": str(summary)})
     assert result.exit_code == 1
     assert _commands(result.stdout) == [
+        ("warning", {"title": "rag-compare"}, OFF),
         ("error", {"title": "rag-compare gate"}, "regressed>5%: 2 of 34 cases (5.88%) regressed; the limit is > 5%"),
         (
             "notice",
@@ -47,7 +57,7 @@ def test_github_annotates_the_held_condition_and_appends_the_report_to_the_step_
             f"baseline → candidate: 34 cases: {COUNTS}; gate failed: 1 of 2 conditions held",
         ),
     ]
-    assert len(result.stdout.splitlines()) == 2  # the report went to the step summary, after what was there
+    assert len(result.stdout.splitlines()) == 3  # the report went to the step summary, after what was there
     written = summary.read_text(encoding="utf-8")
     assert written.startswith("earlier step\n# baseline → candidate\n")
     assert "gate failed: 1 of 2 conditions held" in result.stderr
@@ -67,7 +77,7 @@ def test_github_with_output_writes_the_report_there_and_leaves_the_step_summary_
     summary, report = tmp_path / "summary.md", tmp_path / "report.md"
     result = cli(*RUNS, "--format", "github", *GATE, "--output", report, env={"GITHUB_STEP_SUMMARY": str(summary)})
     assert result.exit_code == 1
-    assert [name for name, _, _ in _commands(result.stdout)] == ["error", "notice"]
+    assert [name for name, _, _ in _commands(result.stdout)] == ["warning", "error", "notice"]
     assert report.read_text(encoding="utf-8").startswith("# baseline → candidate\n")
     assert not summary.exists()
     assert f"wrote the Markdown summary to {report}" in result.stderr
@@ -77,15 +87,16 @@ def test_github_without_a_step_summary_prints_the_report_after_the_commands(cli:
     result = cli(*RUNS, "--format", "github", "--fail-on", "regressed>=3", env={"GITHUB_STEP_SUMMARY": ""})
     assert result.exit_code == 0  # 2 regressed cases are fewer than 3
     lines = result.stdout.splitlines()
-    assert _commands("\n".join(lines[:1])) == [
+    assert _commands("\n".join(lines[:2])) == [
+        ("warning", {"title": "rag-compare"}, OFF),
         (
             "notice",
             {"title": "rag-compare"},
             f"baseline → candidate: 34 cases: {COUNTS}; gate passed: 0 of 1 condition held",
-        )
+        ),
     ]
-    assert lines[1] == "# baseline → candidate"
-    assert not any(line.startswith("::") for line in lines[1:])
+    assert lines[2] == "# baseline → candidate"
+    assert not any(line.startswith("::") for line in lines[2:])
 
 
 def test_junit_has_a_test_case_per_condition_and_per_failing_case(cli: Cli, tmp_path: Path) -> None:

@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import json
+import os
+import re
 import shutil
 import subprocess
 import sys
@@ -55,8 +57,9 @@ def test_json_output_to_a_file(cli: Cli, tmp_path: Path) -> None:
     assert result.exit_code == 0
     assert result.stdout.startswith(f"wrote the json comparison to {output}: ")
     payload = json.loads(output.read_text(encoding="utf-8"))
-    assert payload["counts"]["missing_in_both"] == 2
-    assert sum(payload["counts"].values()) == len(payload["cases"]) == 36
+    assert payload["counts"]["missing_in_both"] == 1
+    assert payload["unreviewed_left_out"] == ["meal-allowance-per-day-alt@2026-01"]  # not run by design
+    assert sum(payload["counts"].values()) == len(payload["cases"]) == 35
     assert list(tmp_path.joinpath("out").iterdir()) == [output]
 
 
@@ -235,3 +238,153 @@ def test_no_report_file_or_message_shows_a_credential_of_a_run_or_an_output_path
     assert [result.exit_code for result in results] == [0, 0, 0], shown
     assert all("(redacted)" in text for text in shown)
     assert not any(part in text for text in shown for part in secret_parts(secret))
+
+
+def _handmade(cli: Cli, tmp_path: Path, knowledge_bases: tuple[str | None, str | None] = (None, None)) -> list[Path]:
+    """The hand-made runs frozen again, each recording the knowledge base given (``None``: none)."""
+    runs = []
+    for side, knowledge_base in zip(("baseline", "candidate"), knowledge_bases, strict=True):
+        lines = (HANDMADE_RUNS / f"{side}.toml").read_text(encoding="utf-8").splitlines(keepends=True)
+        kept = "".join(line for line in lines if not line.startswith("knowledge_base"))
+        config = tmp_path / f"{side}.toml"
+        config.write_text(("" if knowledge_base is None else f"knowledge_base = {json.dumps(knowledge_base)}\n") + kept)
+        runs.append(tmp_path / f"{side}.arrow")
+        records = HANDMADE_RUNS / "records" / f"{side}.jsonl"
+        frozen = cli("freeze", records, "--corpus", EXAMPLE_CORPUS, "--config", config, "--output", runs[-1])
+        assert frozen.exit_code == 0, frozen.output
+    return runs
+
+
+def _relabelled(cli: Cli, tmp_path: Path) -> tuple[list[Path], Path]:
+    """Runs of one case frozen against two corpora that label it differently, and the first corpus."""
+    runs, corpora = [], []
+    for side, gold in (("baseline", "p1"), ("candidate", "p2")):
+        corpora.append(tmp_path / f"{side}.csv")
+        corpora[-1].write_text(
+            f"case_id,question,answerability,source_version,required_passage_ids\nc@v1,Q?,answerable,v1,{gold}\n"
+        )
+        records = tmp_path / f"{side}.jsonl"
+        records.write_text(json.dumps({"case_id": "c@v1", "retrieved_passage_ids": ["p1"], "answer": "A."}) + "\n")
+        runs.append(tmp_path / f"{side}.arrow")
+        assert cli("freeze", records, "--corpus", corpora[-1], "--output", runs[-1]).exit_code == 0
+    return runs, corpora[0]
+
+
+def _tagged(tmp_path: Path) -> tuple[Path, Path]:
+    """The example corpus with some cases in Chinese, and a language file for Chinese."""
+    corpus, language = tmp_path / "tagged.csv", tmp_path / "zh.toml"
+    tags = pl.when(pl.col("case_id").str.starts_with("s")).then(pl.lit("zh-Hans")).otherwise(pl.lit("en"))
+    pl.read_csv(EXAMPLE_CORPUS).with_columns(language=tags).write_csv(corpus)
+    english = ROOT / "rag_compare" / "io" / "languages" / "en.toml"
+    language.write_text(english.read_text(encoding="utf-8").replace('code = "en"', 'code = "zh"'), encoding="utf-8")
+    return corpus, language
+
+
+def _scenario(name: str, cli: Cli, tmp_path: Path) -> tuple[list[object], dict[str, list[object]]]:
+    """A comparison's arguments whose warnings advise flags, and the value each advised flag takes."""
+    examples: list[object] = [ROOT / "runs" / "baseline.arrow", ROOT / "runs" / "candidate.arrow"]
+    fixes: dict[str, list[object]] = {"--corpus": [EXAMPLE_CORPUS], "--passages": [PASSAGES]}
+    if name == "examples":
+        return examples, fixes
+    if name == "no knowledge base":
+        return [*_handmade(cli, tmp_path)], fixes
+    if name == "two knowledge bases":
+        other = tmp_path / "other.csv"
+        other.write_bytes(PASSAGES.read_bytes())
+        return [*_handmade(cli, tmp_path, (str(PASSAGES), str(other)))], fixes
+    if name == "relabelled":
+        runs, corpus = _relabelled(cli, tmp_path)
+        return [*runs], fixes | {"--corpus": [corpus]}
+    corpus, language = _tagged(tmp_path)
+    return [*examples, "--corpus", corpus, "--passages", PASSAGES], {"--language-file": [language]}
+
+
+_ADVICE = re.compile(r"(?:[Pp]ass|with|\() ?(--[a-z-]+)")
+"""A flag a warning advises: ``pass --corpus``, ``compare with --corpus``, ``(--language-file)``."""
+
+
+def _advised(cli: Cli, args: list[object]) -> dict[str, list[str]]:
+    result = cli(*args, "--format", "json")
+    assert result.exit_code == 0, result.output
+    advised: dict[str, list[str]] = {}
+    for warning in json.loads(result.stdout)["warnings"]:
+        for flag in _ADVICE.findall(warning):
+            advised.setdefault(flag, []).append(warning)
+    return advised
+
+
+@pytest.mark.parametrize("name", ["examples", "no knowledge base", "two knowledge bases", "relabelled", "languages"])
+def test_following_a_warnings_advice_clears_it(cli: Cli, tmp_path: Path, name: str) -> None:
+    args, fixes = _scenario(name, cli, tmp_path)
+    advised = _advised(cli, args)
+    assert advised, "the scenario raises no warning that advises a flag"
+    assert set(advised) <= set(fixes), f"no value to follow the advice of {advised}"
+    for flag in advised:
+        assert _advised(cli, [*args, flag, *fixes[flag]]).get(flag) is None, f"{flag} given, still advised"
+
+
+@pytest.mark.parametrize("output_format", ["text", "markdown", "html", "json", "github", "junit"])
+def test_without_a_knowledge_base_every_format_says_first_that_answer_completeness_is_off(
+    cli: Cli, tmp_path: Path, output_format: str
+) -> None:
+    result = cli(*_handmade(cli, tmp_path), "--format", output_format)
+    assert result.exit_code == 0, result.output
+    out = result.stdout.replace("\\", "")  # Markdown escapes the underscores
+    said = out.find("answer_completeness is off: no --passages were given and neither run records a knowledge_base")
+    first = {"text": "fingerprint", "markdown": "## Runs", "html": "<h2>Runs", "json": '"baseline"',
+             "github": "::notice", "junit": "<testcase"}  # fmt: skip
+    assert -1 < said < out.index(first[output_format]), out[:2000]
+
+
+def test_a_relative_knowledge_base_is_looked_for_from_here_then_beside_the_run(
+    cli: Cli, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    runs = _handmade(cli, tmp_path, ("kb.csv", "kb.csv"))
+    (tmp_path / "kb.csv").write_bytes(PASSAGES.read_bytes())
+    monkeypatch.chdir(ROOT)
+    result = cli(*runs, "--format", "json")
+    assert json.loads(result.stdout)["warnings"][0].startswith(
+        f"passages read from the runs' knowledge_base {tmp_path / 'kb.csv'}; pass --passages to use another file."
+    )
+    assert (
+        json.loads(result.stdout)["counts"]
+        == json.loads(cli(*runs, "--passages", PASSAGES, "--format", "json").stdout)["counts"]
+    )
+
+
+@pytest.mark.parametrize("kind", ["fifo", "folder", "missing", "device"])
+def test_a_knowledge_base_that_is_not_a_regular_file_is_not_read(cli: Cli, tmp_path: Path, kind: str) -> None:
+    path = {"device": Path("/dev/zero")}.get(kind, tmp_path / "kb")
+    if kind == "fifo":
+        os.mkfifo(path)
+    elif kind == "folder":
+        path.mkdir()
+    result = cli(*_handmade(cli, tmp_path, (str(path), str(path))), "--format", "json")
+    assert result.exit_code == 0, result.output
+    assert json.loads(result.stdout)["warnings"][0] == (
+        f"answer_completeness is off: no --passages were given and the runs' knowledge_base {path} is not a file "
+        "here. Pass --passages (the knowledge base file) to check each answer against its required passages."
+    )
+
+
+def test_a_knowledge_base_that_is_no_passages_file_is_not_read_nor_quoted(cli: Cli, tmp_path: Path) -> None:
+    path = tmp_path / "notes.csv"
+    path.write_text("line\nthe admin password is hunter2, and more\n", encoding="utf-8")
+    result = cli(*_handmade(cli, tmp_path, (str(path), str(path))))
+    assert result.exit_code == 0, result.output
+    assert result.stdout.startswith(
+        f"warning: answer_completeness is off: no --passages were given and the runs' knowledge_base {path} is not a "
+        "valid passages file (pass it as --passages to see why)."
+    )
+    assert "hunter2" not in result.stdout
+
+
+def test_the_knowledge_base_one_run_records_is_read_and_named(
+    cli: Cli, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.chdir(ROOT)  # where the knowledge base is shown from
+    result = cli(*_handmade(cli, tmp_path, (None, str(PASSAGES))), "--format", "json")
+    assert json.loads(result.stdout)["warnings"][0] == (
+        "passages read from the knowledge_base of run 'candidate' corpora/handbook_passages.csv; pass --passages to "
+        "use another file."
+    )

@@ -181,7 +181,7 @@ FORMAT_STARTS = {
     "markdown": "# baseline → candidate",
     "json": '{\n  "schema_version"',
     "junit": '<?xml version="1.0"',
-    "text": "           run ",
+    "text": "warning: passages read from the runs' knowledge_base",  # warnings come first; tests run from the root
 }
 
 

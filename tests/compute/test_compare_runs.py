@@ -45,7 +45,7 @@ def test_every_status_and_its_reasons_as_worked_out_by_hand(runs: tuple[Run, Run
 
 
 def test_without_a_corpus_only_cases_of_the_runs_are_joined(runs: tuple[Run, Run]) -> None:
-    comparison = compare(*runs)
+    comparison = compare(*runs, passages=FIXTURE / "passages.csv")
     assert comparison.cases.height == 12
     assert "c-missing-both@v1" not in comparison.cases.get_column("case_id").to_list()
     assert comparison.warnings == ()
@@ -101,12 +101,13 @@ def test_json_has_exactly_the_documented_keys_and_round_trips(runs: tuple[Run, R
     payload = json.loads(comparison.to_json())
     assert list(payload) == [
         "schema_version",
+        "warnings",
         "baseline",
         "candidate",
         "evaluator",
         "config_diff",
-        "warnings",
         "counts",
+        "unreviewed_left_out",
         "aggregates",
         "breakdowns",
         "noise_floor",
@@ -181,7 +182,7 @@ def test_label_drift_is_a_warning_naming_the_cases(runs: tuple[Run, Run]) -> Non
         .alias("question")
     )
     candidate = freeze_run(FIXTURE / "candidate.jsonl", relabeled, CONFIG | {"name": "candidate"})
-    [corpora, drift] = compare(runs[0], candidate).warnings
+    [corpora, drift] = compare(runs[0], candidate, passages=FIXTURE / "passages.csv").warnings
     assert drift.startswith("the two runs hold different labels for 1 case (c-cut@v1)")
     assert "different corpora" in corpora
     against_corpus = compare(runs[0], candidate, corpus=corpus).warnings
@@ -315,3 +316,68 @@ def test_a_reason_shows_digits_enough_to_tell_the_two_values_apart() -> None:
 def test_a_reason_keeps_three_decimals_and_whole_numbers_where_they_differ() -> None:
     comparison = compare(*_ranked_runs(1, 3))
     assert comparison.cases.get_column("reasons").to_list() == [["mrr 1 -> 0.333 (worse)", "ndcg 1 -> 0.5 (worse)"]]
+
+
+# A manual case, an unreviewed synthetic draft and a draft reviewed since (gold, like a manual case).
+DRAFTS = pl.DataFrame(
+    {
+        "case_id": ["a@v1", "draft@v1", "admitted@v1"],
+        "question": ["Q a?", "Q draft?", "Q admitted?"],
+        "answerability": ["answerable"] * 3,
+        "source_version": ["v1"] * 3,
+        "required_passage_ids": [["p1"]] * 3,
+        "origin": ["manual", "synthetic", "synthetic"],
+        "reviewed": [True, False, True],
+    }
+)
+
+
+def _drafts_run(case_ids: list[str], repeats: int = 1) -> Run:
+    records = pl.DataFrame({"case_id": case_ids, "retrieved_passage_ids": [["p1"]] * len(case_ids)})
+    if repeats > 1:
+        records = pl.concat([records.with_columns(repeat=pl.lit(number)) for number in range(repeats)])
+    return freeze_run(records, DRAFTS, CONFIG, include_unreviewed="draft@v1" in case_ids)
+
+
+@pytest.mark.parametrize("corpus", [DRAFTS, None])
+@pytest.mark.parametrize(
+    ("baseline", "candidate", "repeats"),
+    [
+        (["a@v1"], ["a@v1"], 1),
+        (["a@v1", "draft@v1"], ["a@v1"], 1),
+        (["a@v1"], ["a@v1", "draft@v1"], 1),
+        (["a@v1", "draft@v1"], ["a@v1"], 3),
+    ],
+)
+def test_an_unreviewed_draft_a_run_left_out_is_not_run_not_missing(
+    baseline: list[str], candidate: list[str], repeats: int, corpus: pl.DataFrame | None
+) -> None:
+    comparison = compare(_drafts_run(baseline, repeats), _drafts_run(candidate), corpus)
+    assert comparison.cases.get_column("case_id").to_list() == (
+        ["a@v1", "admitted@v1"] if corpus is not None else ["a@v1"]
+    )
+    in_either = "draft@v1" in baseline + candidate
+    assert comparison.unreviewed_left_out == (("draft@v1",) if corpus is not None or in_either else ())
+    assert comparison.counts["missing_in_both"] == (1 if corpus is not None else 0)  # admitted@v1: gold, not run
+    assert comparison.counts["missing_in_baseline"] == comparison.counts["missing_in_candidate"] == 0
+    said = json.loads(comparison.to_json())
+    assert said["unreviewed_left_out"] == list(comparison.unreviewed_left_out)
+    assert ("not run: unreviewed synthetic 1" in comparison.render("text")) == bool(comparison.unreviewed_left_out)
+
+
+def test_an_unreviewed_draft_both_runs_ran_is_compared() -> None:
+    runs = (_drafts_run(["a@v1", "draft@v1"]), _drafts_run(["a@v1", "draft@v1"]))
+    for corpus in (DRAFTS, None):
+        comparison = compare(*runs, corpus)
+        assert comparison.cases.filter(pl.col("case_id") == "draft@v1").item(0, "status") == "unchanged"
+        assert comparison.unreviewed_left_out == ()
+
+
+def test_an_unreviewed_draft_left_out_of_a_run_directory_is_not_run(tmp_path: Path) -> None:
+    runs = []
+    for side, case_ids in (("baseline", ["a@v1", "draft@v1"]), ("candidate", ["a@v1"])):
+        records = pl.DataFrame({"case_id": case_ids, "retrieved_passage_ids": [["p1"]] * len(case_ids)})
+        runs.append(tmp_path / f"{side}/")
+        freeze_run(records, DRAFTS, CONFIG, output=runs[-1], buckets=2, include_unreviewed=side == "baseline")
+    comparison = compare(*runs, engine="streaming")
+    assert (comparison.n_cases, comparison.unreviewed_left_out) == (1, ("draft@v1",))

@@ -118,6 +118,27 @@ def test_the_config_records_the_parts_and_settings() -> None:
     assert config["capture"] == {"timeout": 9, "max_retries": 2, "unreviewed_left_out": ["syn@v1"]}
 
 
+class PassagesRetriever(Retrieve):
+    """A retriever over a passages file, saying so in its config as ``BM25Retriever`` does."""
+
+    def __init__(self, path: str) -> None:
+        super().__init__()
+        self.config = {"kind": "fake", "passages": {"path": path, "count": 3}}  # type: ignore[misc]
+
+
+@pytest.mark.parametrize("path", ["corpora/handbook_passages.csv", "/srv/kb/passages.csv"])
+def test_the_knowledge_base_is_the_retrievers_passages_file_as_given(path: str) -> None:
+    run = capture(CORPUS, PassagesRetriever(path), answer, top_k=1)
+    assert run.config["knowledge_base"] == run.config["retriever"]["passages"]["path"] == path
+    own = capture(CORPUS, PassagesRetriever(path), answer, top_k=1, config={"knowledge_base": "elsewhere.csv"})
+    assert own.config["knowledge_base"] == "elsewhere.csv"
+
+
+def test_a_retriever_without_a_passages_file_records_no_knowledge_base() -> None:
+    assert "knowledge_base" not in capture(CORPUS, Retrieve(), answer, top_k=1).config
+    assert "knowledge_base" not in capture(CORPUS, PassagesRetriever("<frame>"), answer, top_k=1).config
+
+
 def test_include_unreviewed_runs_the_drafts_too() -> None:
     run = capture(CORPUS, Retrieve(), answer, top_k=1, include_unreviewed=True)
     assert "syn@v1" in run.records.get_column("case_id").to_list()

@@ -236,7 +236,10 @@ def test_cli_max_cases(cli: Callable[..., Result]) -> None:
 
 def test_warnings_stand_out_in_both_reports() -> None:
     comparison = compare(
-        HANDMADE_RUNS / "baseline.arrow", HANDMADE_RUNS / "candidate.arrow", ROOT / "corpora" / "handbook_2025.csv"
+        HANDMADE_RUNS / "baseline.arrow",
+        HANDMADE_RUNS / "candidate.arrow",
+        ROOT / "corpora" / "handbook_2025.csv",
+        passages=PASSAGES,
     )
     assert len(comparison.warnings) == 2
     markdown = comparison.render("markdown")

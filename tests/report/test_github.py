@@ -81,7 +81,7 @@ def test_untrusted_text_cannot_end_a_command_or_start_another(examples: Comparis
     lines = workflow_commands(hostile, GateResult((condition,), alpha=0.05))
     assert len(lines) == 3
     assert not [line for line in lines if "\n" in line or "\r" in line or "\x1b" in line]
-    (_, _, error), (_, _, forged), _ = parsed(lines)
+    (_, _, forged), (_, _, error), _ = parsed(lines)
     assert error == terminal_safe(f"x\n::error::{PAYLOAD}: numbers\r\n%0D\x1b]8;;")
     assert error == f"x\n::error::{PAYLOAD}: numbers\\x0d\n%0D\\x1b]8;;"
     assert forged == f"{PAYLOAD} 50%0A\\x0d\n::error title=forged::the gate passed\\x1b[2K, a: b"
