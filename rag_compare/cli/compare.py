@@ -78,6 +78,13 @@ __all__ = ["compare_command"]
     help="Reports (markdown, html) list at most this many cases per status; 0 lists every one.",
 )
 @click.option(
+    "--with-texts",
+    is_flag=True,
+    help="JSON (--format json, or a folder --output) only: each case also holds its question, source_version, "
+    "required_passage_ids and acceptance_note, and each side its answer, retrieved_passage_ids and "
+    "context_passage_ids, read back from the runs (a larger, slower JSON).",
+)
+@click.option(
     "--output",
     type=FILE_OR_FOLDER,
     help="Write the output to this file (replaced atomically) instead of stdout; with a trailing / a new folder: "
@@ -137,6 +144,7 @@ def compare_command(
     output_format: str,
     all_cases: bool,
     max_cases: int,
+    with_texts: bool,
     output: Path | str | None,
     fail_on: tuple[str, ...],
     gate_file: Path | None,
@@ -166,6 +174,8 @@ def compare_command(
     file = output if isinstance(output, Path) else None
     if folder is not None:
         _check_folder(folder, output_format)
+    elif with_texts and output_format != "json":
+        raise click.UsageError("--with-texts is for JSON: add --format json (or a folder --output), or leave it out.")
     _check_engine(engine, buckets, ray_address)
     comparison = compare(
         baseline,
@@ -189,14 +199,14 @@ def compare_command(
     gate_result = None if gate is None else gate.evaluate(comparison)
     limit = max_cases or None
     if folder is not None:
-        comparison.write_directory(folder)
+        comparison.write_directory(folder, with_texts=with_texts)
         say(f"wrote the comparison to {folder}/: {comparison.counts_text(', ')}")
     elif output_format == "github":
         _write_github(comparison, gate_result, file, all_cases=all_cases, max_cases=limit)
     else:
         emit(
             lambda stream: comparison.write(
-                stream, output_format, all_cases=all_cases, max_cases=limit, gate=gate_result
+                stream, output_format, all_cases=all_cases, max_cases=limit, gate=gate_result, with_texts=with_texts
             ),
             file,
         )
