@@ -117,10 +117,11 @@ class Comparison(Report):
     every signal, ``missing_from_context`` and how judging went (with repeats: each signal's mean and
     spread, and the sample counts; see ``repeats``). The texts, a case's question, acceptance note,
     source version and required passages and each side's answer and passage lists, stay in the runs:
-    ``with_texts`` reads them back for the cases asked. ``aggregates`` and ``breakdowns`` summarise the
-    signals; ``flaky`` lists the cases whose own repeats disagree, most first (empty without repeats);
-    all four are Polars frames. With a pairs file, ``cases`` also has ``preferred`` (the pairwise
-    judge's verdict) and ``preference_reason``, and ``preference`` sums the verdicts up.
+    ``with_texts`` reads them back for the cases asked (``to_json(with_texts=True)``: for every case).
+    ``aggregates`` and ``breakdowns`` summarise the signals; ``flaky`` lists the cases whose own repeats
+    disagree, most first (empty without repeats); all four are Polars frames. With a pairs file, ``cases``
+    also has ``preferred`` (the pairwise judge's verdict) and ``preference_reason``, and ``preference``
+    sums the verdicts up.
     """
 
     baseline: ComparedRun
