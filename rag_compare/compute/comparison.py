@@ -265,7 +265,6 @@ class Comparison(Report):
         if not self.n_cases:
             stream.write(head)
             return
-        stream.write(head.removesuffix('  "cases": []\n}\n') + '  "cases": [\n    ')
 
         def encode(cases: pl.DataFrame, first: bool) -> str:
             objects = self._case_objects(cases)
@@ -275,9 +274,11 @@ class Comparison(Report):
         workers = pl.thread_pool_size()
         slices = self._slices(_JSON_SLICE_ROWS, with_texts=with_texts)
         with contextlib.closing(slices), ThreadPoolExecutor(max_workers=workers) as pool:
-            pending: deque[Future[str]] = deque()
-            for index, cases in enumerate(slices):
-                pending.append(pool.submit(encode, cases, index == 0))
+            # the first slice, its texts read from runs found unchanged, before anything is written
+            pending: deque[Future[str]] = deque([pool.submit(encode, next(slices), True)])
+            stream.write(head.removesuffix('  "cases": []\n}\n') + '  "cases": [\n    ')
+            for cases in slices:
+                pending.append(pool.submit(encode, cases, False))
                 if len(pending) > workers:
                     stream.write(pending.popleft().result())
             while pending:

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import io
 import json
+import shutil
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -14,7 +15,7 @@ import polars as pl
 import pytest
 from click.testing import Result
 
-from rag_compare import Comparison, RunExistsError, RunFileError, compare, load_corpus
+from rag_compare import CompareError, Comparison, RunExistsError, RunFileError, compare, load_corpus
 from rag_compare.compute import comparison as comparison_module
 from rag_compare.compute.case_texts import SIDE_TEXTS, TEXT_LABELS
 from tests.helpers.data import HANDMADE_RUNS, ROOT
@@ -163,3 +164,18 @@ def test_texts_are_for_the_json_only() -> None:
     for format in ("text", "markdown", "html", "github", "junit"):
         with pytest.raises(ValueError, match="`with_texts` is for the json format"):
             comparison.render(format, with_texts=True)
+
+
+def test_the_json_with_texts_of_a_run_changed_since_is_refused_before_a_byte_is_written(tmp_path: Path) -> None:
+    for side in SIDES:
+        shutil.copy(HANDMADE_RUNS / f"{side}.arrow", tmp_path / f"{side}.arrow")
+    comparison = compare(tmp_path / "baseline.arrow", tmp_path / "candidate.arrow")
+    shutil.copy(HANDMADE_RUNS / "baseline.arrow", tmp_path / "candidate.arrow")
+    stream = io.StringIO()
+    with pytest.raises(CompareError, match=r"candidate\.arrow: has changed since it was compared"):
+        comparison.write(stream, "json", with_texts=True)
+    assert stream.getvalue() == ""
+    with pytest.raises(CompareError, match="has changed since"):
+        comparison.write_directory(tmp_path / "out", with_texts=True)
+    assert sorted(path.name for path in tmp_path.iterdir()) == ["baseline.arrow", "candidate.arrow"]
+    assert json.loads(comparison.to_json())["cases"]  # the JSON without texts needs no run
