@@ -32,6 +32,17 @@ def run_script(name: str, *args: str | Path) -> subprocess.CompletedProcess[str]
     )
 
 
+def test_measure_prints_the_commands_wall_and_cpu_time_peak_memory_and_exit_code() -> None:
+    result = run_script("measure.py", sys.executable, "-c", "import sys; sum(range(10**6)); sys.exit(3)")
+    assert result.returncode == 0, result.stderr
+    measured = json.loads(result.stdout)
+    assert list(measured) == ["seconds", "cpu_seconds", "peak_rss_bytes", "returncode"]
+    assert measured["returncode"] == 3
+    assert measured["cpu_seconds"] > 0
+    assert measured["seconds"] > 0
+    assert measured["peak_rss_bytes"] > 2**20
+
+
 def test_freeze_benchmark_runs_and_reports_a_ratio() -> None:
     result = run_script("bench_freeze.py", "--cases", "300", "--repeats", "1")
     assert result.returncode == 0, result.stderr

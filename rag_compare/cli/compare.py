@@ -7,7 +7,7 @@ import sys
 from collections.abc import Sequence
 from dataclasses import replace
 from pathlib import Path
-from typing import TYPE_CHECKING, TextIO, cast
+from typing import TYPE_CHECKING, NamedTuple, TextIO, cast
 
 import click
 
@@ -81,6 +81,13 @@ __all__ = ["compare_command"]
     help="Reports (markdown, html) list at most this many cases per status; 0 lists every one.",
 )
 @click.option(
+    "--with-texts",
+    is_flag=True,
+    help="JSON (--format json, or a folder --output) only: each case also holds its question, source_version, "
+    "required_passage_ids and acceptance_note, and each side its answer, retrieved_passage_ids and "
+    "context_passage_ids, read back from the runs (a larger, slower JSON).",
+)
+@click.option(
     "--output",
     type=OutputPath("report", folder="comparison folder", existing="replaced"),
     help="Write the output to this file (replaced atomically) instead of stdout; with a trailing / a new folder: "
@@ -140,6 +147,7 @@ def compare_command(
     output_format: str,
     all_cases: bool,
     max_cases: int,
+    with_texts: bool,
     output: Path | str | None,
     fail_on: tuple[str, ...],
     gate_file: Path | None,
@@ -164,7 +172,7 @@ def compare_command(
     from rag_compare.compute.compare_runs import compare
 
     gate = _gate(fail_on, gate_file, alpha)
-    folder, file = _output(output, output_format)
+    folder, file = _output(output, output_format, with_texts=with_texts)
     _check_engine(engine, buckets, ray_address)
     comparison = compare(
         baseline,
@@ -183,16 +191,19 @@ def compare_command(
     )
     comparison = _in_flags(comparison)
     gate_result = None if gate is None else gate.evaluate(comparison)
-    _write(comparison, output_format, folder, file, gate_result, all_cases=all_cases, max_cases=max_cases or None)
+    listing = _Listing(all_cases, max_cases or None, with_texts)
+    _write(comparison, output_format, folder, file, gate_result, listing)
     _say_gate(gate_result)
 
 
-def _output(output: Path | str | None, output_format: str) -> tuple[Path | None, Path | None]:
+def _output(output: Path | str | None, output_format: str, *, with_texts: bool) -> tuple[Path | None, Path | None]:
     """The folder (``--output`` with a trailing ``/``, refused before any work as ``_check_folder_format`` says) or
-    the file ``--output`` names; ``None`` for each it does not."""
+    the file ``--output`` names; ``None`` for each it does not. ``--with-texts`` is refused but for JSON."""
     if isinstance(output, str):
         _check_folder_format(output_format)
         return Path(output), None
+    if with_texts and output_format != "json":
+        raise click.UsageError("--with-texts is for JSON: add --format json (or a folder --output), or leave it out.")
     return None, output
 
 
@@ -204,26 +215,37 @@ def _in_flags(comparison: Comparison) -> Comparison:
     return replace(comparison, warnings=tuple(as_flags(warning, group, "compare") for warning in comparison.warnings))
 
 
+class _Listing(NamedTuple):
+    """What the output lists of the cases: the unchanged ones too (``--all-cases``), at most ``max_cases`` per
+    status in a report (``None``: all), each JSON case's texts (``--with-texts``)."""
+
+    all_cases: bool
+    max_cases: int | None
+    with_texts: bool
+
+
 def _write(
     comparison: Comparison,
     output_format: str,
     folder: Path | None,
     file: Path | None,
     gate: GateResult | None,
-    *,
-    all_cases: bool,
-    max_cases: int | None,
+    listing: _Listing,
 ) -> None:
-    """Write the comparison to ``folder``, ``file`` or stdout, and say where a file or folder went."""
+    """Write the comparison to ``folder``, ``file`` or stdout, listing its cases as ``listing`` says, and say
+    where a file or folder went."""
+    all_cases, max_cases, with_texts = listing
     if folder is not None:
-        comparison.write_directory(folder)
+        comparison.write_directory(folder, with_texts=with_texts)
         say(f"wrote the comparison to {folder}/: {comparison.counts_text(', ')}")
         return
     if output_format == "github":
         _write_github(comparison, gate, file, all_cases=all_cases, max_cases=max_cases)
     else:
         emit(
-            lambda stream: comparison.write(stream, output_format, all_cases=all_cases, max_cases=max_cases, gate=gate),
+            lambda stream: comparison.write(
+                stream, output_format, all_cases=all_cases, max_cases=max_cases, gate=gate, with_texts=with_texts
+            ),
             file,
         )
     if file is not None:

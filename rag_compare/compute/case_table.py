@@ -80,6 +80,11 @@ class CaseTable:
         if held.height:
             yield held
 
+    def slice_bounds(self, rows: int) -> pl.Series:
+        """The first id of each slice of ``slices(rows)`` but the first: ``range_of`` a case's id is its slice."""
+        bounds = self.lazy().select("case_id").gather_every(rows, offset=rows).collect()
+        return bounds.get_column("case_id")
+
     def _range_frames(self) -> Iterator[pl.DataFrame]:
         if self.frame is not None:
             yield self.frame

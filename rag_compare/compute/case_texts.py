@@ -2,22 +2,26 @@
 
 A comparison joins only what statuses, reasons, aggregates and the JSON need (see ``compare_runs``); the
 questions, acceptance notes, answers and passage lists stay in the run files. A report reads them for the
-cases it lists, and only those: ``CaseTexts.of``. A run file is opened again and checked against the
-fingerprint it was compared at, so a file changed since is refused rather than read.
+cases it lists, and only those: ``CaseTexts.of``. The JSON of every case with its texts reads them a slice
+of cases at a time: ``CaseTexts.beside``. A run file is opened again and checked against the fingerprint it
+was compared at, so a file changed since is refused rather than read.
 """
 
 from __future__ import annotations
 
+import tempfile
+from collections.abc import Callable, Generator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
 import polars as pl
 
 from rag_compare.compute.case_status import SIDES
+from rag_compare.compute.case_table import CaseTable, range_of
 from rag_compare.compute.repeats import shown_value
 from rag_compare.core.contract import REPEAT
 from rag_compare.core.errors import CompareError
-from rag_compare.io.runs import Run, open_run
+from rag_compare.io.runs import OpenedRun, Run, open_run
 
 __all__ = ["SIDE_TEXTS", "TEXT_LABELS", "CaseTexts", "RunFile"]
 
@@ -25,6 +29,9 @@ TEXT_LABELS = ("question", "source_version", "required_passage_ids", "acceptance
 """A case's labels that only reports show."""
 SIDE_TEXTS = ("retrieved_passage_ids", "context_passage_ids", "answer")
 """A side's record columns that only reports show."""
+_TEXT_COLUMNS = ("case_id", REPEAT, "status", *TEXT_LABELS, *SIDE_TEXTS)
+"""What is read of a side's records: its texts, and what picks the sample shown."""
+_RANGE = "range"
 
 
 @dataclass(frozen=True)
@@ -34,13 +41,18 @@ class RunFile:
     path: Path
     fingerprint: str
 
-    def rows(self, case_ids: pl.Series, columns: list[str]) -> pl.DataFrame:
+    def opened(self) -> OpenedRun:
+        """The run file opened again, refused when it has changed since it was compared."""
         opened = open_run(self.path)
         if opened.fingerprint != self.fingerprint:
             raise CompareError(
                 f"{self.path}: has changed since it was compared (fingerprint {self.fingerprint[:12]}, now "
                 f"{opened.fingerprint[:12]}): its texts are not the compared run's. Compare the runs again."
             )
+        return opened
+
+    def rows(self, case_ids: pl.Series, columns: Sequence[str]) -> pl.DataFrame:
+        opened = self.opened()
         return opened.rows(case_ids, [name for name in columns if name in opened.columns])
 
 
@@ -57,38 +69,90 @@ class CaseTexts:
         has the case, else the candidate's, else the baseline's), and per side (``baseline_``/``candidate_``)
         ``SIDE_TEXTS`` of the sample the comparison shows (with repeats, the first that succeeded), null
         where the side has no record."""
-        ids = pl.DataFrame({"case_id": case_ids.cast(pl.String)})
-        joined = ids
-        if self.labels is not None:
-            joined = joined.join(self.labels.select("case_id", *TEXT_LABELS), on="case_id", how="left")
-        for side, source in zip(SIDES, self.sides, strict=True):
-            texts = _side_texts(source, ids.get_column("case_id"))
-            joined = joined.join(
-                texts.rename({name: f"{side}_{name}" for name in texts.columns if name != "case_id"}),
-                on="case_id",
-                how="left",
-                maintain_order="left",
-            )
-        corpus = [[name] if self.labels is not None else [] for name in TEXT_LABELS]
-        return joined.select(
-            "case_id",
-            *(
-                pl.coalesce(*first, f"candidate_{name}", f"baseline_{name}").alias(name)
-                for name, first in zip(TEXT_LABELS, corpus, strict=True)
-            ),
-            *(f"{side}_{name}" for side in SIDES for name in SIDE_TEXTS),
+        ids = case_ids.cast(pl.String)
+        side_rows = [_side_rows(source, ids) for source in self.sides]
+        return _joined(ids, self.labels, side_rows)
+
+    def beside(self, table: CaseTable, rows: int) -> Generator[pl.DataFrame, None, None]:
+        """The cases of ``table`` ``rows`` at a time, in ``case_id`` order, each slice with the columns of
+        ``of`` beside it. Each run is read once, its texts put by slice in a folder of the system's
+        temporary one (``$TMPDIR``) and read back a slice at a time, so one slice's texts are held."""
+        bounds = table.slice_bounds(rows)
+        labels = self.labels
+        if labels is not None:
+            labels = labels.with_columns(range_of(labels.get_column("case_id"), bounds))
+        with tempfile.TemporaryDirectory(prefix="rag-compare-texts-") as folder:
+            sides = [
+                _rows_by_range(source, bounds, Path(folder) / side)
+                for side, source in zip(SIDES, self.sides, strict=True)
+            ]
+            for index, cases in enumerate(table.slices(rows)):
+                in_range = None if labels is None else labels.filter(pl.col(_RANGE) == index).drop(_RANGE)
+                texts = _joined(cases.get_column("case_id"), in_range, [side(index) for side in sides])
+                yield pl.concat([cases, texts.drop("case_id")], how="horizontal")
+
+
+def _joined(case_ids: pl.Series, labels: pl.DataFrame | None, side_rows: Sequence[pl.DataFrame]) -> pl.DataFrame:
+    """The rows of ``CaseTexts.of`` for ``case_ids``, from the corpus' ``labels`` and each side's records
+    among them (``side_rows``)."""
+    ids = case_ids.cast(pl.String).to_frame("case_id")
+    joined = ids
+    if labels is not None:
+        joined = joined.join(labels.select("case_id", *TEXT_LABELS), on="case_id", how="left", maintain_order="left")
+    for side, rows in zip(SIDES, side_rows, strict=True):
+        texts = _side_texts(rows)
+        joined = joined.join(
+            texts.rename({name: f"{side}_{name}" for name in texts.columns if name != "case_id"}),
+            on="case_id",
+            how="left",
+            maintain_order="left",
         )
+    corpus = [[name] if labels is not None else [] for name in TEXT_LABELS]
+    return joined.select(
+        "case_id",
+        *(
+            pl.coalesce(*first, f"candidate_{name}", f"baseline_{name}").alias(name)
+            for name, first in zip(TEXT_LABELS, corpus, strict=True)
+        ),
+        *(f"{side}_{name}" for side in SIDES for name in SIDE_TEXTS),
+    )
 
 
-def _side_texts(source: Run | RunFile, case_ids: pl.Series) -> pl.DataFrame:
-    """``case_id``, ``TEXT_LABELS`` and ``SIDE_TEXTS`` of the side's cases among ``case_ids``, one row a case."""
-    columns = ["case_id", REPEAT, "status", *TEXT_LABELS, *SIDE_TEXTS]
+def _side_rows(source: Run | RunFile, case_ids: pl.Series) -> pl.DataFrame:
+    """The side's records of ``case_ids``, in ``_TEXT_COLUMNS``, in the run's order."""
+    if isinstance(source, RunFile):
+        return source.rows(case_ids, _TEXT_COLUMNS)
+    records = source.records
+    rows = records.filter(pl.col("case_id").is_in(case_ids.implode()))
+    return rows.select(name for name in _TEXT_COLUMNS if name in records.columns)
+
+
+def _rows_by_range(source: Run | RunFile, bounds: pl.Series, folder: Path) -> Callable[[int], pl.DataFrame]:
+    """The side's records in ``_TEXT_COLUMNS`` by range of ids (``range_of`` of ``bounds``), in the run's
+    order: a run in memory is filtered a range at a time; a run file is read once, a record batch at a time,
+    into one Arrow IPC piece per batch and range in ``folder``."""
     if isinstance(source, Run):
-        records = source.records
-        rows = records.filter(pl.col("case_id").is_in(case_ids.implode()))
-        rows = rows.select(name for name in columns if name in records.columns)
-    else:
-        rows = source.rows(case_ids, columns)
+        records = source.records.select(name for name in _TEXT_COLUMNS if name in source.records.columns)
+        ranges = range_of(records.get_column("case_id"), bounds)
+        return lambda index: records.filter(ranges == index)
+    opened = source.opened()
+    columns = [name for name in _TEXT_COLUMNS if name in opened.columns]
+    template = pl.DataFrame(schema={name: opened.frozen.schema[name] for name in columns})
+    for number, batch in enumerate(opened.batches(columns)):
+        ranged = batch.with_columns(range_of(batch.get_column("case_id"), bounds))
+        for (index,), piece in ranged.partition_by(_RANGE, as_dict=True, include_key=False).items():
+            (folder / f"{index:06d}").mkdir(parents=True, exist_ok=True)
+            piece.write_ipc(folder / f"{index:06d}" / f"{number:06d}.arrow", compression="lz4")
+
+    def read(index: int) -> pl.DataFrame:
+        pieces = sorted((folder / f"{index:06d}").glob("*.arrow"))
+        return pl.concat([template, *(pl.read_ipc(piece) for piece in pieces)])
+
+    return read
+
+
+def _side_texts(rows: pl.DataFrame) -> pl.DataFrame:
+    """``case_id``, ``TEXT_LABELS`` and ``SIDE_TEXTS`` of a side's records ``rows``, one row a case."""
     texts = [*TEXT_LABELS, *SIDE_TEXTS]
     if REPEAT not in rows.columns:
         return rows.select("case_id", *texts)

@@ -3,9 +3,10 @@ filter, and their JSON (the report floor renders the rest)."""
 
 from __future__ import annotations
 
+import contextlib
 import io
 from collections import deque
-from collections.abc import Mapping
+from collections.abc import Generator, Mapping
 from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -16,7 +17,7 @@ import polars as pl
 
 from rag_compare.compute.case_status import CASE_STATUSES, SIDES
 from rag_compare.compute.case_table import CaseTable
-from rag_compare.compute.case_texts import CaseTexts
+from rag_compare.compute.case_texts import SIDE_TEXTS, TEXT_LABELS, CaseTexts
 from rag_compare.compute.configdiff import ConfigChange
 from rag_compare.compute.preference import PREFERENCE_COLUMNS, Preference
 from rag_compare.compute.repeats import NoiseFloor
@@ -61,6 +62,8 @@ REPORTED_STATUSES = (
     "unstable",
 )
 """The statuses reports list case by case, in this order (``unchanged`` cases are only counted)."""
+_RECORD_COLUMNS = ("status", "error")
+"""A side's record status (``ok``, ``failed``, ``timeout``) and error, first in its JSON."""
 _REPEAT_COUNTS = ("repeats", "failed_repeats", "judge_failed_repeats")
 _JSON_SLICE_ROWS = 50_000
 """Cases serialised at a time: a million cases never sit in memory as one string."""
@@ -118,10 +121,11 @@ class Comparison(Report):
     every signal, ``missing_from_context`` and how judging went (with repeats: each signal's mean and
     spread, and the sample counts; see ``repeats``). The texts, a case's question, acceptance note,
     source version and required passages and each side's answer and passage lists, stay in the runs:
-    ``with_texts`` reads them back for the cases asked. ``aggregates`` and ``breakdowns`` summarise the
-    signals; ``flaky`` lists the cases whose own repeats disagree, most first (empty without repeats);
-    all four are Polars frames. With a pairs file, ``cases`` also has ``preferred`` (the pairwise
-    judge's verdict) and ``preference_reason``, and ``preference`` sums the verdicts up. The unreviewed
+    ``with_texts`` reads them back for the cases asked (``to_json(with_texts=True)``: for every case).
+    ``aggregates`` and ``breakdowns`` summarise the signals; ``flaky`` lists the cases whose own repeats
+    disagree, most first (empty without repeats); all four are Polars frames. With a pairs file, ``cases``
+    also has ``preferred`` (the pairwise judge's verdict) and ``preference_reason``, and ``preference``
+    sums the verdicts up. The unreviewed
     synthetic cases a run left out by design are no cases: ``unreviewed_left_out`` lists them apart.
     """
 
@@ -204,12 +208,16 @@ class Comparison(Report):
         texts = self.texts.of(cases.get_column("case_id"))
         return pl.concat([cases, texts.drop("case_id")], how="horizontal")
 
-    def to_dict(self) -> dict[str, Any]:
-        return self._summary() | {"cases": self._case_objects(self.cases).to_dicts()}
+    def to_dict(self, *, with_texts: bool = False) -> dict[str, Any]:
+        """The summary and every case (see the README's JSON of a comparison); ``with_texts``: each case
+        with its question and labels, and each side with its answer and passage lists (see ``with_texts``)."""
+        with contextlib.closing(self._slices(_JSON_SLICE_ROWS, with_texts=with_texts)) as slices:
+            cases = [case for part in slices for case in self._case_objects(part).to_dicts()]
+        return self._summary() | {"cases": cases}
 
-    def to_json(self) -> str:
+    def to_json(self, *, with_texts: bool = False) -> str:
         """The JSON of ``to_dict``."""
-        return self.render("json")
+        return self.render("json", with_texts=with_texts)
 
     def render(
         self,
@@ -218,6 +226,7 @@ class Comparison(Report):
         all_cases: bool = False,
         max_cases: int | None = DEFAULT_MAX_CASES,
         gate: GateResult | None = None,
+        with_texts: bool = False,
     ) -> str:
         """The comparison as ``text`` (a terminal summary), ``json``, ``markdown``, ``html`` (a
         self-contained page), or for a CI system as ``github`` (workflow commands, then the Markdown
@@ -226,10 +235,11 @@ class Comparison(Report):
         Reports list the cases that changed, failed or are missing, up to ``max_cases`` per status
         (``None``: every one); ``all_cases`` lists the unchanged ones too. ``gate``, a release gate's
         verdict on this comparison, is used by the CI formats only: ``github`` annotates each condition
-        that held, ``junit`` makes each condition a test case.
+        that held, ``junit`` makes each condition a test case. ``with_texts``, for ``json`` only: each case
+        with its texts too (see ``to_dict``).
         """
         buffer = io.StringIO()
-        self.write(buffer, format, all_cases=all_cases, max_cases=max_cases, gate=gate)
+        self.write(buffer, format, all_cases=all_cases, max_cases=max_cases, gate=gate, with_texts=with_texts)
         return buffer.getvalue()
 
     def write(
@@ -240,31 +250,33 @@ class Comparison(Report):
         all_cases: bool = False,
         max_cases: int | None = DEFAULT_MAX_CASES,
         gate: GateResult | None = None,
+        with_texts: bool = False,
     ) -> None:
         """Write ``render(format, ...)`` to ``stream``, piece by piece for the large formats (``gate``:
-        used by the CI formats only)."""
+        used by the CI formats only; ``with_texts``: by ``json`` only)."""
         if format not in FORMATS:
             raise ValueError(f"unknown format {format!r}; use one of {', '.join(FORMATS)}")
         if max_cases is not None and max_cases < 1:
             raise ValueError(f"max_cases must be 1 or more, or None for every case; got {max_cases!r}")
+        if with_texts and format != "json":
+            raise ValueError(f"`with_texts` is for the json format, not {format!r}")
         if format == "json":
-            self.write_json(stream)
+            self.write_json(stream, with_texts=with_texts)
         elif format == "text":
             self._write(stream, format)
         else:
             self._write(stream, format, all_cases=all_cases, max_cases=max_cases, gate=gate)
 
-    def write_json(self, stream: TextIO) -> None:
+    def write_json(self, stream: TextIO, *, with_texts: bool = False) -> None:
         """Write the JSON of ``to_dict`` to ``stream``, one case per line, serialised by Polars.
 
         Slices of cases are encoded on threads, a few ahead of the one being written, so memory stays
-        bounded by the slice size.
+        bounded by the slice size (with ``with_texts``, their texts are read a slice at a time too).
         """
         head = to_json(self._summary() | {"cases": []})
         if not self.n_cases:
             stream.write(head)
             return
-        stream.write(head.removesuffix('  "cases": []\n}\n') + '  "cases": [\n    ')
 
         def encode(cases: pl.DataFrame, first: bool) -> str:
             objects = self._case_objects(cases)
@@ -272,30 +284,45 @@ class Comparison(Report):
             return text if first else ",\n    " + text
 
         workers = pl.thread_pool_size()
-        with ThreadPoolExecutor(max_workers=workers) as pool:
-            pending: deque[Future[str]] = deque()
-            for index, cases in enumerate(self.case_table.slices(_JSON_SLICE_ROWS)):
-                pending.append(pool.submit(encode, cases, index == 0))
+        slices = self._slices(_JSON_SLICE_ROWS, with_texts=with_texts)
+        with contextlib.closing(slices), ThreadPoolExecutor(max_workers=workers) as pool:
+            # the first slice, its texts read from runs found unchanged, before anything is written
+            pending: deque[Future[str]] = deque([pool.submit(encode, next(slices), True)])
+            stream.write(head.removesuffix('  "cases": []\n}\n') + '  "cases": [\n    ')
+            for cases in slices:
+                pending.append(pool.submit(encode, cases, False))
                 if len(pending) > workers:
                     stream.write(pending.popleft().result())
             while pending:
                 stream.write(pending.popleft().result())
         stream.write("\n  ]\n}\n")
 
-    def write_directory(self, path: str | Path) -> Path:
+    def write_directory(self, path: str | Path, *, with_texts: bool = False) -> Path:
         """Write the comparison as a new folder ``path``, for sizes where one JSON file is not sensible:
         ``summary.json`` (the JSON of ``to_dict`` without ``cases``) and ``cases/part-00000.parquet``, ...
-        (``PART_ROWS`` cases each, in ``case_id`` order, with the fields of the JSON's cases: each side a
-        struct). Written whole or not at all; an existing ``path`` is refused (``outputs.check_output``)."""
+        (``PART_ROWS`` cases each, in ``case_id`` order, with the fields of the JSON's cases, their texts
+        too with ``with_texts``: each side a struct). Written whole or not at all; an existing ``path`` is
+        refused (``outputs.check_output``)."""
         path = check_output(path, "comparison folder", folder=True, parameter="path")
         with atomic_directory(path, what="comparison folder") as folder:
             (folder / "summary.json").write_text(to_json(self._summary()), encoding="utf-8")
             (folder / "cases").mkdir()
-            parts = self.case_table.slices(PART_ROWS) if self.n_cases else iter([self.case_table.collect()])
-            for index, cases in enumerate(parts):
-                part = folder / "cases" / f"part-{index:05d}.parquet"
-                self._case_objects(cases).write_parquet(part, compression="zstd")
+            with contextlib.closing(self._slices(PART_ROWS, with_texts=with_texts)) as parts:
+                for index, cases in enumerate(parts):
+                    part = folder / "cases" / f"part-{index:05d}.parquet"
+                    self._case_objects(cases).write_parquet(part, compression="zstd")
         return path
+
+    def _slices(self, rows: int, *, with_texts: bool) -> Generator[pl.DataFrame, None, None]:
+        """The cases ``rows`` at a time in ``case_id`` order (one empty slice when there are none), with
+        their texts beside them when ``with_texts``."""
+        if not self.n_cases:
+            empty = self.case_table.collect()
+            yield self.with_texts(empty) if with_texts else empty
+        elif with_texts:
+            yield from self.texts.beside(self.case_table, rows)
+        else:
+            yield from self.case_table.slices(rows)
 
     def _summary(self) -> dict[str, Any]:
         return {
@@ -321,15 +348,28 @@ class Comparison(Report):
             pl.when(pl.col(f"{side}_status").is_not_null())
             .then(
                 pl.struct(
+                    *(pl.col(f"{side}_{name}").alias(name) for name in _RECORD_COLUMNS),
                     *(pl.col(f"{side}_{signal.name}").alias(signal.name) for signal in self.signals),
                     *(pl.col(f"{side}_{name}").alias(name) for name in JUDGE_COLUMNS),
-                    *(pl.col(f"{side}_{name}").alias(name) for name in _REPEAT_COUNTS if f"{side}_{name}" in columns),
+                    *(
+                        pl.col(f"{side}_{name}").alias(name)
+                        for name in (*_REPEAT_COUNTS, *SIDE_TEXTS)
+                        if f"{side}_{name}" in columns
+                    ),
                 )
             )
             .alias(side)
             for side in SIDES
         ]
         preferred = [name for name in PREFERENCE_COLUMNS if name in columns]
+        labels = [name for name in TEXT_LABELS if name in columns]
         return cases.select(
-            "case_id", pl.col("status").cast(pl.String), "reasons", "category", "answerability", *preferred, *sides
+            "case_id",
+            pl.col("status").cast(pl.String),
+            "reasons",
+            "category",
+            "answerability",
+            *preferred,
+            *labels,
+            *sides,
         )

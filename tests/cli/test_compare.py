@@ -388,3 +388,29 @@ def test_the_knowledge_base_one_run_records_is_read_and_named(
         "passages read from the knowledge_base of run 'candidate' corpora/handbook_passages.csv; pass --passages to "
         "use another file."
     )
+
+
+def test_with_texts_the_json_cases_hold_their_texts_in_a_file_or_a_folder(cli: Cli, tmp_path: Path) -> None:
+    output = tmp_path / "comparison.json"
+    result = cli(BASELINE, CANDIDATE, "--format", "json", "--with-texts", "--output", output)
+    assert (result.exit_code, result.stderr) == (0, "")
+    cases = json.loads(output.read_text(encoding="utf-8"))["cases"]
+    missing = next(case for case in cases if case["status"] == "missing_in_candidate")
+    assert missing["question"]
+    assert missing["baseline"]["answer"]
+    assert missing["candidate"] is None
+    failed = next(case for case in cases if case["status"] == "failed_in_baseline")
+    assert failed["baseline"]["status"] == "failed"
+    assert failed["baseline"]["error"] == "HTTP 500 from generator: upstream overloaded"
+    folder = tmp_path / "out"
+    assert cli(BASELINE, CANDIDATE, "--with-texts", "--output", f"{folder}/").exit_code == 0
+    assert pl.read_parquet(folder / "cases" / "part-00000.parquet").to_dicts() == cases
+    assert "--with-texts" in cli("compare", "--help").stdout
+
+
+@pytest.mark.parametrize("output_format", ["text", "markdown", "html", "github", "junit"])
+def test_with_texts_is_for_the_json_only(cli: Cli, tmp_path: Path, output_format: str) -> None:
+    result = cli(BASELINE, CANDIDATE, "--format", output_format, "--with-texts", "--output", tmp_path / "out")
+    assert result.exit_code == 2
+    assert "--with-texts is for JSON: add --format json (or a folder --output), or leave it out." in result.stderr
+    assert list(tmp_path.iterdir()) == []

@@ -126,7 +126,7 @@ def test_the_spilled_cases_go_with_the_comparison(compare_runs: list[Run]) -> No
     assert not parts[0].parent.exists()
 
 
-def test_slices_of_pieces_come_in_case_id_order_and_of_the_size_asked(tmp_path: Path) -> None:
+def test_slices_of_pieces_come_in_case_id_order_of_the_size_asked_and_within_their_bounds(tmp_path: Path) -> None:
     ids = [f"q{number:03d}" for number in range(23)]
     ranges = []
     for first, last, pieces in ((0, 10, 2), (10, 23, 3)):  # each range's ids spread over pieces, interleaved
@@ -142,6 +142,11 @@ def test_slices_of_pieces_come_in_case_id_order_and_of_the_size_asked(tmp_path: 
     assert pl.concat(table.slices(5)).get_column("case_id").to_list() == ids
     assert table.collect().get_column("case_id").to_list() == ids
     assert table.lazy().filter(pl.col("case_id") > "q018").collect().get_column("case_id").to_list() == ids[19:]
+    for rows in (1, 5, 23, 30):  # the slice of each id, as range_of the slices' bounds gives it
+        expected = [number // rows for number in range(len(ids))]
+        assert range_of(pl.Series(ids), table.slice_bounds(rows)).to_list() == expected
+        held = CaseTable.held(table.collect())
+        assert held.slice_bounds(rows).equals(table.slice_bounds(rows))
 
 
 def test_range_bounds_cut_sorted_ids_into_ranges_of_about_as_many() -> None:
