@@ -51,10 +51,14 @@ def test_readme_documents_exactly_the_public_api() -> None:
     assert documented == set(rag_compare.__all__)
 
 
-def test_errors_share_one_root() -> None:
-    errors = [getattr(rag_compare, name) for name in rag_compare.__all__ if name.endswith("Error")]
-    assert len(errors) == 16
+def test_errors_share_one_root_and_every_one_is_public() -> None:
+    from rag_compare.core import errors as defined
+
+    errors = {getattr(rag_compare, name) for name in rag_compare.__all__ if name.endswith("Error")}
     assert all(issubclass(error, rag_compare.RagCompareError) for error in errors)
+    every = {value for name, value in vars(defined).items() if name.endswith("Error") and not name.startswith("_")}
+    assert errors == {error for error in every if issubclass(error, rag_compare.RagCompareError)}
+    assert len(errors) == 17
 
 
 def test_version_is_pyprojects() -> None:
