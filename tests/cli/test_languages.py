@@ -64,6 +64,7 @@ def test_score_lexical_takes_the_language(cli: Cli, tmp_path: Path) -> None:
     )
     assert result.exit_code == 0, result.output
     assert load_scores(output).evaluator["config"]["language"] == "nl"
-    result = cli("score", HANDMADE_RUNS / "candidate.arrow", "--model", "m", "--language", "nl", "--output", output)
+    new = tmp_path / "new.arrow"
+    result = cli("score", HANDMADE_RUNS / "candidate.arrow", "--model", "m", "--language", "nl", "--output", new)
     assert result.exit_code == 2
     assert "--language and --language-file set the offline judge: use them with --judge lexical." in result.stderr

@@ -137,7 +137,9 @@ def test_json_has_exactly_the_documented_keys_and_round_trips(runs: tuple[Run, R
         "candidate",
     ]
     assert cases["c-missing-base@v1"]["baseline"] is None
-    assert set(cases["c-failed-cand@v1"]["candidate"].values()) == {None}
+    failed = cases["c-failed-cand@v1"]["candidate"]
+    assert (failed.pop("status"), failed.pop("error")) == ("timeout", "no answer after 30 s")
+    assert set(failed.values()) == {None}  # a failed side's signals are null
     assert cases["c-cut@v1"]["candidate"]["context_construction_failure"] is True
     assert {change["key"] for change in payload["config_diff"]} == {"name", "records.path"}
 

@@ -184,10 +184,10 @@ def test_status_counts_and_shares(comparison: Comparison, condition: str, held: 
 
 
 def test_a_share_shows_the_digits_that_set_it_apart_from_its_limit(handmade: Comparison) -> None:
-    # 2 of 34 cases regressed = 5.882...%; at 3 significant digits 5.88, which differs from 5.9 only at the third.
-    assert _decided(handmade, "regressed>5.9%").numbers == "2 of 34 cases (5.88%) regressed; the limit is > 5.9%"
-    # 5.882% against 5.88%: shown with a fourth digit.
-    assert _decided(handmade, "regressed>5.88%").numbers.startswith("2 of 34 cases (5.882%)")
+    # 4 of 34 cases regressed = 11.76...%; at 3 significant digits 11.8, which differs from 11.9 only at the third.
+    assert _decided(handmade, "regressed>11.9%").numbers == "4 of 34 cases (11.8%) regressed; the limit is > 11.9%"
+    # 11.76% against 11.8%: shown with a fourth digit.
+    assert _decided(handmade, "regressed>11.8%").numbers.startswith("4 of 34 cases (11.76%)")
 
 
 def test_error_rate_counts_the_candidate_side_whatever_the_status(comparison: Comparison) -> None:
