@@ -38,13 +38,13 @@ from rag_compare.core.clock import creation_time
 from rag_compare.core.contract import REPEAT, record_ok
 from rag_compare.core.errors import PairsError
 from rag_compare.core.listing import counted, counts_line
-from rag_compare.core.nesting import load_json
 from rag_compare.core.protocols import PairJudge
 from rag_compare.core.result import Report, labelled
 from rag_compare.core.rows import count_by
 from rag_compare.core.signals import JUDGE_FAILED
 from rag_compare.io.config import check_config, refuse_credential_paths
 from rag_compare.io.credential_scan import refuse_credentials
+from rag_compare.io.described import PAIRS_SHAPE, read_described
 from rag_compare.io.outputs import check_output
 from rag_compare.io.runfile import freeze_frame, read_frozen
 from rag_compare.io.runs import FORMAT_KEY, PAIRS_FORMAT, Run, load_run
@@ -265,7 +265,7 @@ def load_pairs(path: str | Path) -> Pairs:
         raise PairsError(
             f"{path}: is not a pairs file (format {metadata.get(FORMAT_KEY)!r}). Make one with `judge_pairs`."
         )
-    described = load_json(metadata[PAIRS_KEY], f"{path}: its evaluator", line=None)
+    described = read_described(path, metadata[PAIRS_KEY], PAIRS_SHAPE, PairsError)
     _check_frame(frame, str(path))
     return Pairs(
         frame,

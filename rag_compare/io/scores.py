@@ -31,13 +31,13 @@ from rag_compare.core.clock import creation_time
 from rag_compare.core.contract import REPEAT, record_ok, sample_key
 from rag_compare.core.errors import ScoresError
 from rag_compare.core.listing import counted, counts_line
-from rag_compare.core.nesting import load_json
 from rag_compare.core.protocols import Judge
 from rag_compare.core.result import Report, labelled
 from rag_compare.core.rows import count_by
 from rag_compare.core.signals import JUDGE_FAILED, SCORED_SIGNALS, SIGNALS_BY_NAME
 from rag_compare.io.config import check_config, refuse_credential_paths
 from rag_compare.io.credential_scan import refuse_credentials
+from rag_compare.io.described import SCORES_SHAPE, read_described
 from rag_compare.io.outputs import check_output
 from rag_compare.io.runfile import freeze_frame, read_frozen
 from rag_compare.io.runs import FORMAT_KEY, SCORES_FORMAT, OpenedRun, Run
@@ -200,7 +200,7 @@ def load_scores(path: str | Path) -> Scores:
             f"{path}: is not a scores file (format {metadata.get(FORMAT_KEY)!r}). "
             "Make one with `score_run` or `import_scores`."
         )
-    described = load_json(metadata[SCORES_KEY], f"{path}: its evaluator", line=None)
+    described = read_described(path, metadata[SCORES_KEY], SCORES_SHAPE, ScoresError)
     _check_columns(frame, str(path))
     return Scores(
         frame,

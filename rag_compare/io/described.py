@@ -1,0 +1,59 @@
+"""What a scores or pairs file says of itself (its evaluator, the runs it judged, when it was made), read back
+from its schema metadata and refused, as a whole, unless it has the shape freezing writes: a file forged
+with its fingerprint made again to match is refused with a message, never a ``KeyError`` later.
+
+The shapes are JSON Schemas, checked with ``jsonschema``.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from rag_compare.core.errors import RagCompareError
+from rag_compare.core.nesting import load_json
+
+__all__ = ["PAIRS_SHAPE", "SCORES_SHAPE", "read_described"]
+
+_EVALUATOR = {
+    "type": "object",
+    "required": ["name", "fingerprint", "config"],
+    "properties": {"name": {"type": "string"}, "fingerprint": {"type": "string"}, "config": {"type": "object"}},
+}
+_RUN = {
+    "type": "object",
+    "required": ["name", "fingerprint", "path"],
+    "properties": {
+        "fingerprint": {"type": "string", "pattern": "^[0-9a-f]{64}$"},
+        "path": {"type": ["string", "null"]},
+    },
+}
+
+
+def _shape(runs: tuple[str, ...]) -> dict[str, Any]:
+    return {
+        "type": "object",
+        "required": ["evaluator", *runs, "created_at"],
+        "properties": {"evaluator": _EVALUATOR, **dict.fromkeys(runs, _RUN), "created_at": {"type": "string"}},
+    }
+
+
+SCORES_SHAPE = _shape(("run",))
+"""What a scores file says of itself: its ``evaluator``, the ``run`` it scored, ``created_at``."""
+PAIRS_SHAPE = _shape(("baseline", "candidate"))
+"""What a pairs file says of itself: its ``evaluator``, the ``baseline`` and ``candidate`` it judged, ``created_at``."""
+
+
+def read_described(path: Path, text: str, shape: dict[str, Any], error: type[RagCompareError]) -> dict[str, Any]:
+    """The description ``text`` of the file at ``path``, refused with ``error`` unless it has ``shape``."""
+    import jsonschema
+
+    described = load_json(text, f"{path}: its evaluator", line=None)
+    problem = next(iter(sorted(jsonschema.Draft202012Validator(shape).iter_errors(described), key=str)), None)
+    if problem is None:
+        return dict(described)
+    where = "/".join(str(part) for part in problem.absolute_path) or "the description"
+    raise error(
+        f"{path}: says of itself what freezing never writes ({where}: {problem.message}). It was changed after it "
+        "was made: make it again."
+    )
