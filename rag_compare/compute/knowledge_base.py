@@ -15,16 +15,14 @@ from pathlib import Path
 
 import polars as pl
 
+from rag_compare.core.contract import KNOWLEDGE_BASE
 from rag_compare.core.credentials import redact
 from rag_compare.core.errors import RagCompareError
 from rag_compare.io.passages import load_passages
 from rag_compare.io.recorded_paths import recorded_file, same_file
 from rag_compare.io.runs import OpenedRun, Run
 
-__all__ = ["KNOWLEDGE_BASE", "comparison_passages"]
-
-KNOWLEDGE_BASE = "knowledge_base"
-"""The run config key naming the passages file a run retrieved from."""
+__all__ = ["comparison_passages"]
 
 
 def comparison_passages(

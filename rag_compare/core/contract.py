@@ -17,6 +17,7 @@ __all__ = [
     "ANSWERABILITY",
     "CORPUS_COLUMNS",
     "DTYPES",
+    "KNOWLEDGE_BASE",
     "LABEL_COLUMNS",
     "LANGUAGE",
     "LANGUAGE_TAG",
@@ -85,6 +86,8 @@ LANGUAGE_TAG = r"[A-Za-z]{2,3}(?:[-_][A-Za-z0-9]{1,8})*"
 
 LABEL_COLUMNS = ("question", "answerability", "source_version", "required_passage_ids")
 """The corpus columns that make a case's label: changing one under the same case id is a relabel."""
+KNOWLEDGE_BASE = "knowledge_base"
+"""The run config key naming the passages file a run retrieved from (a path, as it was given)."""
 STORED_SIGNALS = "stored_signals"
 """The frozen run's column (a struct) of each record's signals, computed when it was frozen
 (``compute.stored_signals``), and its config's key of what decided them; no record or config has its own."""

@@ -11,9 +11,11 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
+from rag_compare.core.contract import KNOWLEDGE_BASE
+
 __all__ = ["PATH_KEY_NAMES", "is_path_key", "recorded_file", "same_file"]
 
-PATH_KEY_NAMES = ("path", "knowledge_base")
+PATH_KEY_NAMES = ("path", KNOWLEDGE_BASE)
 """A dotted config key holds a path when its last part is one of these: ``knowledge_base``, ``corpus.path``,
 ``records.path``, ``retriever.passages.path``."""
 

@@ -30,6 +30,7 @@ from typing import Any, TypeVar, Unpack
 import polars as pl
 
 from rag_compare.compute.freezing import freeze_run
+from rag_compare.core.contract import KNOWLEDGE_BASE
 from rag_compare.core.credentials import credential_in, credential_values, redact
 from rag_compare.core.digest import json_digest
 from rag_compare.core.errors import CaptureError, ConfigError, RagCompareError, show_value
@@ -299,7 +300,7 @@ def _run_config(
     run_config = {
         "model": generator_config.get("model", generator_config.get("kind")),
         "prompt": generator_config.get("prompt_template"),
-        "knowledge_base": _knowledge_base(retriever_config),
+        KNOWLEDGE_BASE: _knowledge_base(retriever_config),
         **config,
         "top_k": top_k,
         "retriever": retriever_config,
