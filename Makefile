@@ -28,7 +28,7 @@ $(RUNTIME): pyproject.toml | $(BIN)/python
 	touch $(RUNTIME)
 
 $(DEV): pyproject.toml | $(BIN)/python
-	$(BIN)/python -m pip install --quiet -e ".[dev,ray]"
+	$(BIN)/python -m pip install --quiet -e ".[dev,ray,review]"
 	touch $(RUNTIME) $(DEV)
 
 demo: $(RUNTIME)
