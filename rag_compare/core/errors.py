@@ -20,6 +20,7 @@ each into exit code 2 without a traceback, saying the flag or the command in the
     ├── EndpointError           a model endpoint refuses every request (a bad key, an unknown model)
     │   └── JudgeError              ... the judge's endpoint
     ├── CaptureError            a capture cannot start or resume (its checkpoint belongs to other settings)
+    ├── ReviewError             a verdict, a review database or a reviews file cannot be made, read or used
     └── EngineError             an engine cannot start (Ray not installed, no cluster at the address)
 """
 
@@ -45,6 +46,7 @@ __all__ = [
     "NestingError",
     "Problem",
     "RagCompareError",
+    "ReviewError",
     "RunExistsError",
     "RunFileError",
     "RunIntegrityError",
@@ -198,6 +200,11 @@ class JudgeError(EndpointError):
 
 class CaptureError(RagCompareError):
     """A capture cannot start or resume: its checkpoint belongs to other settings or another corpus."""
+
+
+class ReviewError(RagCompareError):
+    """A verdict, a review database or a reviews file cannot be made, read or used: a malformed verdict, a file
+    that is no review database, a database of a newer rag-compare, a changed reviews file."""
 
 
 class EngineError(RagCompareError):
