@@ -204,6 +204,15 @@ class ReviewDatabase:
             ).fetchall()
         return {row[0] for row in rows}
 
+    def comparisons(self) -> dict[tuple[str, str], int]:
+        """Verdicts per pair of runs (baseline's fingerprint, candidate's) the database holds verdicts of."""
+        with self._reading() as connection:
+            rows = connection.execute(
+                "SELECT baseline_fingerprint, candidate_fingerprint, count(*) FROM verdicts "
+                "GROUP BY baseline_fingerprint, candidate_fingerprint ORDER BY count(*) DESC"
+            ).fetchall()
+        return {(baseline, candidate): count for baseline, candidate, count in rows}
+
     def close(self) -> None:
         """Close the file; the database is not used after."""
         with self._lock:
