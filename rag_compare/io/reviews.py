@@ -228,14 +228,13 @@ def _no_verdicts(
     """Why there is nothing to export, and how to give verdicts."""
     runs = f"'{baseline.name}' ({baseline.fingerprint[:12]}) → '{candidate.name}' ({candidate.fingerprint[:12]})"
     if (candidate.fingerprint, baseline.fingerprint) in held:
-        found = " It holds verdicts on these runs the other way round: give the baseline first."
-    elif held:
-        found = f" It holds {counted(sum(held.values()), 'verdict')} on {counted(len(held), 'other pair')} of runs."
-    else:
-        found = " It holds no verdict yet."
+        return f"{path}: no verdict on the runs {runs}, but on these runs the other way round: give the baseline first."
+    found = (
+        f"{counted(sum(held.values()), 'verdict')} on {counted(len(held), 'other pair')} of runs" if held else "none"
+    )
     return (
-        f"{path}: no verdict on the runs {runs}.{found} Review them first: `comparison.review(db=...)` serves the "
-        "page whose verdicts it keeps."
+        f"{path}: no verdict on the runs {runs} (it holds {found}). Give verdicts on their review page first: "
+        "`Comparison.review`, with this database as `db`."
     )
 
 
