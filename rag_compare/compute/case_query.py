@@ -303,9 +303,10 @@ class CaseIndex:
         sorted_by = query.sort_delta
         if sorted_by is not None:
             signal, descending = sorted_by
-            keys = pl.DataFrame([self.frame.get_column(delta_column(signal)).gather(matching), matching])
-            ordered = keys.sort(keys.columns, descending=[descending, False], nulls_last=True)
-            matching = ordered.get_column(matching.name)
+            keys = pl.DataFrame(
+                {"delta": self.frame.get_column(delta_column(signal)).gather(matching), "row": matching}
+            )
+            matching = keys.sort("delta", "row", descending=[descending, False], nulls_last=True).get_column("row")
         offset = (query.page - 1) * query.page_size
         page = matching.slice(offset, query.page_size) if offset < matching.len() else matching.clear()
         return QueryResult(self.frame[page], matching.len(), counts, self.facets, self.case_columns)

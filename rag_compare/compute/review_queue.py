@@ -16,7 +16,8 @@ reason, each in ``case_id`` order:
    1000)`` of the ``n`` such cases, drawn with NumPy's default generator seeded with ``seed`` (the same
    cases for the same comparison, seed and NumPy).
 
-Cases missing from the baseline or from both runs are not queued: there is nothing to compare. The queue
+Cases missing from the baseline or from both runs are not queued (``UNQUEUED``): there is nothing to
+compare. The queue
 is fixed when made; what has been reviewed (``reviewed``, case ids) only decides what comes next.
 """
 
@@ -34,7 +35,7 @@ from rag_compare.compute.case_query import FLAKY, CaseIndex
 from rag_compare.core.errors import QueryError
 from rag_compare.core.signals import JUDGE_VERDICTS, SCORE_SIGNALS, SIGNALS_BY_NAME
 
-__all__ = ["REASONS", "Progress", "QueueItem", "ReviewQueue", "default_sample", "disagreement"]
+__all__ = ["FAILED", "REASONS", "UNQUEUED", "Progress", "QueueItem", "ReviewQueue", "default_sample", "disagreement"]
 
 REASONS = ("regressed", "failed", "disagreement", "mixed", "unstable", "flaky", "improved", "sample")
 FAILED = (
@@ -47,6 +48,8 @@ FAILED = (
     "missing_in_candidate",
 )
 """The statuses queued as ``failed``."""
+UNQUEUED = ("missing_in_baseline", "missing_in_both")
+"""The statuses of the cases never queued, whatever else holds: there is nothing to compare."""
 SAMPLE_MIN = 50
 SAMPLE_SHARE = 0.01
 SAMPLE_MAX = 1_000
@@ -143,7 +146,7 @@ class ReviewQueue:
             "disagreement": disagreement(index),
             "mixed": status == "mixed",
             "unstable": status == "unstable",
-            "flaky": pl.col(FLAKY),
+            "flaky": pl.col(FLAKY) & ~status.is_in(UNQUEUED),
             "improved": status == "improved",
             "sample": status == "unchanged",
         }
