@@ -58,6 +58,8 @@ PARAMETERS = ("status", "category", "answerability", "language", "moved", "q", "
 FLAKY = "flaky"
 """The index's column saying whether either side's repeats of the case disagree (``Comparison.flaky``)."""
 _PREFERENCE = {"candidate": 1.0, "baseline": -1.0, "tie": 0.0}
+_READ = ("question", "language", "answer")
+"""The texts an index reads of each case (``language`` where the texts have it)."""
 _SLICE_ROWS = 100_000
 """Cases whose texts are read at a time when an index is built."""
 _T = TypeVar("_T")
@@ -259,7 +261,8 @@ class CaseIndex:
         when a run file has changed since it was compared."""
         keep = [*comparison.case_table.columns, *(name for name in SEARCH_COLUMNS if name != "language")]
         if comparison.n_cases:
-            parts = [_searchable(part, keep) for part in comparison.texts.beside(comparison.case_table, slice_rows)]
+            slices = comparison.texts.beside(comparison.case_table, slice_rows, texts=_READ)
+            parts = [_searchable(part, keep) for part in slices]
         else:
             parts = [_searchable(comparison.with_texts(comparison.cases), keep)]
         frame = pl.concat(parts)
@@ -306,7 +309,8 @@ class CaseIndex:
             keys = pl.DataFrame(
                 {"delta": self.frame.get_column(delta_column(signal)).gather(matching), "row": matching}
             )
-            matching = keys.sort("delta", "row", descending=[descending, False], nulls_last=True).get_column("row")
+            ordered = keys.sort("delta", descending=descending, nulls_last=True, maintain_order=True)
+            matching = ordered.get_column("row")  # ties stay in case_id order
         offset = (query.page - 1) * query.page_size
         page = matching.slice(offset, query.page_size) if offset < matching.len() else matching.clear()
         return QueryResult(self.frame[page], matching.len(), counts, self.facets, self.case_columns)
