@@ -116,6 +116,11 @@ class CaseQuery:
             raise QueryError(f"`page_size` must be a whole number from 1 to {MAX_PAGE_SIZE}; got {self.page_size!r}.")
         if len(self.text) > MAX_TEXT_CHARS:
             raise QueryError(f"`text` is {len(self.text)} characters long; search for at most {MAX_TEXT_CHARS}.")
+        for name in ("statuses", "categories", "answerabilities", "languages", "moved", "text", "sort"):
+            value = getattr(self, name)
+            texts = [value] if isinstance(value, str) else [text for item in value for text in _texts(item)]
+            if not all(_is_text(text) for text in texts):
+                raise QueryError(f"`{name}` holds a value that is not text (a lone surrogate): {value!r:.60}.")
         for signal, direction in self.moved:
             if direction not in DIRECTIONS:
                 raise QueryError(f"`moved`: {signal!r} moved {direction!r}; a signal moves 'up' or 'down'.")
@@ -141,6 +146,9 @@ class CaseQuery:
         if unknown:
             raise QueryError(f"unknown parameter `{unknown[0]}`; the parameters are {', '.join(PARAMETERS)}.")
         given = {name: tuple(value for value in params.get(name, ()) if value != "") for name in PARAMETERS}
+        for name, values in given.items():
+            if not all(_is_text(value) for value in values):
+                raise QueryError(f"`{name}` holds a value that is not text (a lone surrogate).")
         for name in ("q", "sort", "page", "page_size"):
             if len(given[name]) > 1:
                 raise QueryError(f"`{name}` was given {len(given[name])} times; give it once.")
@@ -193,6 +201,19 @@ class QueryResult:
     def texts(self) -> pl.DataFrame:
         """``case_id`` and the texts of ``SEARCH_COLUMNS`` of the page's rows."""
         return self.rows.select("case_id", *SEARCH_COLUMNS)
+
+
+def _texts(item: str | tuple[str, str]) -> tuple[str, ...]:
+    return (item,) if isinstance(item, str) else item
+
+
+def _is_text(value: str) -> bool:
+    """Whether ``value`` is text that UTF-8 can hold (no lone surrogate)."""
+    try:
+        value.encode("utf-8")
+    except UnicodeEncodeError:
+        return False
+    return True
 
 
 def _sort_key(sort: str) -> tuple[str, bool] | None:
@@ -288,8 +309,8 @@ class CaseIndex:
         return self.frame[self.positions(case_ids)]
 
     def positions(self, case_ids: Sequence[str]) -> pl.Series:
-        """The rows of ``case_ids`` that the comparison has, in that order."""
-        ids = pl.Series("case_id", list(case_ids), dtype=pl.String)
+        """The rows of ``case_ids`` that the comparison has, in that order (an id that is not text is none)."""
+        ids = pl.Series("case_id", [case_id for case_id in case_ids if _is_text(case_id)], dtype=pl.String)
         found = self._ids.search_sorted(ids, side="left").alias("row")
         inside = found < self.height
         found, ids = found.filter(inside), ids.filter(inside)

@@ -165,6 +165,8 @@ def test_has_and_rows_find_cases_by_id_only(index: CaseIndex) -> None:
         "stock-options@2026-01",
     ]
     assert index.rows([]).height == 0
+    assert not index.has("\ud800")  # not text: no case
+    assert index.rows(["\udcff", "bike-lease@2025-01"]).get_column("case_id").to_list() == ["bike-lease@2025-01"]
 
 
 def test_the_preference_is_a_delta_of_plus_one_minus_one_or_zero() -> None:
@@ -232,6 +234,7 @@ def test_hostile_text_is_searched_as_text(hostile: Any) -> None:
         ({"page_size": ["0"]}, "`page_size` must be a whole number from 1 to 500; got 0"),
         ({"q": ["x" * 1001]}, "`q` is 1001 characters long; search for at most 1000"),
         ({"q": ["a", "b"]}, "`q` was given 2 times; give it once"),
+        ({"language": ["\udcff"]}, "`language` holds a value that is not text (a lone surrogate)"),
     ],
 )
 def test_a_bad_parameter_is_refused_naming_it(index: CaseIndex, given: Mapping[str, list[str]], message: str) -> None:
@@ -266,6 +269,8 @@ def test_parameters_become_the_query_and_empty_values_filter_nothing(index: Case
         ({"text": "x" * 1001}, "`text` is 1001 characters long"),
         ({"moved": (("recall", "left"),)}, "`moved`: 'recall' moved 'left'"),
         ({"sort": "status"}, "`sort`: unknown order 'status'"),
+        ({"text": "\ud800"}, "`text` holds a value that is not text"),
+        ({"categories": ("rule", "\ud800")}, "`categories` holds a value that is not text"),
     ],
 )
 def test_a_query_made_in_python_is_checked_too(fields: dict[str, Any], message: str) -> None:
