@@ -110,9 +110,9 @@ class CaseQuery:
     def __post_init__(self) -> None:
         if isinstance(self.page, bool) or not isinstance(self.page, int) or self.page < 1:
             raise QueryError(f"`page` must be a whole number from 1; got {self.page!r}.")
-        if isinstance(self.page_size, bool) or not isinstance(self.page_size, int):
+        if isinstance(self.page_size, bool) or not isinstance(self.page_size, int) or self.page_size < 1:
             raise QueryError(f"`page_size` must be a whole number from 1 to {MAX_PAGE_SIZE}; got {self.page_size!r}.")
-        if not 1 <= self.page_size <= MAX_PAGE_SIZE:
+        if self.page_size > MAX_PAGE_SIZE:
             raise QueryError(f"`page_size` must be a whole number from 1 to {MAX_PAGE_SIZE}; got {self.page_size!r}.")
         if len(self.text) > MAX_TEXT_CHARS:
             raise QueryError(f"`text` is {len(self.text)} characters long; search for at most {MAX_TEXT_CHARS}.")
@@ -167,7 +167,7 @@ class CaseQuery:
             page=_whole("page", next(iter(given["page"]), "1")),
             page_size=_whole("page_size", next(iter(given["page_size"]), "50")),
         )
-        query.check(signals)
+        query.check(signals, statuses)
         return query
 
     def check(self, signals: Sequence[str], statuses: Sequence[str] = CASE_STATUSES) -> None:
@@ -265,7 +265,7 @@ class CaseIndex:
     def __init__(
         self, frame: pl.DataFrame, *, signals: Sequence[str], tolerance: float, case_columns: Sequence[str]
     ) -> None:
-        self.frame = frame
+        self.frame = frame if frame.get_column("case_id").is_sorted() else frame.sort("case_id", maintain_order=True)
         self.signals = tuple(signals)
         self.tolerance = tolerance
         self.case_columns = tuple(case_columns)
@@ -273,7 +273,7 @@ class CaseIndex:
             name: tuple(frame.get_column(name).drop_nulls().cast(pl.String).unique().sort().to_list())
             for name in FACETS
         }
-        self._ids = frame.get_column("case_id")
+        self._ids = self.frame.get_column("case_id")
 
     @classmethod
     def of(cls, comparison: Comparison, *, slice_rows: int = _SLICE_ROWS) -> CaseIndex:

@@ -195,6 +195,13 @@ def test_the_streaming_engine_gives_the_same_index() -> None:
     assert spilled.frame.equals(held.frame)
 
 
+def test_an_index_of_cases_in_any_order_holds_them_in_id_order() -> None:
+    index = index_of([{"case_id": "b", "recall": 1.0}, {"case_id": "c"}, {"case_id": "a", "recall": 1.0}])
+    assert index.frame.get_column("case_id").to_list() == ["a", "b", "c"]
+    assert [index.has(case_id) for case_id in ("a", "b", "c", "d")] == [True, True, True, False]
+    assert ids(index, CaseQuery(sort="delta:recall:desc")) == ["a", "b", "c"]
+
+
 def test_an_empty_comparison_answers_every_query_with_nothing() -> None:
     index = index_of([])
     result = index.query(CaseQuery(statuses=("regressed",), text="x", sort="delta:recall:desc"))
