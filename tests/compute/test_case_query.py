@@ -202,6 +202,13 @@ def test_an_index_of_cases_in_any_order_holds_them_in_id_order() -> None:
     assert ids(index, CaseQuery(sort="delta:recall:desc")) == ["a", "b", "c"]
 
 
+def test_a_delta_moved_only_beyond_the_tolerance() -> None:
+    deltas = {"a": 0.25, "b": 0.2500001, "c": -0.25, "d": -0.2500001, "e": 0.0, "f": None}
+    index = index_of([{"case_id": case_id, "recall": delta} for case_id, delta in deltas.items()], tolerance=0.25)
+    assert ids(index, CaseQuery(moved=(("recall", "up"),))) == ["b"]
+    assert ids(index, CaseQuery(moved=(("recall", "down"),))) == ["d"]
+
+
 def test_an_empty_comparison_answers_every_query_with_nothing() -> None:
     index = index_of([])
     result = index.query(CaseQuery(statuses=("regressed",), text="x", sort="delta:recall:desc"))
