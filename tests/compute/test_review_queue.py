@@ -104,7 +104,12 @@ CASES: list[dict[str, Any]] = [
     {"case_id": "n", "status": "missing_in_both"},
     {"case_id": "o", "status": "judge_failed_in_both"},
     {"case_id": "p", "status": "missing_in_baseline", FLAKY: True},
-    {"case_id": "q", "status": "regressed", "recall": -0.5, "preferred": 1.0},  # the pairwise judge against the status  # the candidate's repeats disagree: not queued
+    {
+        "case_id": "q",
+        "status": "regressed",
+        "recall": -0.5,
+        "preferred": 1.0,
+    },  # the pairwise judge against the status  # the candidate's repeats disagree: not queued
 ]
 
 
