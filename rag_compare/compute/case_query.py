@@ -58,8 +58,6 @@ PARAMETERS = ("status", "category", "answerability", "language", "moved", "q", "
 FLAKY = "flaky"
 """The index's column saying whether either side's repeats of the case disagree (``Comparison.flaky``)."""
 _PREFERENCE = {"candidate": 1.0, "baseline": -1.0, "tie": 0.0}
-_READ = ("question", "language", "answer")
-"""The texts an index reads of each case (``language`` where the texts have it)."""
 _SLICE_ROWS = 100_000
 """Cases whose texts are read at a time when an index is built."""
 _T = TypeVar("_T")
@@ -282,8 +280,7 @@ class CaseIndex:
         when a run file has changed since it was compared."""
         keep = [*comparison.case_table.columns, *(name for name in SEARCH_COLUMNS if name != "language")]
         if comparison.n_cases:
-            slices = comparison.texts.beside(comparison.case_table, slice_rows, texts=_READ)
-            parts = [_searchable(part, keep) for part in slices]
+            parts = [_searchable(part, keep) for part in comparison.texts.beside(comparison.case_table, slice_rows)]
         else:
             parts = [_searchable(comparison.with_texts(comparison.cases), keep)]
         frame = pl.concat(parts)

@@ -29,6 +29,8 @@ TEXT_LABELS = ("question", "source_version", "required_passage_ids", "acceptance
 """A case's labels that only reports show."""
 SIDE_TEXTS = ("retrieved_passage_ids", "context_passage_ids", "answer")
 """A side's record columns that only reports show."""
+_TEXT_COLUMNS = ("case_id", REPEAT, "status", *TEXT_LABELS, *SIDE_TEXTS)
+"""What is read of a side's records: its texts, and what picks the sample shown."""
 _RANGE = "range"
 
 
@@ -69,105 +71,72 @@ class CaseTexts:
         where the side has no record."""
         ids = case_ids.cast(pl.String)
         side_rows = [_side_rows(source, ids) for source in self.sides]
-        return _joined(ids, self.labels, side_rows, _Wanted())
+        return _joined(ids, self.labels, side_rows)
 
-    def beside(
-        self, table: CaseTable, rows: int, *, texts: Sequence[str] | None = None
-    ) -> Generator[pl.DataFrame, None, None]:
+    def beside(self, table: CaseTable, rows: int) -> Generator[pl.DataFrame, None, None]:
         """The cases of ``table`` ``rows`` at a time, in ``case_id`` order, each slice with the columns of
-        ``of`` beside it (``texts``: only those of ``TEXT_LABELS`` and ``SIDE_TEXTS`` it names). Each run is
-        read once, its texts put by slice in a folder of the system's temporary one (``$TMPDIR``) and read
-        back a slice at a time, so one slice's texts are held."""
-        wanted = _Wanted.of(texts)
+        ``of`` beside it. Each run is read once, its texts put by slice in a folder of the system's
+        temporary one (``$TMPDIR``) and read back a slice at a time, so one slice's texts are held."""
         bounds = table.slice_bounds(rows)
         labels = self.labels
         if labels is not None:
             labels = labels.with_columns(range_of(labels.get_column("case_id"), bounds))
         with tempfile.TemporaryDirectory(prefix="rag-compare-texts-") as folder:
             sides = [
-                _rows_by_range(source, bounds, Path(folder) / side, wanted.columns)
+                _rows_by_range(source, bounds, Path(folder) / side)
                 for side, source in zip(SIDES, self.sides, strict=True)
             ]
             for index, cases in enumerate(table.slices(rows)):
                 in_range = None if labels is None else labels.filter(pl.col(_RANGE) == index).drop(_RANGE)
-                found = _joined(cases.get_column("case_id"), in_range, [side(index) for side in sides], wanted)
-                yield pl.concat([cases, found.drop("case_id")], how="horizontal")
+                texts = _joined(cases.get_column("case_id"), in_range, [side(index) for side in sides])
+                yield pl.concat([cases, texts.drop("case_id")], how="horizontal")
 
 
-@dataclass(frozen=True)
-class _Wanted:
-    """The texts read: labels of ``TEXT_LABELS`` and side texts of ``SIDE_TEXTS``."""
-
-    labels: tuple[str, ...] = TEXT_LABELS
-    side: tuple[str, ...] = SIDE_TEXTS
-
-    @classmethod
-    def of(cls, texts: Sequence[str] | None) -> _Wanted:
-        if texts is None:
-            return cls()
-        return cls(
-            tuple(name for name in TEXT_LABELS if name in texts), tuple(name for name in SIDE_TEXTS if name in texts)
-        )
-
-    @property
-    def columns(self) -> tuple[str, ...]:
-        """What is read of a side's records: these texts, and what picks the sample shown."""
-        return ("case_id", REPEAT, "status", *self.labels, *self.side)
-
-
-def _joined(
-    case_ids: pl.Series,
-    labels: pl.DataFrame | None,
-    side_rows: Sequence[pl.DataFrame],
-    wanted: _Wanted,
-) -> pl.DataFrame:
+def _joined(case_ids: pl.Series, labels: pl.DataFrame | None, side_rows: Sequence[pl.DataFrame]) -> pl.DataFrame:
     """The rows of ``CaseTexts.of`` for ``case_ids``, from the corpus' ``labels`` and each side's records
-    among them (``side_rows``), in the ``wanted`` texts."""
+    among them (``side_rows``)."""
     ids = case_ids.cast(pl.String).to_frame("case_id")
     joined = ids
     if labels is not None:
-        joined = joined.join(labels.select("case_id", *wanted.labels), on="case_id", how="left", maintain_order="left")
+        joined = joined.join(labels.select("case_id", *TEXT_LABELS), on="case_id", how="left", maintain_order="left")
     for side, rows in zip(SIDES, side_rows, strict=True):
-        texts = _side_texts(rows, wanted)
+        texts = _side_texts(rows)
         joined = joined.join(
             texts.rename({name: f"{side}_{name}" for name in texts.columns if name != "case_id"}),
             on="case_id",
             how="left",
             maintain_order="left",
         )
-    corpus = [[name] if labels is not None else [] for name in wanted.labels]
+    corpus = [[name] if labels is not None else [] for name in TEXT_LABELS]
     return joined.select(
         "case_id",
         *(
             pl.coalesce(*first, f"candidate_{name}", f"baseline_{name}").alias(name)
-            for name, first in zip(wanted.labels, corpus, strict=True)
+            for name, first in zip(TEXT_LABELS, corpus, strict=True)
         ),
-        *(f"{side}_{name}" for side in SIDES for name in wanted.side),
+        *(f"{side}_{name}" for side in SIDES for name in SIDE_TEXTS),
     )
 
 
 def _side_rows(source: Run | RunFile, case_ids: pl.Series) -> pl.DataFrame:
-    """The side's records of ``case_ids``, in the columns every text is read from, in the run's order."""
-    read = _Wanted().columns
+    """The side's records of ``case_ids``, in ``_TEXT_COLUMNS``, in the run's order."""
     if isinstance(source, RunFile):
-        return source.rows(case_ids, read)
+        return source.rows(case_ids, _TEXT_COLUMNS)
     records = source.records
     rows = records.filter(pl.col("case_id").is_in(case_ids.implode()))
-    return rows.select(name for name in read if name in records.columns)
+    return rows.select(name for name in _TEXT_COLUMNS if name in records.columns)
 
 
-def _rows_by_range(
-    source: Run | RunFile, bounds: pl.Series, folder: Path, read: Sequence[str]
-) -> Callable[[int], pl.DataFrame]:
-    """The side's records in the columns to ``read`` by range of ids (``range_of`` of ``bounds``), in the
-    run's order: a run in memory is filtered a range at a time; a run file is read once, a record batch at a
-    time, into one Arrow IPC piece per batch and range in ``folder``."""
+def _rows_by_range(source: Run | RunFile, bounds: pl.Series, folder: Path) -> Callable[[int], pl.DataFrame]:
+    """The side's records in ``_TEXT_COLUMNS`` by range of ids (``range_of`` of ``bounds``), in the run's
+    order: a run in memory is filtered a range at a time; a run file is read once, a record batch at a time,
+    into one Arrow IPC piece per batch and range in ``folder``."""
     if isinstance(source, Run):
-        records = source.records.select(name for name in read if name in source.records.columns)
+        records = source.records.select(name for name in _TEXT_COLUMNS if name in source.records.columns)
         ranges = range_of(records.get_column("case_id"), bounds)
         return lambda index: records.filter(ranges == index)
     opened = source.opened()
-    columns = [name for name in read if name in opened.columns]
+    columns = [name for name in _TEXT_COLUMNS if name in opened.columns]
     template = pl.DataFrame(schema={name: opened.frozen.schema[name] for name in columns})
     for number, batch in enumerate(opened.batches(columns)):
         ranged = batch.with_columns(range_of(batch.get_column("case_id"), bounds))
@@ -175,16 +144,16 @@ def _rows_by_range(
             (folder / f"{index:06d}").mkdir(parents=True, exist_ok=True)
             piece.write_ipc(folder / f"{index:06d}" / f"{number:06d}.arrow", compression="lz4")
 
-    def pieces(index: int) -> pl.DataFrame:
-        found = sorted((folder / f"{index:06d}").glob("*.arrow"))
-        return pl.concat([template, *(pl.read_ipc(piece) for piece in found)])
+    def read(index: int) -> pl.DataFrame:
+        pieces = sorted((folder / f"{index:06d}").glob("*.arrow"))
+        return pl.concat([template, *(pl.read_ipc(piece) for piece in pieces)])
 
-    return pieces
+    return read
 
 
-def _side_texts(rows: pl.DataFrame, wanted: _Wanted) -> pl.DataFrame:
-    """``case_id`` and the ``wanted`` texts of a side's records ``rows``, one row a case."""
-    texts = [*wanted.labels, *wanted.side]
+def _side_texts(rows: pl.DataFrame) -> pl.DataFrame:
+    """``case_id``, ``TEXT_LABELS`` and ``SIDE_TEXTS`` of a side's records ``rows``, one row a case."""
+    texts = [*TEXT_LABELS, *SIDE_TEXTS]
     if REPEAT not in rows.columns:
         return rows.select("case_id", *texts)
     ordered = rows.sort(REPEAT, maintain_order=True)
