@@ -72,6 +72,8 @@ _COLUMNS = (
     f"shown_signals, agree, status, {', '.join(LABELS)}, comment, supersedes"
 )
 _INSERTED = _COLUMNS.removeprefix("id, ")
+_BATCH_ROWS = 50_000
+"""Rows of verdicts read at once: a large export holds its frame, never every row as Python values."""
 _OF_RUNS = "baseline_fingerprint = ? AND candidate_fingerprint = ?"
 
 
@@ -171,30 +173,19 @@ class ReviewDatabase:
 
         runs = (baseline_fingerprint, candidate_fingerprint)
         query = (
-            f"SELECT {_COLUMNS} FROM verdicts WHERE id IN (SELECT max(id) FROM verdicts WHERE {_OF_RUNS} "
-            "GROUP BY case_id, side) ORDER BY case_id, side"
+            f"SELECT {_COLUMNS} FROM verdicts WHERE id IN "
+            f"(SELECT max(id) FROM verdicts WHERE {_OF_RUNS} GROUP BY case_id, side)"
         )
-        with self._reading() as connection:
-            rows = connection.execute(query, runs).fetchall()
-        schema: dict[str, Any] = {
-            "id": pl.Int64,
-            "created_at": pl.String,
-            "reviewer": pl.String,
-            "case_id": pl.String,
-            "side": pl.String,
-            "baseline_fingerprint": pl.String,
-            "candidate_fingerprint": pl.String,
-            "shown_status": pl.String,
-            "shown_signals": pl.String,
-            "agree": pl.Boolean,
-            "status": pl.String,
-            **dict.fromkeys(LABELS, pl.String),
-            "comment": pl.String,
-            "supersedes": pl.Int64,
+        schema = {
+            name: pl.Int64 if name in ("id", "agree", "supersedes") else pl.String for name in _COLUMNS.split(", ")
         }
-        agree = list(schema).index("agree")
-        rows = [(*row[:agree], bool(row[agree]), *row[agree + 1 :]) for row in rows]
-        return pl.DataFrame(rows, schema=schema, orient="row")
+        parts = [pl.DataFrame(schema=schema)]
+        with self._reading() as connection:
+            cursor = connection.execute(query, runs)
+            while rows := cursor.fetchmany(_BATCH_ROWS):
+                parts.append(pl.DataFrame(rows, schema=schema, orient="row"))
+        latest = pl.concat(parts).with_columns(pl.col("agree").cast(pl.Boolean))
+        return latest.sort("case_id", "side")
 
     def reviewed_case_ids(self, *, baseline_fingerprint: str, candidate_fingerprint: str) -> set[str]:
         """The ids of the cases of the two runs with at least one verdict."""
