@@ -22,6 +22,7 @@ from typing import TYPE_CHECKING, Any
 
 from rag_compare.core.clock import creation_time
 from rag_compare.core.errors import ReviewError
+from rag_compare.core.input_paths import check_input
 from rag_compare.io.verdicts import LABELS, NewVerdict, Verdict, shown_values
 
 if TYPE_CHECKING:
@@ -94,10 +95,8 @@ class ReviewDatabase:
         raises ``ReviewError`` for a file that is not one, one of a newer rag-compare, or one that cannot be
         opened."""
         path = Path(path)
-        if not path.exists() and not create:
-            raise ReviewError(f"{path}: no such review database. Give `db` the file the review server wrote.")
-        if path.is_dir():
-            raise ReviewError(f"{path}: is a folder, not a review database. Give `db` a file name.")
+        fix = "Give `db` the file the review server wrote" + (", or a new file's path." if create else ".")
+        check_input(path, "review database", ReviewError, fix=fix, missing=create)
         try:
             connection = sqlite3.connect(
                 path, timeout=BUSY_TIMEOUT_MS / 1000, isolation_level=None, check_same_thread=False

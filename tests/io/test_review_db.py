@@ -3,6 +3,7 @@ killed writer leaves every committed verdict; older databases migrated, newer an
 
 from __future__ import annotations
 
+import os
 import signal
 import sqlite3
 import subprocess
@@ -234,9 +235,12 @@ def test_a_file_that_is_no_database_is_refused(tmp_path: Path, content: bytes) -
     assert path.read_bytes() == content
 
 
-def test_a_folder_or_a_missing_database_is_refused(tmp_path: Path) -> None:
+def test_a_folder_a_fifo_or_a_missing_database_is_refused(tmp_path: Path) -> None:
     with pytest.raises(ReviewError, match="is a folder, not a review database"):
         ReviewDatabase.open(tmp_path)
+    os.mkfifo(tmp_path / "pipe")
+    with pytest.raises(ReviewError, match=r"is a FIFO \(named pipe\), not a review database"):
+        ReviewDatabase.open(tmp_path / "pipe")
     with pytest.raises(ReviewError, match=r"no such review database\. Give `db` the file"):
         ReviewDatabase.open(tmp_path / "missing.sqlite", create=False)
     assert not (tmp_path / "missing.sqlite").exists()

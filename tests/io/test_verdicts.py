@@ -89,6 +89,11 @@ def test_the_reviewer_name_is_trimmed() -> None:
         (body(labels={"retrieval_ok": False}), "`labels.retrieval_ok` must be one of yes, no"),
         (body(labels={"retrieval_ok": 0}), "`labels.retrieval_ok` must be one of yes, no"),
         (body(comment=5), "`comment` must be a text or null; got a number 5"),
+        (
+            body(comment="half \ud83d of an emoji"),
+            "`comment` holds a lone surrogate (\\ud800 to \\udfff), which is no text",
+        ),
+        (body(reviewer="ana\udc00"), "`reviewer` must be a name of at most 100 characters on one line"),
         (body(comment="x" * (MAX_COMMENT_CHARS + 1)), f"`comment` must be at most {MAX_COMMENT_CHARS} characters"),
     ],
 )
