@@ -155,8 +155,10 @@ def _side(value: object) -> str:
 
 def _status(value: object, agree: bool, statuses: Sequence[str]) -> str | None:
     if agree:
-        if value is not None:
-            raise ReviewError(f"`status` must be null when `agree` is true (the status holds); got {_kind(value)}.")
+        if value not in (None, ""):
+            raise ReviewError(
+                f"`status` must be null (or blank) when `agree` is true (the status holds); got {_kind(value)}."
+            )
         return None
     if not isinstance(value, str) or value not in statuses:
         raise ReviewError(
