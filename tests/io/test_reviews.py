@@ -24,7 +24,7 @@ from rag_compare.io.runfile import freeze_frame, read_frozen
 from rag_compare.io.runs import load_run, open_run
 from rag_compare.io.scores import load_scores
 from tests.helpers.credential_shapes import OPENAI_KEY
-from tests.helpers.data import HANDMADE_RUNS
+from tests.helpers.data import HANDMADE_RUNS, PAYLOAD, SCRIPT
 from tests.helpers.reviews import BASELINE, CANDIDATE, VERDICTS, give, reviewed
 
 
@@ -233,3 +233,13 @@ def test_a_credential_stored_around_the_checks_is_never_exported(tmp_path: Path)
         export_reviews(database, BASELINE, CANDIDATE, tmp_path / "reviews.arrow")
     assert OPENAI_KEY not in str(raised.value)
     assert not (tmp_path / "reviews.arrow").exists()
+
+
+def test_hostile_texts_are_kept_exactly(tmp_path: Path) -> None:
+    case_id = f"b{SCRIPT}\u202e\n@v1"
+    comment = f"{PAYLOAD}\u2066\x1b[31m" + "é" * 4000
+    reviews = exported(tmp_path, [{**VERDICTS[3], "case": case_id, "comment": comment, "reviewer": "ana </script>"}])
+    loaded = load_reviews(tmp_path / "reviews.arrow")
+    assert loaded.frame.select("case_id", "comment", "reviewer").row(0) == (case_id, comment, "ana </script>")
+    assert loaded.frame.equals(reviews.frame)
+    assert "reviewers    ana </script> 1" in loaded.render("text")
