@@ -254,7 +254,7 @@ def _prepare(connection: sqlite3.Connection, path: Path) -> None:
         raise ReviewError(
             f"{path}: is not a review database ({error}). Give `db` a review database or a new file."
         ) from None
-    if application != APPLICATION_ID and (application != 0 or tables):
+    if application != APPLICATION_ID and (application != 0 or tables or version):
         raise ReviewError(
             f"{path}: is an SQLite database, but not a review database; it was left as it is. Give `db` a review "
             "database or a new file."

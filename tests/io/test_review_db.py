@@ -214,10 +214,11 @@ def test_a_database_of_a_newer_version_is_refused(tmp_path: Path) -> None:
         ReviewDatabase.open(path)
 
 
-def test_another_sqlite_file_is_refused_and_left_alone(tmp_path: Path) -> None:
+@pytest.mark.parametrize("statement", ["CREATE TABLE notes (text TEXT)", "PRAGMA user_version = 1"])
+def test_another_sqlite_file_is_refused_and_left_alone(tmp_path: Path, statement: str) -> None:
     path = tmp_path / "other.sqlite"
     with sqlite3.connect(path) as connection:
-        connection.execute("CREATE TABLE notes (text TEXT)")
+        connection.execute(statement)
     before = path.read_bytes()
     with pytest.raises(ReviewError, match="is an SQLite database, but not a review database; it was left as it is"):
         ReviewDatabase.open(path)
