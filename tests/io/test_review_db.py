@@ -24,9 +24,10 @@ CANDIDATE = "c" * 64
 RUNS = {"baseline_fingerprint": BASELINE, "candidate_fingerprint": CANDIDATE}
 WRITER = """
 import sys
+import time
 from rag_compare.io.review_db import ReviewDatabase
 from rag_compare.io.verdicts import NewVerdict
-path, reviewer, count = sys.argv[1], sys.argv[2], int(sys.argv[3])
+path, reviewer, count, pause = sys.argv[1], sys.argv[2], int(sys.argv[3]), float(sys.argv[4])
 labels = {"answer_correct": "yes", "grounded": None, "abstention_correct": None, "retrieval_ok": "no"}
 with ReviewDatabase.open(path) as database:
     print("ready", flush=True)
@@ -38,9 +39,10 @@ with ReviewDatabase.open(path) as database:
             shown_signals={"candidate_recall": 0.5},
         )
         print(stored.id, flush=True)
+        time.sleep(pause)
 """
 """A process giving ``count`` verdicts as ``reviewer`` on 20 cases once told to go (a line on its input), printing
-each id once ``add`` returned it."""
+each id once ``add`` returned it, then pausing ``pause`` seconds."""
 
 
 def verdict(case_id: str = "q1@v1", side: str = "candidate", reviewer: str = "ana", **labels: str) -> NewVerdict:
@@ -51,9 +53,9 @@ def add(database: ReviewDatabase, given: NewVerdict, runs: dict[str, str] = RUNS
     return database.add(given, **runs, shown_status="regressed", shown_signals={"candidate_recall": 0.5})
 
 
-def writer(path: Path, reviewer: str, count: int) -> subprocess.Popen[str]:
+def writer(path: Path, reviewer: str, count: int, pause: float = 0.0) -> subprocess.Popen[str]:
     """The ``WRITER`` process, its database open, not yet writing."""
-    command = [sys.executable, "-c", WRITER, str(path), reviewer, str(count)]
+    command = [sys.executable, "-c", WRITER, str(path), reviewer, str(count), str(pause)]
     process = subprocess.Popen(
         command, stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True, env={"PYTHONPATH": str(ROOT)}
     )
@@ -275,7 +277,7 @@ def assert_chains(database: ReviewDatabase, count: int) -> None:
 
 def test_two_processes_writing_at_once_lose_nothing(tmp_path: Path) -> None:
     path = tmp_path / "reviews.sqlite"
-    writers = [writer(path, reviewer, 500) for reviewer in ("ana", "bo")]
+    writers = [writer(path, reviewer, 500, pause=0.001) for reviewer in ("ana", "bo")]  # paused: each writes a while
     for process in writers:
         go(process)
     outputs = [process.communicate(timeout=300)[0] for process in writers]
