@@ -94,15 +94,6 @@ def test_the_summary_counts_labels_agreement_and_reviewers(tmp_path: Path) -> No
     assert summary["labels"]["baseline"]["grounded"] == {"yes": 0, "partly": 1, "no": 0, "blank": 0}
 
 
-def test_the_text_summary(tmp_path: Path) -> None:
-    text = exported(tmp_path).render("text")
-    assert "evaluator    human (" in text
-    assert "cases        2 (3 verdicts)" in text
-    assert "reviewers    ana 1, bo 2" in text
-    assert "grounded            candidate  1    0       0   1" in text
-    assert "regressed  unchanged  1" in text
-
-
 def test_the_verdicts_of_other_runs_are_not_exported(tmp_path: Path) -> None:
     path = reviewed(tmp_path / "reviews.sqlite")
     other = open_run(HANDMADE_RUNS / "baseline.arrow")
