@@ -14,7 +14,7 @@ def test_the_summary_names_the_runs_reviewers_labels_and_corrections(tmp_path: P
     assert f"reviews      {tmp_path / 'r.arrow'}" in text
     assert f"evaluator    human ({reviews.evaluator['fingerprint'][:12]})" in text
     assert "baseline     baseline (496ed24f60be)" in text
-    assert f"exported     {reviews.created_at} from /" in text  # then the database's path, wrapped
+    assert f"exported     {reviews.created_at}\nfrom         {tmp_path / 'reviews.sqlite'}\n" in text
     assert "cases        2 (3 verdicts)" in text
     assert "reviewers    ana 1, bo 2" in text
     assert "status       agree 2, disagree 1" in text
