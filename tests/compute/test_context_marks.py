@@ -11,7 +11,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from rag_compare.compute.context_marks import MIN_CUT_CHARS, context_segments
+from rag_compare.compute.context_marks import MAX_MARKS, MIN_CUT_CHARS, context_segments
 from rag_compare.core.protocols import Case, Passage
 from rag_compare.pipeline.context_builder import BudgetContextBuilder
 
@@ -206,3 +206,39 @@ def test_the_pieces_always_join_back_to_the_context(drawn: tuple[str, dict[str, 
 def test_unicode_whitespace_counts_as_whitespace(spaces: str) -> None:
     context = HOTEL.replace(" ", spaces)
     assert context_segments(context, {"hotel": HOTEL}) == [piece(context, "hotel")]
+
+
+def test_a_passage_found_very_often_is_marked_at_its_first_places_only() -> None:
+    context = "a b " * 200_000
+    started = time.perf_counter()
+    segments = context_segments(context, {"ab": "a b"})
+    assert time.perf_counter() - started < 2
+    assert segments is not None
+    assert sum(segment["passage_id"] == "ab" for segment in segments) == MAX_MARKS
+    assert "".join(segment["text"] for segment in segments) == context
+
+
+@pytest.mark.parametrize(
+    ("context", "passage", "marked"),
+    [
+        pytest.param("a" * 1_000_000, "a" * 500_000 + "b", [(None, False), ("p", True)], id="one letter"),
+        pytest.param(
+            ("ab" * 8 + "Y") * 60_000, "ab" * 8 + "X" + "c" * 1_000, [(None, False)], id="a repeated head near the end"
+        ),
+        pytest.param(
+            ("ab" * 8 + "Y") * 60_000,
+            ("ab" * 8 + "Y") * 59_999 + "Z",
+            [(None, False), ("p", True)],
+            id="a long near miss",
+        ),
+    ],
+)
+def test_repetitive_hostile_text_is_marked_quickly(
+    context: str, passage: str, marked: list[tuple[str | None, bool]]
+) -> None:
+    started = time.perf_counter()
+    segments = context_segments(context, {"p": passage})
+    assert time.perf_counter() - started < 2
+    assert segments is not None
+    assert [(segment["passage_id"], segment["cut"]) for segment in segments] == marked
+    assert "".join(segment["text"] for segment in segments) == context
