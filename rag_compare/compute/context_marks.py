@@ -94,7 +94,7 @@ class _Squeezed:
 
     def spans(self, passage_id: str, text: str) -> list[_Span]:
         """Each place ``text`` (squeezed) is whole in the context, else the place of its cut leading part."""
-        found = []
+        found: list[_Span] = []
         start = self.text.find(text)
         while start >= 0 and len(found) < MAX_MARKS:
             found.append(self.span(start, len(text), passage_id, cut=False))
