@@ -87,7 +87,9 @@ def main() -> None:
     print(f"cases         {parsed.cases:,} at k={parsed.k} (data in {workdir}, {data}), {passages.height:,} passages")
     start = time.perf_counter()
     comparison = compare(*(workdir / f"{side}.arrow" for side in SIDES), passages=passages)
-    print(f"compare       {time.perf_counter() - start:.1f} s (once, memory engine), resident {resident() / MIB:,.0f} MiB")
+    print(
+        f"compare       {time.perf_counter() - start:.1f} s (once, memory engine), resident {resident() / MIB:,.0f} MiB"
+    )
     ids = comparison.cases.get_column("case_id").sample(parsed.shown, seed=parsed.seed).to_list()
     rows = comparison.cases.filter(pl.col("case_id").is_in(ids))
     calls: dict[str, Callable[[], Any]] = {

@@ -304,6 +304,9 @@ def test_summaries_take_the_texts_given_and_read_them_when_not(handmade: Compari
     assert case_summaries(handmade, cases, given) == [summary | {"language": None} for summary in read]
     renamed = given.with_columns(question=pl.lit("asked differently"))
     assert {summary["question"] for summary in case_summaries(handmade, cases, renamed)} == {"asked differently"}
+    searched = cases.with_columns(question=pl.lit("from the rows"), language=pl.lit("xx"))  # rows a query kept
+    summaries = case_summaries(handmade, searched, None)
+    assert {(summary["question"], summary["language"]) for summary in summaries} == {("from the rows", "xx")}
 
 
 def test_every_case_of_the_examples_is_plain_json_whose_pieces_join_back(examples: Comparison) -> None:
