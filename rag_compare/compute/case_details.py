@@ -41,10 +41,12 @@ _SIDE_RECORD = ("latency_ms", "prompt_tokens", "completion_tokens")
 def case_summaries(comparison: Comparison, cases: pl.DataFrame, texts: pl.DataFrame | None) -> list[dict[str, Any]]:
     """One summary per row of ``cases`` (rows of ``comparison.cases``, in their order; see the module).
     ``texts`` has the cases' ``question`` and ``language`` by ``case_id`` (a frame of
-    ``comparison.texts.of``, say); ``None``: read from the runs."""
+    ``comparison.texts.of``, say); ``None``: those of ``cases`` when it has both columns, else read from
+    the runs."""
     ids = cases.get_column("case_id")
     if texts is None:
-        texts = comparison.texts.of(ids, SUMMARY_TEXTS)
+        has_texts = set(SUMMARY_TEXTS.labels) <= set(cases.columns)
+        texts = cases if has_texts else comparison.texts.of(ids, SUMMARY_TEXTS)
     held = [name for name in SUMMARY_TEXTS.labels if name in texts.columns]
     shown = cases.select("case_id").join(
         texts.select("case_id", *held).unique("case_id", keep="first"), on="case_id", how="left", maintain_order="left"

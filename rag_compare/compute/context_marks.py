@@ -3,12 +3,12 @@
 ``context_segments`` cuts a context into consecutive pieces whose texts join back to it exactly: a piece
 with a ``passage_id`` is where that required passage's text was found (whitespace runs in either text match
 any whitespace run in the other), every other piece has none. A passage found several times is marked at
-each place. A passage not found whole may be **cut**: only a leading part of it is there, because the
-context ended (the leading part runs to the context's end, at least ``MIN_CUT_CHARS`` long) or because the
-piece was shortened before the next one was added (the leading part is at least half the passage and
-``MIN_CUT_CHARS`` long); that leading part is marked ``cut``. Where two found passages overlap, the
-earlier keeps the shared text and the later starts after it; a passage found inside another one's piece is
-not marked again.
+each place (its first ``MAX_MARKS``). A passage not found whole may be **cut**: only a leading part of it is
+there, because the context ended (the leading part runs to the context's end, at least ``MIN_CUT_CHARS``
+long) or because the piece was shortened before the next one was added (the leading part is at least half
+the passage and ``MIN_CUT_CHARS`` long); that leading part is marked ``cut``. Where two found passages
+overlap, the earlier keeps the shared text and the later starts after it; a passage found inside another
+one's piece is not marked again.
 
 The search works on the context with each whitespace run made one space, a few ``str.find`` calls per
 passage, so a context of a megabyte takes milliseconds.
@@ -22,11 +22,16 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
-__all__ = ["MIN_CUT_CHARS", "context_segments"]
+__all__ = ["MAX_MARKS", "MIN_CUT_CHARS", "context_segments"]
 
+MAX_MARKS = 100
+"""The places a passage found many times is marked at, the first ones: the pieces stay few enough to show."""
 MIN_CUT_CHARS = 16
 """The shortest leading part of a passage (whitespace runs counted as one character) marked as cut: a
 shorter one could be any text that happens to start the same way."""
+_MAX_CUT_STARTS = 64
+"""The places a cut passage's leading part is tried at: text that repeats its first characters more often
+than this near the context's end is not searched further (it would cost a pass over the passage each)."""
 _SPACES = re.compile(r"\s+")
 
 
@@ -89,9 +94,9 @@ class _Squeezed:
 
     def spans(self, passage_id: str, text: str) -> list[_Span]:
         """Each place ``text`` (squeezed) is whole in the context, else the place of its cut leading part."""
-        found = []
+        found: list[_Span] = []
         start = self.text.find(text)
-        while start >= 0:
+        while start >= 0 and len(found) < MAX_MARKS:
             found.append(self.span(start, len(text), passage_id, cut=False))
             start = self.text.find(text, start + len(text))
         if found:
@@ -100,12 +105,15 @@ class _Squeezed:
         return [] if cut is None else [self.span(cut[0], cut[1], passage_id, cut=True)]
 
     def _cut_at_end(self, text: str) -> tuple[int, int] | None:
-        """The start and length of the longest leading part of ``text`` that ends the context."""
+        """The start and length of the longest leading part of ``text`` that ends the context (looked for at
+        the first ``_MAX_CUT_STARTS`` places its first characters are, the earliest first)."""
         tail = self.text.rstrip()
         head = text[:MIN_CUT_CHARS]
         start = tail.find(head, max(0, len(tail) - len(text)))
-        while start >= 0:
-            if text.startswith(tail[start:]):
+        for _ in range(_MAX_CUT_STARTS):
+            if start < 0:
+                break
+            if tail.endswith(text[: len(tail) - start]):
                 return start, len(tail) - start
             start = tail.find(head, start + 1)
         return None

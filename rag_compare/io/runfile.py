@@ -83,9 +83,11 @@ class FrozenFile:
     schema: Mapping[str, pl.DataType]
     batch_count: int
 
-    def batches(self, columns: Sequence[str] | None = None) -> Iterator[pl.DataFrame]:
+    def batches(
+        self, columns: Sequence[str] | None = None, indices: Sequence[int] | None = None
+    ) -> Iterator[pl.DataFrame]:
         """The file's rows, a record batch at a time (``columns``: only those, in that order; the other
-        columns are not read)."""
+        columns are not read; ``indices``: only the batches of those numbers, in that order)."""
         import pyarrow as pa
 
         names = list(self.schema)
@@ -95,7 +97,7 @@ class FrozenFile:
         try:
             with pa.OSFile(str(self.path)) as source:
                 reader = pa.ipc.open_file(source, options=options, memory_pool=pa.system_memory_pool())
-                for index in range(reader.num_record_batches):
+                for index in range(reader.num_record_batches) if indices is None else indices:
                     batch = reader.get_batch(index)
                     yield pl.DataFrame(batch if columns is None else batch.select(list(columns)))
         except (pa.ArrowException, OSError, pl.exceptions.PolarsError):
