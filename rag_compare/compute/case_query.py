@@ -22,7 +22,8 @@ from typing import TYPE_CHECKING, Literal, TypeVar
 import polars as pl
 
 from rag_compare.compute.case_status import CASE_STATUSES
-from rag_compare.core.contract import ANSWERABILITY
+from rag_compare.compute.case_texts import TextColumns
+from rag_compare.core.contract import ANSWERABILITY, LANGUAGE
 from rag_compare.core.errors import QueryError
 from rag_compare.core.listing import truncated
 from rag_compare.core.rows import count_by
@@ -58,6 +59,8 @@ PARAMETERS = ("status", "category", "answerability", "language", "moved", "q", "
 FLAKY = "flaky"
 """The index's column saying whether either side's repeats of the case disagree (``Comparison.flaky``)."""
 _PREFERENCE = {"candidate": 1.0, "baseline": -1.0, "tie": 0.0}
+_READ = TextColumns(("question", LANGUAGE), ("answer",))
+"""The texts an index reads of each case: what search reads and a list shows."""
 _SLICE_ROWS = 100_000
 """Cases whose texts are read at a time when an index is built."""
 _T = TypeVar("_T")
@@ -278,12 +281,14 @@ class CaseIndex:
         """The index of ``comparison``'s cases; their texts are read from the runs ``slice_rows`` cases at a
         time (``CaseTexts.beside``), each kept only in the columns search needs. Raises ``CompareError``
         when a run file has changed since it was compared."""
-        keep = [*comparison.case_table.columns, *(name for name in SEARCH_COLUMNS if name != "language")]
+        keep = [*comparison.case_table.columns, *SEARCH_COLUMNS]
         if comparison.n_cases:
-            parts = [_searchable(part, keep) for part in comparison.texts.beside(comparison.case_table, slice_rows)]
+            slices = comparison.texts.beside(comparison.case_table, slice_rows, _READ)
+            frame = pl.concat([part.select(keep) for part in slices])
         else:
-            parts = [_searchable(comparison.with_texts(comparison.cases), keep)]
-        frame = pl.concat(parts)
+            cases = comparison.cases
+            texts = comparison.texts.of(cases.get_column("case_id"), _READ).drop("case_id")
+            frame = pl.concat([cases, texts], how="horizontal").select(keep)
         preferred = "preferred" in frame.columns
         signals = [signal.name for signal in comparison.signals]
         flaky = comparison.flaky.get_column("case_id").implode()
@@ -357,10 +362,3 @@ class CaseIndex:
         delta = pl.col(delta_column(signal))
         beyond = delta > self.tolerance if direction == "up" else delta < -self.tolerance
         return beyond.fill_null(False)
-
-
-def _searchable(cases: pl.DataFrame, keep: Sequence[str]) -> pl.DataFrame:
-    """A slice of cases with their texts (``Comparison.with_texts``) narrowed to ``keep`` and a ``language``
-    (null where the texts carry none)."""
-    language = pl.col("language") if "language" in cases.columns else pl.lit(None, pl.String).alias("language")
-    return cases.select(*keep, language)

@@ -8,6 +8,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+import polars as pl
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
@@ -394,3 +395,12 @@ def _matches(case: Mapping[str, Any], query: CaseQuery) -> bool:
         )
         and (not query.text or any(query.text.lower() in (text or "").lower() for text in texts))
     )
+
+
+def test_the_corpus_language_is_a_facet_and_a_filter() -> None:
+    corpus = CORPUS.head(3).with_columns(language=pl.Series(["en", "de", None]))
+    runs = [freeze_run(frame.head(3), corpus, {"name": name}) for frame, name in ((BASELINE, "b"), (CANDIDATE, "c"))]
+    index = CaseIndex.of(compare(*runs))
+    assert index.facets["language"] == ("de", "en")
+    assert ids(index, CaseQuery(languages=("de",))) == ["b_worse@v1"]
+    assert ids(index, CaseQuery(languages=("en", "de"))) == ["a_better@v1", "b_worse@v1"]
