@@ -1,0 +1,98 @@
+"""What the interactive page's script is given: the comparison's signals and statuses, and in the static
+page the listed cases' details (``compute.case_details``), each passage's text once for the whole page.
+
+Static: ``{"mode": "static", "signals", "tolerance", "max_diff_words", "statuses", "cases", "passages"}``;
+served: ``{"mode": "served", "api", "review", "token", "reviewer", ...}`` without cases. ``statuses``: each
+status with cases, its tone, how many cases it has and how many the page lists; ``signals``: those a case's
+``deltas`` hold, with their good direction.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import TYPE_CHECKING, Any
+
+from rag_compare.compute.case_details import MAX_DIFF_WORDS, case_details
+from rag_compare.report.charts import tone_of
+
+if TYPE_CHECKING:
+    import polars as pl
+
+    from rag_compare.compute.comparison import Comparison
+
+__all__ = ["served_data", "static_data"]
+
+_PREFERRED = {"name": "preferred", "higher_is_better": True, "flag": False}
+"""The pairwise judge's preference, a delta in [-1, 1] (the candidate preferred: +1)."""
+
+
+def static_data(comparison: Comparison, listed: pl.DataFrame, groups: Sequence[dict[str, Any]]) -> dict[str, Any]:
+    """The static page's data: the ``listed`` cases' details (``documents.listed_cases``), in that order,
+    with each passage's text moved to ``passages`` (one table for the page), and the report's ``groups``."""
+    details = case_details(comparison, listed.get_column("case_id").to_list())
+    cases, passages = _passages_apart(details)
+    return _common(comparison, groups) | {"mode": "static", "cases": cases, "passages": passages}
+
+
+def served_data(
+    comparison: Comparison,
+    groups: Sequence[dict[str, Any]],
+    *,
+    api: str,
+    review: bool,
+    token: str | None,
+    reviewer: str | None,
+) -> dict[str, Any]:
+    """The served page's data: where the API is, whether its review controls are on, the token it sends
+    (``Authorization: Bearer``) and the reviewer's name to start the form with."""
+    return _common(comparison, groups) | {
+        "mode": "served",
+        "api": api,
+        "review": review,
+        "token": token,
+        "reviewer": reviewer,
+    }
+
+
+def _common(comparison: Comparison, groups: Sequence[dict[str, Any]]) -> dict[str, Any]:
+    signals = [
+        {"name": signal.name, "higher_is_better": signal.higher_is_better, "flag": signal.flag}
+        for signal in comparison.signals
+    ]
+    return {
+        "signals": signals + ([_PREFERRED] if comparison.preference is not None else []),
+        "tolerance": comparison.tolerance,
+        "max_diff_words": MAX_DIFF_WORDS,
+        "statuses": [
+            {
+                "status": group["status"],
+                "tone": tone_of(group["status"]),
+                "count": group["count"],
+                "listed": group["listed"],
+            }
+            for group in groups
+        ],
+    }
+
+
+def _passages_apart(details: list[dict[str, Any]]) -> tuple[list[dict[str, Any]], dict[str, str]]:
+    """``details`` with each passage's text (the same for a passage id across the page: it comes from the
+    comparison's passages) in one table by passage id, and null in the passage itself."""
+    texts: dict[str, str] = {}
+    cases = []
+    for detail in details:
+        sides = {}
+        for side, facts in detail["sides"].items():
+            passages = facts.get("passages")
+            if passages is not None:
+                passages = [_text_apart(passage, texts) for passage in passages]
+            sides[side] = {**facts, "passages": passages}
+        cases.append({**detail, "sides": sides})
+    return cases, texts
+
+
+def _text_apart(passage: dict[str, Any], texts: dict[str, str]) -> dict[str, Any]:
+    text = passage.get("text")
+    if text is None or texts.setdefault(passage["passage_id"], text) != text:
+        return passage
+    return {**passage, "text": None}
