@@ -165,7 +165,6 @@
 
   const details = new Map(); // case id -> CaseDetail, once read
   function detailOf(caseId) {
-    if (!served) return Promise.resolve(staticCases[staticById.get(caseId)]);
     if (details.has(caseId)) return Promise.resolve(details.get(caseId));
     return api("/cases/" + encodeURIComponent(caseId)).then((detail) => {
       details.set(caseId, detail);
@@ -371,13 +370,20 @@
     summary.addEventListener("click", () => {
       if (!item.open) follow(c.case_id, index);
     });
-    if (!served && OPEN_TONES.includes(tone)) item.open = true;
+    if (!served && OPEN_TONES.includes(tone)) {
+      item.open = true;
+      fillCase(item, c.case_id);
+    }
     return el("li", {}, item);
   }
 
   function fillCase(item, caseId) {
     if (item.dataset.filled) return;
     item.dataset.filled = "1";
+    if (!served) {
+      item.append(casePanel(staticCases[staticById.get(caseId)]));
+      return;
+    }
     const body = el("div", { class: "case-body", text: "Loading…" });
     item.append(body);
     detailOf(caseId).then(
