@@ -69,9 +69,10 @@ def script_hash(script: str) -> str:
 def content_security_policy(*, served: bool) -> str:
     """The page's policy: nothing loads but its own script (by hash), inline styles and ``data:`` images;
     the served page may also fetch from where it came from, the static one from nowhere."""
+    connect = "'self'" if served else "'none'"
     return (
         f"default-src 'none'; script-src {script_hash(page_script())}; style-src 'unsafe-inline'; "
-        f"img-src data:; connect-src {'self' if served else 'none'}; base-uri 'none'; form-action 'none'"
+        f"img-src data:; connect-src {connect}; base-uri 'none'; form-action 'none'"
     )
 
 

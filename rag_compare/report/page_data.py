@@ -12,12 +12,13 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
+import polars as pl
+
 from rag_compare.compute.case_details import MAX_DIFF_WORDS, case_details
+from rag_compare.compute.preference import PREFERENCE_COLUMNS
 from rag_compare.report.charts import tone_of
 
 if TYPE_CHECKING:
-    import polars as pl
-
     from rag_compare.compute.comparison import Comparison
 
 __all__ = ["served_data", "static_data"]
@@ -28,8 +29,10 @@ _PREFERRED = {"name": "preferred", "higher_is_better": True, "flag": False}
 
 def static_data(comparison: Comparison, listed: pl.DataFrame, groups: Sequence[dict[str, Any]]) -> dict[str, Any]:
     """The static page's data: the ``listed`` cases' details (``documents.listed_cases``), in that order,
-    with each passage's text moved to ``passages`` (one table for the page), and the report's ``groups``."""
-    details = case_details(comparison, listed.get_column("case_id").to_list())
+    with each passage's text moved to ``passages`` (one table for the page) and, with pairs, the pairwise
+    judge's ``preference`` (``preferred``, ``reason``); and the report's ``groups``."""
+    case_ids = listed.get_column("case_id")
+    details = _with_preferences(comparison, case_ids, case_details(comparison, case_ids.to_list()))
     cases, passages = _passages_apart(details)
     return _common(comparison, groups) | {"mode": "static", "cases": cases, "passages": passages}
 
@@ -73,6 +76,33 @@ def _common(comparison: Comparison, groups: Sequence[dict[str, Any]]) -> dict[st
             for group in groups
         ],
     }
+
+
+def _with_preferences(
+    comparison: Comparison, case_ids: pl.Series, details: list[dict[str, Any]]
+) -> list[dict[str, Any]]:
+    """``details`` each with ``preference``: the side the pairwise judge preferred and its reason, when the
+    comparison has a pairs file (else ``details`` as they are)."""
+    columns = [name for name in PREFERENCE_COLUMNS if name in comparison.case_table.columns]
+    if not columns:
+        return details
+    rows = (
+        comparison.scan_cases()
+        .filter(pl.col("case_id").is_in(case_ids.implode()))
+        .select("case_id", *columns)
+        .collect()
+    )
+    preferences = {row.pop("case_id"): row for row in rows.iter_rows(named=True)}
+    return [
+        detail
+        | {
+            "preference": {
+                "preferred": preferences[detail["case_id"]].get("preferred"),
+                "reason": preferences[detail["case_id"]].get("preference_reason"),
+            }
+        }
+        for detail in details
+    ]
 
 
 def _passages_apart(details: list[dict[str, Any]]) -> tuple[list[dict[str, Any]], dict[str, str]]:

@@ -14,7 +14,9 @@ from click.testing import Result
 from rag_compare import Comparison, compare
 from rag_compare.compute.comparison import REPORTED_STATUSES
 from rag_compare.report.documents import markdown_escape
-from tests.helpers.data import HANDMADE_RUNS, IMAGE, ROOT, SCRIPT
+from rag_compare.report.page import DATA_ID
+from tests.helpers.data import HANDMADE_RUNS, IMAGE, PAYLOAD, ROOT, SCRIPT
+from tests.helpers.page import framed_page, page_parts
 
 PASSAGES = ROOT / "corpora" / "handbook_passages.csv"
 
@@ -126,28 +128,33 @@ def test_markdown_report_of_the_examples_matches_the_golden_file(
 
 def test_html_escapes_every_value_from_data(hostile: Comparison) -> None:
     page = hostile.render("html")
-    markup = parsed(page)
-    assert "script" not in markup.tags
-    assert "img" not in markup.tags
-    assert not [name for name in markup.attributes if name.startswith("on")]
-    text = "".join(markup.text)
-    # the payload survives as text a reader sees: in the question, the answer, the error, the config and the ids
+    parts = page_parts(page)
+    # the only scripts: the data block (JSON, inert) and the page's own script
+    assert [attrs for attrs, _ in parts.scripts] == [{"type": "application/json", "id": DATA_ID}, {}]
+    assert page.count("<script") == 2
+    assert "img" not in parts.tags
+    assert not [name for name, _ in parts.attributes if name.startswith("on")]
+    assert "javascript:" not in " ".join(str(value) for _, value in parts.attributes)
+    # the payload survives as text a reader sees: in the title, the run names, the config, and in the cases' data
+    text = "".join(parts.text)
     assert text.count(SCRIPT) >= 6
     assert IMAGE in text
-    assert "javascript:" not in " ".join(markup.attributes)
-    assert "<script>" not in page
-    assert "<img" not in page
+    cases = {case["case_id"]: case for case in parts.data["cases"]}
+    assert cases["a@v1"]["question"] == cases["a@v1"]["acceptance_note"] == PAYLOAD
+    assert cases["c@v1"]["sides"]["candidate"]["error"] == PAYLOAD
 
 
-def test_notebook_summary_escapes_too_and_leaves_the_cases_out(hostile: Comparison, examples: Comparison) -> None:
-    markup = parsed(hostile._repr_html_())
-    assert "script" not in markup.tags
-    assert "img" not in markup.tags
-    assert SCRIPT in "".join(markup.text)
-    summary = examples._repr_html_()
-    assert 'id="aggregates-paired"' in summary
-    assert "regressed 4" in summary
-    assert "equipment-budget@2026-01" not in summary  # cases are for the full report
+def test_the_notebook_shows_the_escaped_page_in_a_frame(hostile: Comparison, examples: Comparison) -> None:
+    cell = hostile._repr_html_()
+    markup = parsed(cell)
+    assert markup.tags == ["iframe"]
+    page = page_parts(framed_page(cell))
+    assert "img" not in page.tags
+    assert SCRIPT in "".join(page.text)
+    framed = framed_page(examples._repr_html_())
+    assert 'id="aggregates-paired"' in framed
+    assert "regressed 4" in framed
+    assert "equipment-budget@2026-01" in {case["case_id"] for case in page_parts(framed).data["cases"]}
     names = f"baseline ({examples.baseline.fingerprint[:12]}) → candidate ({examples.candidate.fingerprint[:12]})"
     assert repr(examples) == (
         f"<Comparison {names}: 34 cases: missing_in_candidate 1, "

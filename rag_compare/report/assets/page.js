@@ -488,13 +488,18 @@
     const fact = (term, value) => facts.append(el("dt", { text: term }), el("dd", {}, value));
     fact("question", el("span", { class: "data", text: d.question === null ? "unknown" : d.question }));
     fact("acceptance note", d.acceptance_note ? el("span", { class: "data", text: d.acceptance_note }) : el("span", { class: "muted", text: "none" }));
-    const labels = [d.answerability, d.category, d.language].filter((v) => v);
-    fact("labels", labels.join(" · ") + (d.source_version ? " · source " + d.source_version : ""));
+    const labels = el("span", {});
+    for (const label of [d.answerability, d.category, d.language].filter((v) => v)) labels.append(el("span", { class: "data", text: label }), " · ");
+    labels.append("source ", d.source_version ? el("span", { class: "data", text: d.source_version }) : "unknown");
+    fact("labels", labels);
     const required = d.required_passage_ids || [];
     fact("required passages", required.length ? passageIds(required) : el("span", { class: "muted", text: "none" }));
     if (d.reasons && d.reasons.length) fact("reasons", el("ul", { class: "reasons" }, ...d.reasons.map((r) => el("li", { text: r }))));
     const moved = Object.entries(d.deltas || {}).filter(([, v]) => v !== null && v !== undefined && Math.abs(v) > data.tolerance);
     if (moved.length) fact("deltas", el("span", {}, moved.map(([name, v]) => name + " " + signed(v)).join(" · ")));
+    if (d.preference && d.preference.preferred) {
+      fact("pairwise judge", el("span", { class: "data" }, el("strong", { text: d.preference.preferred }), d.preference.reason ? ": " + d.preference.reason : ""));
+    }
     const panel = el("div", { class: "case-body" }, facts, answerNote(d));
     const identical = answersIdentical(d);
     if (identical) panel.append(el("p", { class: "label", text: "answer (identical on both sides)" }), el("blockquote", { class: "answer data", text: sideAnswer(d, "baseline") }));
