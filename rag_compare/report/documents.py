@@ -1,18 +1,19 @@
 """Markdown and HTML reports of a comparison, rendered from the Jinja2 templates in ``templates/``: the
-Markdown report here, the HTML page's context here and its case list in ``page``.
+Markdown report here, and what the HTML page shares with it (its context; the page itself is ``page``).
 
-A report holds, in order: with a release gate, its verdict and each condition's numbers; the two runs and the config diff with its warnings; status counts (with
-repeats, beside the noise floor); the aggregates of both scopes (with repeats, the within-case
-variance); with pairs, the pairwise preference; breakdowns by category and answerability; then the
-cases, regressed, failed and missing first, then mixed, improved and unstable, up to ``max_cases`` per
-status (unchanged ones are counted, or listed too with ``all_cases``), each with the pairwise judge's
-reason when it has one; with repeats, the flaky cases; with pairs, the inconsistent pairs and those the
-judge could not judge, up to ``max_cases`` each. The Markdown report's cases are read from the frame one at
-a time and written as they are rendered, so a large report never sits in memory as one document.
+A report holds, in order: with a release gate, its verdict and each condition's numbers; the two runs and
+the config diff with its warnings; status counts (with repeats, beside the noise floor); the aggregates of
+both scopes (with repeats, the within-case variance); with pairs, the pairwise preference; breakdowns by
+category and answerability; then the cases, regressed, failed and missing first, then mixed, improved and
+unstable, up to ``max_cases`` per status (unchanged ones are counted, or listed too with ``all_cases``),
+each with the pairwise judge's reason when it has one; with repeats, the flaky cases; with pairs, the
+inconsistent pairs and those the judge could not judge, up to ``max_cases`` each. The Markdown report's
+cases are read from the frame one at a time and written as they are rendered, so a large report never sits
+in memory as one document.
 
-Every value from data is escaped: by Jinja2's autoescape in HTML (the page's data as escaped JSON, see ``page``), and by ``markdown_escape`` for every expression of
-the Markdown template. Before that, every text an expression gives is redacted (``credentials.redact``):
-a run's name or path shows no credential.
+Every value from data is escaped: by Jinja2's autoescape in HTML (the page's data as escaped JSON, see
+``page``), and by ``markdown_escape`` for every expression of the Markdown template. Before that, every
+text an expression gives is redacted (``credentials.redact``): a run's name or path shows no credential.
 """
 
 from __future__ import annotations
@@ -35,8 +36,8 @@ from rag_compare.core.result import DEFAULT_MAX_CASES, REPORT_FORMATS
 from rag_compare.core.signals import ALL_SIGNALS, JUDGE_FAILED, SCORE_SIGNALS
 from rag_compare.core.templates import template_environment
 from rag_compare.report import preference, repeats
-from rag_compare.report.summaries import condition_outcome, gate_verdict
 from rag_compare.report.charts import category_grid, delta_chart, delta_tone, status_chart, tone_of
+from rag_compare.report.summaries import condition_outcome, gate_verdict
 from rag_compare.report.text import AGGREGATE_HEADERS, aggregate_cells, config_diff_rows, k_text
 
 if TYPE_CHECKING:

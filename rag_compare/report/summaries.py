@@ -31,10 +31,10 @@ if TYPE_CHECKING:
 
 __all__ = [
     "audit_text",
+    "condition_outcome",
     "corpus_text",
     "drafts_text",
     "gate_text",
-    "condition_outcome",
     "gate_verdict",
     "imported_text",
     "plan_text",

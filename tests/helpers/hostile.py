@@ -55,7 +55,7 @@ BIDI = "\u202e"
 """A right-to-left override: text after it shows reversed unless it is isolated."""
 PAGE_PAYLOAD = (
     "</script><script>window.pwned = 1; document.title = 'pwned'</script><!-- "
-    f"<img src=x onerror=\"window.pwned = 1\"> <a href=\"javascript:window.pwned = 1\">link</a> {BIDI}'\"&amp; \u2028\u2029 end"
+    f'<img src=x onerror="window.pwned = 1"> <a href="javascript:window.pwned = 1">link</a> {BIDI}\'"&amp; \u2028\u2029 end'
 )
 """What could end the page's data block or script, open a comment, run, link, reverse text or end a line."""
 LARGE_ANSWER = ("word " * 210_000)[:1_048_576]
@@ -89,7 +89,9 @@ def hostile_page_comparison() -> Comparison:
             pl.DataFrame(
                 {
                     "case_id": ids,
-                    "retrieved_passage_ids": [["evil", "p1"], ["p1"], ["p1"]] if side == "baseline" else [["p1"], ["evil"], ["p1"]],
+                    "retrieved_passage_ids": [["evil", "p1"], ["p1"], ["p1"]]
+                    if side == "baseline"
+                    else [["p1"], ["evil"], ["p1"]],
                     "context": contexts[side],
                     "answer": answers[side],
                 }

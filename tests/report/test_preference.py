@@ -15,9 +15,9 @@ from rag_compare.io.runs import Run
 from rag_compare.report import rendering
 from rag_compare.report.preference import bias_warning, pairs_text
 from tests.helpers.data import HANDMADE_RUNS, PAYLOAD, SCRIPT
+from tests.helpers.page import framed_page, page_parts
 from tests.helpers.pairs import BASELINE, CANDIDATE, CORPUS, ScriptedPairJudge
 from tests.helpers.pairs import SCRIPT as CHOICES
-from tests.helpers.page import framed_page, page_parts
 from tests.report.test_documents import positions
 from tests.report.test_repeats import _Tables
 

@@ -81,7 +81,9 @@ def test_each_result_renders_its_text_through_the_report_floor(results: Rendered
 @pytest.mark.parametrize("kind", TYPES)
 def test_each_result_shows_in_a_notebook(results: Rendered, kind: str) -> None:
     result, renderer = results[kind]
-    expected = notebook_page(result) if isinstance(result, Comparison) else f"<pre>{html.escape(renderer(result))}</pre>"
+    expected = (
+        notebook_page(result) if isinstance(result, Comparison) else f"<pre>{html.escape(renderer(result))}</pre>"
+    )
     assert result._repr_html_() == expected
 
 
