@@ -1,7 +1,8 @@
 """What the interactive page's script is given: the comparison's signals and statuses, and in the static
 page the listed cases' details (``compute.case_details``), each passage's text once for the whole page.
 
-Static: ``{"mode": "static", "signals", "tolerance", "max_diff_words", "statuses", "cases", "passages"}``;
+Static: ``{"mode": "static", "signals", "tolerance", "max_diff_words", "statuses", "packed"}``, ``packed``
+holding ``{"cases", "passages"}`` (see ``packed``);
 served: ``{"mode": "served", "api", "review", "token", "reviewer", ...}`` without cases. ``statuses``: each
 status with cases, its tone, how many cases it has and how many the page lists; ``signals``: those a case's
 ``deltas`` hold, with their good direction.
@@ -9,19 +10,22 @@ status with cases, its tone, how many cases it has and how many the page lists; 
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+import base64
+import gzip
+from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 import polars as pl
 
 from rag_compare.compute.case_details import MAX_DIFF_WORDS, case_details
 from rag_compare.compute.preference import PREFERENCE_COLUMNS
+from rag_compare.core.result import to_json
 from rag_compare.report.charts import tone_of
 
 if TYPE_CHECKING:
     from rag_compare.compute.comparison import Comparison
 
-__all__ = ["served_data", "static_data"]
+__all__ = ["packed", "served_data", "static_data"]
 
 _PREFERRED = {"name": "preferred", "higher_is_better": True, "flag": False}
 """The pairwise judge's preference, a delta in [-1, 1] (the candidate preferred: +1)."""
@@ -34,7 +38,15 @@ def static_data(comparison: Comparison, listed: pl.DataFrame, groups: Sequence[d
     case_ids = listed.get_column("case_id")
     details = _with_preferences(comparison, case_ids, case_details(comparison, case_ids.to_list()))
     cases, passages = _passages_apart(details)
-    return _common(comparison, groups) | {"mode": "static", "cases": cases, "passages": passages}
+    return _common(comparison, groups) | {"mode": "static", "packed": packed({"cases": cases, "passages": passages})}
+
+
+def packed(payload: Mapping[str, Any]) -> str:
+    """``payload`` as the static page carries its cases: its JSON (credentials redacted), gzipped (no time
+    in the header: the same payload, the same bytes), in base64. Texts of thousands of cases, which repeat
+    words and whole passages, shrink about tenfold; the browser inflates them (``DecompressionStream``)."""
+    data = gzip.compress(to_json(payload, compact=True).encode("utf-8"), compresslevel=6, mtime=0)
+    return base64.b64encode(data).decode("ascii")
 
 
 def served_data(

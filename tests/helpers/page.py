@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import base64
+import gzip
 import html
 import json
 import re
@@ -45,9 +47,12 @@ class PageParts(HTMLParser):
 
     @property
     def data(self) -> dict[str, Any]:
-        """The page's data block, parsed."""
+        """The page's data block, parsed, with what it holds packed (the static page's cases and passages)
+        unpacked beside the rest."""
         block = next("".join(text) for attrs, text in self.scripts if attrs.get("type") == "application/json")
         parsed: dict[str, Any] = json.loads(block)
+        if "packed" in parsed:
+            parsed |= json.loads(gzip.decompress(base64.b64decode(parsed.pop("packed"))))
         return parsed
 
     @property

@@ -61,9 +61,21 @@
 
   // ---- where cases come from: the embedded list (static) or the server (served) ------------------
 
-  const staticCases = served ? [] : data.cases;
-  const staticById = new Map(staticCases.map((c, i) => [c.case_id, i]));
+  let staticCases = [];
+  let staticById = new Map();
   const haystacks = new Map();
+
+  // The static page's cases and passage texts: gzipped JSON in base64, inflated by the browser itself.
+  function unpack(packed) {
+    const bytes = Uint8Array.from(atob(packed), (c) => c.charCodeAt(0));
+    const stream = new Blob([bytes]).stream().pipeThrough(new DecompressionStream("gzip"));
+    return new Response(stream).text().then((text) => {
+      const body = JSON.parse(text);
+      staticCases = body.cases;
+      staticById = new Map(staticCases.map((c, i) => [c.case_id, i]));
+      data.passages = body.passages;
+    });
+  }
 
   function haystack(c) {
     let text = haystacks.get(c.case_id);
@@ -361,7 +373,8 @@
       el("span", { class: "badge " + tone, text: c.status }),
       " ",
       el("code", { class: "case-id", text: c.case_id }),
-      c.reasons && c.reasons.length ? el("span", { class: "summary-reasons", text: " " + c.reasons.join("; ") }) : null
+      c.reasons && c.reasons.length ? el("span", { class: "summary-reasons", text: " " + c.reasons.join("; ") }) : null,
+      c.review && c.review.reviewed ? el("span", { class: "tag reviewed", text: " ✓ reviewed" }) : null
     );
     const item = el("details", { class: "case", "data-case-id": c.case_id, "data-index": index }, summary);
     item.addEventListener("toggle", () => {
@@ -655,13 +668,13 @@
     const said = el("p", { class: "muted", role: "status" });
     send.addEventListener("click", () => {
       const body = {
-        reviewer: reviewer.value,
         side: side,
         agree: agree.value === "yes",
         status: agree.value === "no" ? status.value || null : null,
         labels: Object.fromEntries(Object.entries(labels).map(([name, select]) => [name, select.value || null])),
         comment: comment.value,
       };
+      if (reviewer.value.trim()) body.reviewer = reviewer.value.trim();
       send.disabled = true;
       api("/cases/" + encodeURIComponent(d.case_id) + "/verdicts", { method: "POST", body: JSON.stringify(body) }).then(
         () => {
@@ -722,5 +735,6 @@
     updateProgress();
   }
 
-  refresh().then(fromAddress);
+  const loaded = served ? Promise.resolve() : unpack(data.packed);
+  loaded.then(refresh).then(fromAddress, failed);
 })();
