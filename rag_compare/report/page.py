@@ -114,7 +114,7 @@ def served_page(
     """The page the review server serves: no case embedded, the script reads ``api``; ``review``: with the
     verdict forms, the queue and progress; ``token``: sent by the script on every request as a bearer token;
     ``reviewer``: the name the verdict forms start with."""
-    context = report_context(comparison, all_cases=False, max_cases=None, gate=None)
+    context = report_context(comparison, all_cases=True, max_cases=None, gate=None)
     data = served_data(comparison, context["groups"], api=api, review=review, token=token, reviewer=reviewer)
     buffer = io.StringIO()
     _write(buffer, context, data, served=True, csrf_token=csrf_token)
@@ -144,6 +144,7 @@ def _write(
 
     page = {
         "csp": content_security_policy(served=served),
+        "served": served,
         "csrf_token": csrf_token,
         "data_id": DATA_ID,
         "data": data_block(data),

@@ -3,7 +3,8 @@ page the listed cases' details (``compute.case_details``), each passage's text o
 
 Static: ``{"mode": "static", "signals", "tolerance", "max_diff_words", "statuses", "packed"}``, ``packed``
 holding ``{"cases", "passages"}`` (see ``packed``);
-served: ``{"mode": "served", "api", "review", "token", "reviewer", ...}`` without cases. ``statuses``: each
+served: ``{"mode": "served", "api", "review", "token", "reviewer", "case_statuses", ...}`` without cases
+(``case_statuses``: every status a reviewer may say a case should have). ``statuses``: each
 status with cases, its tone, how many cases it has and how many the page lists; ``signals``: those a case's
 ``deltas`` hold, with their good direction.
 """
@@ -18,6 +19,7 @@ from typing import TYPE_CHECKING, Any
 import polars as pl
 
 from rag_compare.compute.case_details import MAX_DIFF_WORDS, case_details
+from rag_compare.compute.case_status import CASE_STATUSES
 from rag_compare.compute.preference import PREFERENCE_COLUMNS
 from rag_compare.core.result import to_json
 from rag_compare.report.charts import tone_of
@@ -62,6 +64,7 @@ def served_data(
     (``Authorization: Bearer``) and the reviewer's name to start the form with."""
     return _common(comparison, groups) | {
         "mode": "served",
+        "case_statuses": list(CASE_STATUSES),
         "api": api,
         "review": review,
         "token": token,

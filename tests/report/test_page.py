@@ -4,6 +4,7 @@ served page and the notebook's frame."""
 from __future__ import annotations
 
 import base64
+import gzip
 import hashlib
 import json
 
@@ -11,6 +12,7 @@ import polars as pl
 import pytest
 
 from rag_compare import Comparison
+from rag_compare.compute.case_status import CASE_STATUSES
 from rag_compare.compute.gate_result import ConditionResult, GateResult
 from rag_compare.core.credentials import redact
 from rag_compare.report.page import (
@@ -21,6 +23,7 @@ from rag_compare.report.page import (
     script_hash,
     served_page,
 )
+from rag_compare.report.page_data import packed
 from tests.helpers.credential_shapes import KEY_SHAPES
 from tests.helpers.hostile import LARGE_ANSWER, PAGE_PAYLOAD, hostile_page_comparison
 from tests.helpers.page import framed_page, page_parts
@@ -47,6 +50,14 @@ def test_the_data_block_escapes_what_could_end_it_and_parses_back() -> None:
     assert "\\u003c/script\\u003e" in block
     assert "\\u003c!--" in block
     assert json.loads(block) == payload
+
+
+def test_the_packed_cases_are_the_same_bytes_for_the_same_comparison(examples: Comparison) -> None:
+    assert examples.render("html") == examples.render("html")
+    payload = {"cases": [{"case_id": "a", "answer": "word " * 1000}], "passages": {}}
+    assert packed(payload) == packed(payload)
+    assert json.loads(gzip.decompress(base64.b64decode(packed(payload)))) == payload
+    assert len(packed(payload)) < 500  # a repetitive text shrinks
 
 
 def test_the_data_block_shows_no_credential() -> None:
@@ -128,6 +139,9 @@ def test_the_served_page_embeds_no_case_and_carries_its_token_and_api(examples: 
     assert parts.policy == content_security_policy(served=True)
     assert parts.script == page_script()
     assert "<h2>Aggregates</h2>" in page
+    assert "unchanged" in [status["status"] for status in data["statuses"]]  # the server lists every case
+    assert data["case_statuses"] == list(CASE_STATUSES)
+    assert "listed" not in "".join(parts.text)
     assert '<meta name="csrf-token"' not in examples.render("html")
 
 

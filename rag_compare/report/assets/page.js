@@ -653,7 +653,7 @@
   function verdictForm(d, side) {
     const form = el("div", { class: "verdict-form", "data-side": side }, el("p", { class: "label", text: side + "'s answer" }));
     const agree = choice("agree", ["yes", "no"], null);
-    const status = choice("status", data.statuses.map((s) => s.status), "the status it should have");
+    const status = choice("status", data.case_statuses, "the status it should have");
     status.hidden = true;
     agree.addEventListener("change", () => (status.hidden = agree.value !== "no"));
     form.append(el("label", {}, "agree with " + d.status + "? ", agree), " ", status);
