@@ -273,3 +273,19 @@ def test_hostile_text_stays_text_and_the_layout_holds(browser: WebDriver, tmp_pa
     overflow = browser.execute_script("return document.documentElement.scrollWidth - window.innerWidth")
     assert overflow <= 0
     assert browser.execute_script("return typeof window.pwned") == "undefined"
+
+
+def test_the_notebook_frame_runs_the_page(browser: WebDriver, examples: Comparison, tmp_path: Path) -> None:
+    cell = tmp_path / "cell.html"
+    cell.write_text(f"<!DOCTYPE html><html><body>{examples._repr_html_()}</body></html>", encoding="utf-8")
+    open_page(browser, cell)
+    browser.switch_to.frame(browser.find_element("tag name", "iframe"))
+    try:
+        from selenium.webdriver.support.ui import WebDriverWait
+
+        WebDriverWait(browser, 5).until(listed)
+        assert len(listed(browser)) == 16
+        toggle_status(browser, "improved")
+        assert len(listed(browser)) == examples.counts["improved"] == 5
+    finally:
+        browser.switch_to.default_content()
