@@ -362,7 +362,7 @@
   function leftOutText() {
     if (served) return "";
     const left = data.statuses.filter((s) => s.count > s.listed).reduce((sum, s) => sum + s.count - s.listed, 0);
-    return left ? " (" + left + " more cases are not in this page: see the note below)" : "";
+    return left ? " (" + left + " more cases are not in this page: see the counts above)" : "";
   }
 
   function caseItem(c, index) {
@@ -460,7 +460,7 @@
   }
 
   function notListed(caseId, why) {
-    summaryLine.textContent = "Case " + caseId + " is not in this page" + (why ? ": " + why : " (it was not listed: see the note below).");
+    summaryLine.textContent = "Case " + caseId + " is not in this page" + (why ? ": " + why : " (it was not listed: see the counts above).");
   }
 
   function fromAddress() {
