@@ -19,9 +19,10 @@ from typing import TYPE_CHECKING, Any
 import polars as pl
 
 from rag_compare.compute.case_details import MAX_DIFF_WORDS, case_details
-from rag_compare.compute.case_status import CASE_STATUSES
+from rag_compare.compute.case_status import CASE_STATUSES, SIDES
 from rag_compare.compute.preference import PREFERENCE_COLUMNS
 from rag_compare.core.result import to_json
+from rag_compare.core.signals import JUDGE_COLUMNS, JUDGE_FAILED
 from rag_compare.report.charts import tone_of
 
 if TYPE_CHECKING:
@@ -35,10 +36,10 @@ _PREFERRED = {"name": "preferred", "higher_is_better": True, "flag": False}
 
 def static_data(comparison: Comparison, listed: pl.DataFrame, groups: Sequence[dict[str, Any]]) -> dict[str, Any]:
     """The static page's data: the ``listed`` cases' details (``documents.listed_cases``), in that order,
-    with each passage's text moved to ``passages`` (one table for the page) and, with pairs, the pairwise
-    judge's ``preference`` (``preferred``, ``reason``); and the report's ``groups``."""
+    with each passage's text moved to ``passages`` (one table for the page) and what the report shows beside
+    a case (``_with_report_facts``); and the report's ``groups``."""
     case_ids = listed.get_column("case_id")
-    details = _with_preferences(comparison, case_ids, case_details(comparison, case_ids.to_list()))
+    details = _with_report_facts(comparison, case_ids, case_details(comparison, case_ids.to_list()))
     cases, passages = _passages_apart(details)
     return _common(comparison, groups) | {"mode": "static", "packed": packed({"cases": cases, "passages": passages})}
 
@@ -93,31 +94,34 @@ def _common(comparison: Comparison, groups: Sequence[dict[str, Any]]) -> dict[st
     }
 
 
-def _with_preferences(
+def _with_report_facts(
     comparison: Comparison, case_ids: pl.Series, details: list[dict[str, Any]]
 ) -> list[dict[str, Any]]:
-    """``details`` each with ``preference``: the side the pairwise judge preferred and its reason, when the
-    comparison has a pairs file (else ``details`` as they are)."""
-    columns = [name for name in PREFERENCE_COLUMNS if name in comparison.case_table.columns]
-    if not columns:
-        return details
+    """``details`` with what the report shows beside a case and a case's details do not hold: per side
+    ``judge_error``, the judge's error when judging that side failed (else null), and with pairs the pairwise
+    judge's ``preference`` (``preferred``: the side it preferred, ``reason``)."""
+    columns = comparison.case_table.columns
+    judged = [f"{side}_{name}" for side in SIDES for name in JUDGE_COLUMNS]
+    wanted = [name for name in (*PREFERENCE_COLUMNS, *judged) if name in columns]
     rows = (
-        comparison.scan_cases()
-        .filter(pl.col("case_id").is_in(case_ids.implode()))
-        .select("case_id", *columns)
-        .collect()
+        comparison.scan_cases().filter(pl.col("case_id").is_in(case_ids.implode())).select("case_id", *wanted).collect()
     )
-    preferences = {row.pop("case_id"): row for row in rows.iter_rows(named=True)}
-    return [
-        detail
-        | {
-            "preference": {
-                "preferred": preferences[detail["case_id"]].get("preferred"),
-                "reason": preferences[detail["case_id"]].get("preference_reason"),
+    facts = {row.pop("case_id"): row for row in rows.iter_rows(named=True)}
+    shown = []
+    for detail in details:
+        row = facts[detail["case_id"]]
+        sides = {
+            side: facts_of_side
+            | {
+                "judge_error": row.get(f"{side}_judge_error")
+                if row.get(f"{side}_judge_status") == JUDGE_FAILED
+                else None
             }
+            for side, facts_of_side in detail["sides"].items()
         }
-        for detail in details
-    ]
+        preference = {"preferred": row.get("preferred"), "reason": row.get("preference_reason")}
+        shown.append(detail | {"sides": sides} | ({"preference": preference} if "preferred" in row else {}))
+    return shown
 
 
 def _passages_apart(details: list[dict[str, Any]]) -> tuple[list[dict[str, Any]], dict[str, str]]:

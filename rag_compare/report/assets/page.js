@@ -565,6 +565,7 @@
     if (s.error || s.failed_stage) {
       section.append(el("p", { class: "error" }, el("strong", { text: "failed" + (s.failed_stage ? " at " + s.failed_stage : "") + ": " }), el("span", { class: "data", text: s.error || "no error recorded" })));
     }
+    if (s.judge_error) section.append(el("p", { class: "error" }, el("strong", { text: "judging failed: " }), el("span", { class: "data", text: s.judge_error })));
     section.append(usage(s));
     if (!identical && s.answer !== null && s.answer !== undefined) {
       const diffable = d.answer_diff && SIDES.every((other) => sideAnswer(d, other) !== null);
