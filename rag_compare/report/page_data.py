@@ -110,18 +110,15 @@ def _with_report_facts(
     shown = []
     for detail in details:
         row = facts[detail["case_id"]]
-        sides = {
-            side: facts_of_side
-            | {
-                "judge_error": row.get(f"{side}_judge_error")
-                if row.get(f"{side}_judge_status") == JUDGE_FAILED
-                else None
-            }
-            for side, facts_of_side in detail["sides"].items()
-        }
+        sides = {side: facts | {"judge_error": _judge_error(row, side)} for side, facts in detail["sides"].items()}
         preference = {"preferred": row.get("preferred"), "reason": row.get("preference_reason")}
         shown.append(detail | {"sides": sides} | ({"preference": preference} if "preferred" in row else {}))
     return shown
+
+
+def _judge_error(row: dict[str, Any], side: str) -> str | None:
+    """The error of judging ``side`` of a case's ``row`` when judging it failed, else ``None``."""
+    return row.get(f"{side}_judge_error") if row.get(f"{side}_judge_status") == JUDGE_FAILED else None
 
 
 def _passages_apart(details: list[dict[str, Any]]) -> tuple[list[dict[str, Any]], dict[str, str]]:
