@@ -208,14 +208,13 @@ def test_j_and_k_move_to_the_next_and_previous_case(browser: WebDriver, every_ca
 def test_the_answer_diff_marks_words_by_more_than_colour(browser: WebDriver, every_case: Path) -> None:
     open_page(browser, every_case, fragment="#case=" + quote("equipment-budget@2026-01", safe=""))
     panel = "document.querySelector('details.case.current')"
-    deleted = browser.execute_script(
-        f"return [...{panel}.querySelectorAll('.side-baseline blockquote.answer del')].map(e => e.textContent)"
-    )
-    inserted = browser.execute_script(
-        f"return [...{panel}.querySelectorAll('.side-candidate blockquote.answer ins')].map(e => e.textContent)"
-    )
-    assert deleted == ["[deleted: You have ]"]
-    assert inserted == ["[inserted: Each employee has ]"]
+    words = "[...e.childNodes].filter(n => !n.classList).map(n => n.textContent).join('').trim()"
+    labels = "[...e.querySelectorAll('.visually-hidden')].map(n => n.textContent).join('')"
+    marked = f"return [...{panel}.querySelectorAll('.side-%s blockquote.answer %s')].map(e => [{words}, {labels}])"
+    deleted = browser.execute_script(marked % ("baseline", "del"))
+    inserted = browser.execute_script(marked % ("candidate", "ins"))
+    assert deleted == [["You have", "[deleted: ]"]]
+    assert inserted == [["Each employee has", "[inserted: ]"]]
     styles = browser.execute_script(
         f"const d = {panel}.querySelector('del'), i = {panel}.querySelector('ins'), h = d.querySelector('.visually-hidden');"
         "return [getComputedStyle(d).textDecorationLine, getComputedStyle(i).textDecorationLine,"
