@@ -67,7 +67,9 @@
 
   // The static page's cases and passage texts: gzipped JSON in base64, inflated by the browser itself.
   function unpack(packed) {
-    const bytes = Uint8Array.from(atob(packed), (c) => c.charCodeAt(0));
+    const binary = atob(packed);
+    const bytes = new Uint8Array(binary.length);
+    for (let i = 0; i < binary.length; i++) bytes[i] = binary.charCodeAt(i);
     const stream = new Blob([bytes]).stream().pipeThrough(new DecompressionStream("gzip"));
     return new Response(stream).text().then((text) => {
       const body = JSON.parse(text);
