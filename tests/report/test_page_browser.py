@@ -11,7 +11,7 @@ from urllib.parse import quote
 import polars as pl
 import pytest
 
-from rag_compare import Comparison
+from rag_compare import Comparison, compare, freeze_run, load_corpus
 from tests.helpers.browser import body_text, browser, console_problems, open_page
 from tests.helpers.hostile import PAGE_PAYLOAD, hostile_page_comparison
 from tests.helpers.page import page_parts
@@ -288,3 +288,45 @@ def test_the_notebook_frame_runs_the_page(browser: WebDriver, examples: Comparis
         assert len(listed(browser)) == examples.counts["improved"] == 5
     finally:
         browser.switch_to.default_content()
+
+
+def test_the_context_highlights_required_passages_and_marks_where_one_was_cut(
+    browser: WebDriver, tmp_path: Path
+) -> None:
+    rule = "Meals on business trips are reimbursed up to 50 euros per day."
+    corpus = load_corpus(
+        pl.DataFrame(
+            {
+                "case_id": ["meal@v1"],
+                "question": ["How much for meals?"],
+                "answerability": ["answerable"],
+                "source_version": ["v1"],
+                "required_passage_ids": [["meal"]],
+            }
+        )
+    )
+    contexts = {"baseline": f"[meal] {rule}", "candidate": f"[meal] {rule[:30]}"}
+    runs = [
+        freeze_run(
+            pl.DataFrame(
+                {"case_id": ["meal@v1"], "retrieved_passage_ids": [["meal"]], "context": [context], "answer": ["50."]}
+            ),
+            corpus,
+            {"name": side, "top_k": 1},
+        )
+        for side, context in contexts.items()
+    ]
+    passages = pl.DataFrame({"passage_id": ["meal"], "source_version": ["v1"], "text": [rule]})
+    page = tmp_path / "cut.html"
+    page.write_text(compare(*runs, passages=passages).render("html", all_cases=True), encoding="utf-8")
+    open_page(browser, page, fragment="#case=meal%40v1")
+    marks = browser.execute_script(
+        "return ['baseline', 'candidate'].map(side => {"
+        " const context = document.querySelector('details.case.current .side-' + side + ' pre.context');"
+        " return [[...context.querySelectorAll('mark.required')].map(m => m.textContent),"
+        " [...context.querySelectorAll('.cut')].map(m => m.textContent.trim())]; })"
+    )
+    assert marks == [
+        [[f"[required meal: {rule}]"], []],
+        [[f"[required meal: {rule[:30]}]"], ["✂ cut: meal continues beyond the context"]],
+    ]
