@@ -1,58 +1,22 @@
-"""The HTML report in a real browser: headless Chromium renders it, shows the cases and stays inert.
-
-Needs Debian's ``chromium`` and ``chromium-driver``. Without them these tests skip, unless
-``RAG_COMPARE_REQUIRE_BROWSER`` is set (``.ci/run`` installs both and sets it), when they fail.
-"""
+"""The HTML report in a real browser: headless Chromium renders it, shows the cases and stays inert
+(the fixture: ``tests/helpers/browser.py``; the page's interactions: ``tests/report/test_page_browser.py``)."""
 
 from __future__ import annotations
 
 import io
-import os
-import shutil
-from collections.abc import Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 import pytest
 
 from rag_compare import Comparison, compare
+from tests.helpers.browser import body_text, browser, console_problems, open_page
 from tests.helpers.data import HANDMADE_RUNS, ROOT
 
 if TYPE_CHECKING:
     from selenium.webdriver.remote.webdriver import WebDriver
 
-CHROMIUM, CHROMEDRIVER = "/usr/bin/chromium", "/usr/bin/chromedriver"
-FLAGS = (
-    "--headless=new",
-    "--no-sandbox",
-    "--disable-gpu",
-    "--disable-quic",
-    "--no-first-run",
-    "--disable-background-networking",
-    "--disable-component-update",
-    "--disable-sync",
-    "--hide-scrollbars",
-)
-
-
-@pytest.fixture(scope="module")
-def browser(tmp_path_factory: pytest.TempPathFactory) -> Iterator[WebDriver]:
-    if not (shutil.which(CHROMIUM) and shutil.which(CHROMEDRIVER)):
-        message = f"needs {CHROMIUM} and {CHROMEDRIVER} (Debian packages chromium, chromium-driver)"
-        if os.environ.get("RAG_COMPARE_REQUIRE_BROWSER"):
-            pytest.fail(message)
-        pytest.skip(message)
-    from selenium import webdriver
-    from selenium.webdriver.chrome.service import Service
-
-    options = webdriver.ChromeOptions()
-    options.binary_location = CHROMIUM
-    for flag in (*FLAGS, f"--user-data-dir={tmp_path_factory.mktemp('chromium')}"):
-        options.add_argument(flag)
-    driver = webdriver.Chrome(service=Service(CHROMEDRIVER), options=options)
-    driver.set_window_size(1280, 1000)
-    yield driver
-    driver.quit()
+__all__ = ["browser"]
 
 
 @pytest.fixture(scope="module")
@@ -65,19 +29,6 @@ def examples_page(tmp_path_factory: pytest.TempPathFactory) -> Path:
     page = tmp_path_factory.mktemp("report") / "report.html"
     page.write_text(comparison.render("html"), encoding="utf-8")
     return page
-
-
-def open_page(browser: WebDriver, page: Path, width: int = 1280) -> None:
-    browser.set_window_size(width, 1000)
-    browser.get(page.as_uri())
-    assert browser.execute_script("return document.readyState") == "complete"
-
-
-def body_text(browser: WebDriver) -> str:
-    from selenium.webdriver.common.by import By
-
-    text: str = browser.find_element(By.TAG_NAME, "body").text
-    return text
 
 
 def test_the_report_shows_the_regressed_cases_and_the_aggregates_table(browser: WebDriver, examples_page: Path) -> None:
@@ -103,11 +54,12 @@ def test_a_case_opens_to_show_both_answers(browser: WebDriver, examples_page: Pa
     from selenium.webdriver.common.by import By
 
     open_page(browser, examples_page)
-    answer = "Hotel bookings above 120 euros per night need approval from the department head."
-    assert answer not in body_text(browser)  # cases start collapsed
-    summary = browser.find_element(By.XPATH, "//summary[contains(., 'hotel-approval@2026-01')]")
+    answer = "where the cap is 210 euros per night"
+    assert answer not in body_text(browser)  # an improved case starts collapsed; regressions and failures open
+    summary = browser.find_element(By.XPATH, "//summary[contains(., 'hotel-cap@2026-01')]")
     summary.click()
     assert answer in body_text(browser)
+    assert console_problems(browser) == []
 
 
 @pytest.mark.parametrize("width", [1280, 390])
@@ -153,9 +105,9 @@ def test_hostile_text_stays_text_in_the_browser(
     page.write_text(hostile.render("html"), encoding="utf-8")
     open_page(browser, page)
     counts = browser.execute_script(
-        "return [document.querySelectorAll('script, img, iframe, object').length,"
+        "return [document.querySelectorAll('img, iframe, object, script:not(#rag-compare-data)').length,"
         " [...document.querySelectorAll('*')].filter(e => [...e.attributes].some(a => a.name.startsWith('on'))).length,"
         " typeof window.__pwned]"
     )
-    assert counts == [0, 0, "undefined"]
+    assert counts == [1, 0, "undefined"]  # the page's own script, no other
     assert "<script>window.__pwned = 1</script>" in body_text(browser)

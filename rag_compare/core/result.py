@@ -80,21 +80,21 @@ def labelled(name: object, fingerprint: object) -> str:
     return redactor()(f"{name} ({str(fingerprint)[:12]})")
 
 
-def to_json(payload: Mapping[str, Any]) -> str:
-    """JSON with a stable layout: two-space indent, keys in the order given, UTF-8 kept. Always strict
-    JSON: a number that is not finite (NaN, an infinity) is written as null. Never a credential: every
-    text, key and other value written as text (a path) is redacted (``credentials.redact``)."""
+def to_json(payload: Mapping[str, Any], *, compact: bool = False) -> str:
+    """JSON with a stable layout: two-space indent (``compact``: no space at all, no final newline), keys in
+    the order given, UTF-8 kept. Always strict JSON: a number that is not finite (NaN, an infinity) is
+    written as null. Never a credential: every text, key and other value written as text (a path) is
+    redacted (``credentials.redact``)."""
     redact = redactor()
-    return (
-        json.dumps(
-            _shown(payload, redact),
-            indent=2,
-            ensure_ascii=False,
-            default=lambda value: redact(str(value)),
-            allow_nan=False,
-        )
-        + "\n"
+    text = json.dumps(
+        _shown(payload, redact),
+        indent=None if compact else 2,
+        separators=(",", ":") if compact else None,
+        ensure_ascii=False,
+        default=lambda value: redact(str(value)),
+        allow_nan=False,
     )
+    return text if compact else text + "\n"
 
 
 def _shown(value: Any, redact: Callable[[str], str]) -> Any:

@@ -1,18 +1,19 @@
-"""Markdown and HTML reports of a comparison, rendered from the Jinja2 templates in ``templates/``.
+"""Markdown and HTML reports of a comparison, rendered from the Jinja2 templates in ``templates/``: the
+Markdown report here, and what the HTML page shares with it (its context; the page itself is ``page``).
 
-A report holds, in order: the two runs and the config diff with its warnings; status counts (with
-repeats, beside the noise floor); the aggregates of both scopes (with repeats, the within-case
-variance); with pairs, the pairwise preference; breakdowns by category and answerability; then the
-cases, regressed, failed and missing first, then mixed, improved and unstable, up to ``max_cases`` per
-status (unchanged ones are counted, or listed too with ``all_cases``), each with the pairwise judge's
-reason when it has one; with repeats, the flaky cases; with pairs, the inconsistent pairs and those the
-judge could not judge, up to ``max_cases`` each. Cases are read from the frame one at a time and
-written as they are rendered, so a large report never sits in memory as one document.
+A report holds, in order: with a release gate, its verdict and each condition's numbers; the two runs and
+the config diff with its warnings; status counts (with repeats, beside the noise floor); the aggregates of
+both scopes (with repeats, the within-case variance); with pairs, the pairwise preference; breakdowns by
+category and answerability; then the cases, regressed, failed and missing first, then mixed, improved and
+unstable, up to ``max_cases`` per status (unchanged ones are counted, or listed too with ``all_cases``),
+each with the pairwise judge's reason when it has one; with repeats, the flaky cases; with pairs, the
+inconsistent pairs and those the judge could not judge, up to ``max_cases`` each. The Markdown report's
+cases are read from the frame one at a time and written as they are rendered, so a large report never sits
+in memory as one document.
 
-Every value from data is escaped: by Jinja2's autoescape in HTML (the page also forbids scripts and
-network loads in its Content-Security-Policy), and by ``markdown_escape`` for every expression of
-the Markdown template. Before that, every text an expression gives is redacted (``credentials.redact``):
-a run's name or path shows no credential.
+Every value from data is escaped: by Jinja2's autoescape in HTML (the page's data as escaped JSON, see
+``page``), and by ``markdown_escape`` for every expression of the Markdown template. Before that, every
+text an expression gives is redacted (``credentials.redact``): a run's name or path shows no credential.
 """
 
 from __future__ import annotations
@@ -36,18 +37,26 @@ from rag_compare.core.signals import ALL_SIGNALS, JUDGE_FAILED, SCORE_SIGNALS
 from rag_compare.core.templates import template_environment
 from rag_compare.report import preference, repeats
 from rag_compare.report.charts import category_grid, delta_chart, delta_tone, status_chart, tone_of
+from rag_compare.report.summaries import condition_outcome, gate_verdict
 from rag_compare.report.text import AGGREGATE_HEADERS, aggregate_cells, config_diff_rows, k_text
 
 if TYPE_CHECKING:
     import jinja2
 
     from rag_compare.compute.comparison import Comparison
+    from rag_compare.compute.gate_result import GateResult
 
-__all__ = ["markdown_escape", "summary_html", "write_report"]
+__all__ = [
+    "environment",
+    "listed_cases",
+    "listed_statuses",
+    "markdown_escape",
+    "report_context",
+    "write_report",
+]
 
 ANSWER_SIGNALS = ("grounded", "answer_completeness", "abstained", "abstention_correct")
 """The signals shown beside each answer, followed by the score signals a comparison holds."""
-_TEMPLATES = {"markdown": "comparison.md.j2", "html": "comparison.html.j2"}
 _OPEN_TONES = frozenset({"worse", "failed", "missing", "mixed"})
 _MARKDOWN_SPECIAL = re.compile(r"([\\`*_\[\]|~#])")
 
@@ -55,23 +64,19 @@ _MARKDOWN_SPECIAL = re.compile(r"([\\`*_\[\]|~#])")
 def write_report(
     comparison: Comparison,
     stream: TextIO,
-    format: str,
     *,
     all_cases: bool = False,
     max_cases: int | None = DEFAULT_MAX_CASES,
+    gate: GateResult | None = None,
 ) -> None:
-    """Write the ``markdown`` or ``html`` report of ``comparison`` to ``stream``, chunk by chunk,
-    listing up to ``max_cases`` cases per status (``None``: all)."""
-    template = _environment(format).get_template(_TEMPLATES[format])
-    context = _context(comparison, all_cases=all_cases, max_cases=max_cases)
+    """Write the Markdown report of ``comparison`` to ``stream``, chunk by chunk, listing up to ``max_cases``
+    cases per status (``None``: all), with the verdict of ``gate`` at the top when there is one."""
+    template = environment("markdown").get_template("comparison.md.j2")
+    context = report_context(comparison, all_cases=all_cases, max_cases=max_cases, gate=gate)
+    listed = [status for status in listed_statuses(all_cases) if comparison.counts[status]]
+    context["views"] = _case_views(comparison, listed_cases(comparison, listed, max_cases), context["answer_signals"])
     for chunk in template.generate(c=context, redact=redactor()):
         stream.write(chunk)
-
-
-def summary_html(comparison: Comparison) -> str:
-    """The report's summary (runs, warnings, counts, aggregates) as an HTML fragment for notebooks."""
-    template = _environment("html").get_template("summary.html.j2")
-    return template.render(c=_context(comparison, all_cases=False, max_cases=None), redact=redactor())
 
 
 def markdown_escape(value: object) -> str:
@@ -88,7 +93,7 @@ def markdown_escape(value: object) -> str:
 
 
 @functools.cache
-def _environment(format: str) -> jinja2.Environment:
+def environment(format: str) -> jinja2.Environment:
     """The templates' environment; a template is rendered given ``c`` (its ``_context``) and ``redact`` (a
     ``credentials.redactor``), which every expression's text goes through."""
     import jinja2
@@ -119,14 +124,17 @@ def _shown_in_markdown(template: jinja2.runtime.Context, value: object) -> str:
     return markdown_escape(None if value is None else template["redact"](str(value)))
 
 
-def _context(comparison: Comparison, *, all_cases: bool, max_cases: int | None) -> dict[str, Any]:
+def report_context(
+    comparison: Comparison, *, all_cases: bool, max_cases: int | None, gate: GateResult | None
+) -> dict[str, Any]:
+    """What both reports show but the cases themselves: the templates' ``c`` (the Markdown report adds its
+    case views, the HTML page its data block)."""
     counts = comparison.counts
     answer_signals = ANSWER_SIGNALS + tuple(signal.name for signal in comparison.signals if signal in SCORE_SIGNALS)
-    listed = REPORTED_STATUSES + (("unchanged",) if all_cases else ())
-    views = _case_views(comparison, [status for status in listed if counts[status]], max_cases, answer_signals)
     return {
         "version": __version__,
         "title": f"{comparison.baseline.name} → {comparison.candidate.name}",
+        "gate": _gate_context(gate),
         "runs": _runs(comparison),
         "evaluator": dict(comparison.evaluator),
         "scores": comparison.scores_text(),
@@ -147,16 +155,50 @@ def _context(comparison: Comparison, *, all_cases: bool, max_cases: int | None) 
                 "tone": tone_of(status),
                 "count": counts[status],
                 "open": tone_of(status) in _OPEN_TONES,
-                "cases": views[status],
+                "listed": counts[status] if max_cases is None else min(max_cases, counts[status]),
                 "more": 0 if max_cases is None else max(0, counts[status] - max_cases),
             }
-            for status in listed
+            for status in listed_statuses(all_cases)
             if counts[status]
         ],
         "unlisted": 0 if all_cases else counts["unchanged"],
         "answer_signals": answer_signals,
         "preference": _preference_context(comparison, max_cases),
     } | _repeats_context(comparison, max_cases)
+
+
+def listed_cases(comparison: Comparison, statuses: Sequence[str], limit: int | None) -> pl.DataFrame:
+    """The cases a report lists: the first ``limit`` of each of ``statuses`` by case id (``None``: all), as
+    ``case_id`` and ``status``, in the order of ``statuses``; chosen on their ids alone."""
+    order = (
+        comparison.scan_cases()
+        .select("case_id", pl.col("status").cast(pl.String))
+        .filter(pl.col("status").is_in(statuses))
+    )
+    if limit is not None:
+        order = order.filter(pl.int_range(pl.len()).over("status") < limit)
+    rank = {status: position for position, status in enumerate(statuses)}
+    chosen = order.collect()
+    return chosen.sort(pl.col("status").replace_strict(rank, return_dtype=pl.Int32), "case_id", maintain_order=True)
+
+
+def listed_statuses(all_cases: bool) -> tuple[str, ...]:
+    """The statuses a report lists cases of, in its order: unchanged ones only with ``all_cases``."""
+    return REPORTED_STATUSES + (("unchanged",) if all_cases else ())
+
+
+def _gate_context(gate: GateResult | None) -> dict[str, Any] | None:
+    """A release gate's verdict and each condition with its outcome and numbers; ``None`` without a gate."""
+    if gate is None:
+        return None
+    return {
+        "passed": gate.passed,
+        "verdict": f"{gate_verdict(gate)} (alpha {gate.alpha:g})",
+        "conditions": [
+            (condition.condition, condition_outcome(condition), condition.numbers, condition.held)
+            for condition in gate.conditions
+        ],
+    }
 
 
 def _not_run(case_ids: tuple[str, ...]) -> str:
@@ -269,14 +311,10 @@ def _breakdown(breakdowns: pl.DataFrame, by: str) -> dict[str, Any]:
 
 
 def _case_views(
-    comparison: Comparison, statuses: Sequence[str], limit: int | None, answer_signals: Sequence[str]
+    comparison: Comparison, listed: pl.DataFrame, answer_signals: Sequence[str]
 ) -> dict[str, list[dict[str, Any]]]:
-    """The first ``limit`` cases of each of ``statuses``, by case id, as the template shows them.
-
-    The cases are chosen on their ids alone, then only their rows are gathered and only their texts read
-    back from the runs, once for every status: texts of the cases left out are never read.
-    """
-    cases = comparison.scan_cases()
+    """The ``listed`` cases (see ``listed_cases``) by status, as the Markdown template shows them: only their
+    rows are gathered and only their texts read back from the runs, once for every status."""
     columns = comparison.case_table.columns
     side_columns = [
         "status",
@@ -287,12 +325,9 @@ def _case_views(
         *answer_signals,
         *(name for name in ("repeats", "failed_repeats") if f"baseline_{name}" in columns),
     ]
-    order = cases.select("case_id", pl.col("status").cast(pl.String)).filter(pl.col("status").is_in(statuses))
-    if limit is not None:
-        order = order.filter(pl.int_range(pl.len()).over("status") < limit)
-    chosen = order.select("case_id").collect().get_column("case_id")
     selected = (
-        cases.filter(pl.col("case_id").is_in(chosen.implode()))
+        comparison.scan_cases()
+        .filter(pl.col("case_id").is_in(listed.get_column("case_id").implode()))
         .select(
             "case_id",
             pl.col("status").cast(pl.String),
@@ -304,7 +339,7 @@ def _case_views(
         )
         .collect()
     )
-    views: dict[str, list[dict[str, Any]]] = {status: [] for status in statuses}
+    views: dict[str, list[dict[str, Any]]] = {status: [] for status in listed.get_column("status").unique()}
     for row in comparison.with_texts(selected).iter_rows(named=True):
         required = row["required_passage_ids"] or []
         views[row["status"]].append(

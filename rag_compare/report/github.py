@@ -63,9 +63,9 @@ def write_github(
     gate: GateResult | None = None,
 ) -> None:
     """Write the workflow commands to ``commands``, then the Markdown report (``all_cases``,
-    ``max_cases``: what it lists) to ``summary``; the two may be the same stream."""
+    ``max_cases``: what it lists; the gate's verdict at its top) to ``summary``; the two may be the same stream."""
     commands.write("".join(f"{line}\n" for line in workflow_commands(comparison, gate)))
-    write_report(comparison, summary, "markdown", all_cases=all_cases, max_cases=max_cases)
+    write_report(comparison, summary, all_cases=all_cases, max_cases=max_cases, gate=gate)
 
 
 def _command(name: str, title: str, message: str) -> str:

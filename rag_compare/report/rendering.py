@@ -27,9 +27,10 @@ from rag_compare.io.scores import Scores
 from rag_compare.llm.plan import JudgePlan
 from rag_compare.report import summaries
 from rag_compare.report.comparison_text import comparison_text
-from rag_compare.report.documents import summary_html, write_report
+from rag_compare.report.documents import write_report
 from rag_compare.report.github import write_github
 from rag_compare.report.junit import write_junit
+from rag_compare.report.page import notebook_page, write_page
 from rag_compare.report.preference import pairs_text
 from rag_compare.report.reviews import reviews_text
 
@@ -59,14 +60,19 @@ def _write_comparison(
     max_cases: int | None,
     gate: GateResult | None,
 ) -> None:
-    """Write ``comparison`` as a ``markdown`` or ``html`` report, or for CI with the verdict of ``gate``:
-    ``github`` (workflow commands, then the Markdown report) or ``junit`` (JUnit XML)."""
+    """Write ``comparison`` as a ``markdown`` report or an ``html`` page (the verdict of ``gate`` at the top
+    of either), or for CI with that verdict: ``github`` (workflow commands, then the Markdown report) or
+    ``junit`` (JUnit XML)."""
     if format == "github":
         write_github(comparison, stream, stream, all_cases=all_cases, max_cases=max_cases, gate=gate)
     elif format == "junit":
         write_junit(comparison, stream, max_cases=max_cases, gate=gate)
+    elif format == "html":
+        write_page(comparison, stream, all_cases=all_cases, max_cases=max_cases, gate=gate)
+    elif format == "markdown":
+        write_report(comparison, stream, all_cases=all_cases, max_cases=max_cases, gate=gate)
     else:
-        write_report(comparison, stream, format, all_cases=all_cases, max_cases=max_cases)
+        raise ValueError(f"unknown report format {format!r}")
 
 
 @functools.singledispatch
@@ -95,4 +101,4 @@ def notebook(result: Report) -> str:
     return f"<pre>{html.escape(redact(text(result)))}</pre>"
 
 
-notebook.register(Comparison, summary_html)
+notebook.register(Comparison, notebook_page)

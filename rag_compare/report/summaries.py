@@ -31,6 +31,7 @@ if TYPE_CHECKING:
 
 __all__ = [
     "audit_text",
+    "condition_outcome",
     "corpus_text",
     "drafts_text",
     "gate_text",
@@ -235,7 +236,7 @@ def plan_text(plan: JudgePlan) -> str:
 
 def gate_text(result: GateResult) -> str:
     """Whether the gate passed, then each condition with its outcome and numbers, in the order given."""
-    rows = [(condition.condition, _outcome(condition), condition.numbers) for condition in result.conditions]
+    rows = [(condition.condition, condition_outcome(condition), condition.numbers) for condition in result.conditions]
     table = text_table(("condition", "outcome", "numbers"), rows) if rows else ""
     return f"{gate_verdict(result)} (alpha {result.alpha:g})\n{table}"
 
@@ -249,7 +250,8 @@ def gate_verdict(result: GateResult) -> str:
     return f"gate failed: {len(result.held)} of {count} {noun} held"
 
 
-def _outcome(condition: ConditionResult) -> str:
+def condition_outcome(condition: ConditionResult) -> str:
+    """``held``, ``not held`` or ``not evaluated``."""
     if not condition.evaluated:
         return "not evaluated"
     return "held" if condition.held else "not held"

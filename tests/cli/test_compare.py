@@ -17,6 +17,7 @@ from click.testing import Result
 
 from tests.helpers.credential_shapes import KEY_SHAPES, copied_as, legacy_run, named_with, secret_parts
 from tests.helpers.data import EXAMPLE_CORPUS, HANDMADE_RUNS, ROOT
+from tests.helpers.page import page_parts
 
 Cli = Callable[..., Result]
 BASELINE, CANDIDATE = HANDMADE_RUNS / "baseline.arrow", HANDMADE_RUNS / "candidate.arrow"
@@ -134,8 +135,10 @@ def _freeze_ranks(cli: Cli, tmp_path: Path, ranks: dict[str, list[int]]) -> list
 
 def test_a_reason_shows_digits_enough_to_see_the_change(cli: Cli, tmp_path: Path) -> None:
     runs = _freeze_ranks(cli, tmp_path, {"baseline": [100], "candidate": [101]})
-    for output_format, arrow in (("text", "->"), ("markdown", "-&gt;"), ("html", "-&gt;")):
+    for output_format, arrow in (("text", "->"), ("markdown", "-&gt;"), ("html", "->")):
         out = cli(*runs, "--format", output_format).stdout
+        if output_format == "html":  # the page's cases are in its data
+            out = "\n".join(reason for case in page_parts(out).data["cases"] for reason in case["reasons"])
         assert f"mrr 0.01 {arrow} 0.0099 (worse)" in out
         assert f"ndcg 0.1502 {arrow} 0.1499 (worse)" in out
 

@@ -20,6 +20,7 @@ from tests.helpers.chat_server import ChatServer, Reply, sample_for_schema
 from tests.helpers.credential_shapes import KEY_SHAPES, OPENAI_KEY, copied_as, legacy_run, named_with, secret_parts
 from tests.helpers.data import HANDMADE_RUNS
 from tests.helpers.judged import CORPUS, DEFAULT_REQUESTS, RECORDS, SAMPLED_RECORDS
+from tests.helpers.page import page_parts
 
 COMPLETENESS_OFF = "answer_completeness is off"
 """The warning of runs compared without passages or a knowledge base, beside the ones a test is about."""
@@ -151,8 +152,11 @@ def test_reports_list_judge_failures(runs: tuple[Run, Run]) -> None:
         assert "HTTP 500 (gave up after 5 attempts)" in rendered, format
     html = comparison.render("html")
     assert "judge_failed_in_candidate" in html
-    assert "judging failed: helpfulness: HTTP 500 (gave up after 5 attempts)" in html
-    assert "<td>helpfulness</td>" in html  # beside the answers
+    (case,) = [case for case in page_parts(html).data["cases"] if case["case_id"] == "q1@v1"]
+    assert case["status"] == "judge_failed_in_candidate"
+    assert case["sides"]["candidate"]["judge_error"] == "helpfulness: HTTP 500 (gave up after 5 attempts)"
+    assert case["sides"]["baseline"]["judge_error"] is None
+    assert "helpfulness" in case["sides"]["candidate"]["signals"]  # beside the answers
 
 
 def test_different_evaluators_are_warned_about(runs: tuple[Run, Run]) -> None:

@@ -14,7 +14,9 @@ from click.testing import Result
 from rag_compare import Comparison, compare
 from rag_compare.compute.comparison import REPORTED_STATUSES
 from rag_compare.report.documents import markdown_escape
-from tests.helpers.data import HANDMADE_RUNS, IMAGE, ROOT, SCRIPT
+from rag_compare.report.page import DATA_ID
+from tests.helpers.data import HANDMADE_RUNS, IMAGE, PAYLOAD, ROOT, SCRIPT
+from tests.helpers.page import framed_page, page_parts
 
 PASSAGES = ROOT / "corpora" / "handbook_passages.csv"
 
@@ -47,6 +49,11 @@ def positions(text: str, *needles: str) -> list[int]:
     found = [text.find(needle) for needle in needles]
     assert -1 not in found, dict(zip(needles, found, strict=True))
     return found
+
+
+def listed(report: str, format: str) -> str:
+    """What a report lists, as text: the Markdown report itself, or the ids of the cases in the page's data."""
+    return report if format == "markdown" else "\n".join(case["case_id"] for case in page_parts(report).data["cases"])
 
 
 @pytest.mark.parametrize("format", ["markdown", "html"])
@@ -86,9 +93,9 @@ def test_unchanged_cases_are_counted_unless_all_cases(examples: Comparison, form
     assert len(unchanged) == 18
     listed_by_default = examples.render(format)
     assert "18 unchanged cases are counted, not listed" in listed_by_default
-    assert not [case for case in unchanged if case in listed_by_default]
+    assert not [case for case in unchanged if case in listed(listed_by_default, format)]
     everything = examples.render(format, all_cases=True)
-    assert all(case in everything for case in unchanged)
+    assert all(case in listed(everything, format) for case in unchanged)
     assert "counted, not listed" not in everything
 
 
@@ -126,28 +133,33 @@ def test_markdown_report_of_the_examples_matches_the_golden_file(
 
 def test_html_escapes_every_value_from_data(hostile: Comparison) -> None:
     page = hostile.render("html")
-    markup = parsed(page)
-    assert "script" not in markup.tags
-    assert "img" not in markup.tags
-    assert not [name for name in markup.attributes if name.startswith("on")]
-    text = "".join(markup.text)
-    # the payload survives as text a reader sees: in the question, the answer, the error, the config and the ids
+    parts = page_parts(page)
+    # the only scripts: the data block (JSON, inert) and the page's own script
+    assert [attrs for attrs, _ in parts.scripts] == [{"type": "application/json", "id": DATA_ID}, {}]
+    assert page.count("<script") == 2
+    assert "img" not in parts.tags
+    assert not [name for name, _ in parts.attributes if name.startswith("on")]
+    assert "javascript:" not in " ".join(str(value) for _, value in parts.attributes)
+    # the payload survives as text a reader sees: in the title, the run names, the config, and in the cases' data
+    text = "".join(parts.text)
     assert text.count(SCRIPT) >= 6
     assert IMAGE in text
-    assert "javascript:" not in " ".join(markup.attributes)
-    assert "<script>" not in page
-    assert "<img" not in page
+    cases = {case["case_id"]: case for case in parts.data["cases"]}
+    assert cases["a@v1"]["question"] == cases["a@v1"]["acceptance_note"] == PAYLOAD
+    assert cases["c@v1"]["sides"]["candidate"]["error"] == PAYLOAD
 
 
-def test_notebook_summary_escapes_too_and_leaves_the_cases_out(hostile: Comparison, examples: Comparison) -> None:
-    markup = parsed(hostile._repr_html_())
-    assert "script" not in markup.tags
-    assert "img" not in markup.tags
-    assert SCRIPT in "".join(markup.text)
-    summary = examples._repr_html_()
-    assert 'id="aggregates-paired"' in summary
-    assert "regressed 4" in summary
-    assert "equipment-budget@2026-01" not in summary  # cases are for the full report
+def test_the_notebook_shows_the_escaped_page_in_a_frame(hostile: Comparison, examples: Comparison) -> None:
+    cell = hostile._repr_html_()
+    markup = parsed(cell)
+    assert markup.tags == ["iframe"]
+    page = page_parts(framed_page(cell))
+    assert "img" not in page.tags
+    assert SCRIPT in "".join(page.text)
+    framed = framed_page(examples._repr_html_())
+    assert 'id="aggregates-paired"' in framed
+    assert "regressed 4" in framed
+    assert "equipment-budget@2026-01" in {case["case_id"] for case in page_parts(framed).data["cases"]}
     names = f"baseline ({examples.baseline.fingerprint[:12]}) → candidate ({examples.candidate.fingerprint[:12]})"
     assert repr(examples) == (
         f"<Comparison {names}: 34 cases: missing_in_candidate 1, "
@@ -215,7 +227,7 @@ def test_a_report_lists_at_most_max_cases_per_status_and_says_how_many_more(exam
     assert len(regressed) == 4
     report = examples.render(format, max_cases=2)
     # the first two regressed cases by id are listed, the other two counted
-    assert [case in report for case in regressed] == [True, True, False, False]
+    assert [case in listed(report, format) for case in regressed] == [True, True, False, False]
     assert "… and 2 more regressed cases, not listed" in report
     assert "more failed" not in report  # 2 failed in the candidate: all listed
     assert "more regressed" not in examples.render(format, max_cases=None)

@@ -66,7 +66,8 @@ def test_the_commands_go_first_then_the_markdown_report(examples: Comparison) ->
     commands, summary = io.StringIO(), io.StringIO()
     write_github(examples, commands, summary, max_cases=2, gate=GATE)
     assert commands.getvalue() == "".join(f"{line}\n" for line in workflow_commands(examples, GATE))
-    assert summary.getvalue() == examples.render("markdown", max_cases=2)
+    assert summary.getvalue() == examples.render("markdown", max_cases=2, gate=GATE)
+    assert summary.getvalue().startswith("# baseline → candidate\n\n## Release gate\n")
     together = examples.render("github", max_cases=2, gate=GATE)
     assert together == commands.getvalue() + summary.getvalue()
     assert examples.render("github") == "".join(f"{line}\n" for line in workflow_commands(examples)) + examples.render(

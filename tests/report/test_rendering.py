@@ -30,7 +30,7 @@ from rag_compare.io.scores import score_run
 from rag_compare.llm.plan import JudgePlan
 from rag_compare.report import rendering, summaries
 from rag_compare.report.comparison_text import comparison_text
-from rag_compare.report.documents import summary_html
+from rag_compare.report.page import notebook_page
 from rag_compare.report.preference import pairs_text
 from tests.helpers.credential_shapes import KEY_SHAPES, copied_as, legacy_run, secret_parts
 from tests.helpers.data import EXAMPLE_CORPUS, EXAMPLE_OLD_CORPUS, HANDMADE_RUNS, PAYLOAD, ROOT
@@ -81,7 +81,9 @@ def test_each_result_renders_its_text_through_the_report_floor(results: Rendered
 @pytest.mark.parametrize("kind", TYPES)
 def test_each_result_shows_in_a_notebook(results: Rendered, kind: str) -> None:
     result, renderer = results[kind]
-    expected = summary_html(result) if isinstance(result, Comparison) else f"<pre>{html.escape(renderer(result))}</pre>"
+    expected = (
+        notebook_page(result) if isinstance(result, Comparison) else f"<pre>{html.escape(renderer(result))}</pre>"
+    )
     assert result._repr_html_() == expected
 
 
