@@ -29,7 +29,7 @@ from starlette.routing import Route
 
 from rag_compare.core.errors import RagCompareError
 from rag_compare.core.nesting import load_json
-from rag_compare.serve.security import RequestGuard, SecurityHeaders, error_response, page_policy
+from rag_compare.serve.security import RequestGuard, SecurityHeaders, error_response
 from rag_compare.serve.session import ReviewSession, UnknownCaseError
 
 if TYPE_CHECKING:
@@ -57,12 +57,13 @@ def review_app(
     """The app serving ``comparison``'s review into ``database``: ``reviewer`` signs verdicts whose body names
     none; ``token`` (``None``: none) is asked of every request, ``csrf_token`` of every write; a request for
     another host name than ``hosts`` (``None``: any) is refused (see ``security.RequestGuard``)."""
-    from rag_compare.report.page import served_page
+    from rag_compare.report.page import content_security_policy, served_page
 
     session = ReviewSession.open(comparison, database, reviewer=reviewer, seed=seed)
-    page = served_page(comparison, csrf_token=csrf_token, review=True, token=token)
+    page = served_page(comparison, csrf_token=csrf_token, review=True, token=token, reviewer=reviewer)
+    policy = f"{content_security_policy(served=True)}; frame-ancestors 'none'"  # which a <meta> cannot say
     routes = [
-        Route("/", _page(page, page_policy(page)), methods=["GET"]),
+        Route("/", _page(page, policy), methods=["GET"]),
         Route("/api/session", _answer(lambda request: session.about()), methods=["GET"]),
         Route("/api/cases", _answer(lambda request: session.cases(_params(request))), methods=["GET"]),
         Route("/api/cases/{rest:path}", _case_routes(session), methods=["GET", "POST"]),

@@ -10,7 +10,6 @@ from __future__ import annotations
 import hmac
 from collections.abc import Iterable
 from dataclasses import dataclass
-from html.parser import HTMLParser
 from urllib.parse import urlsplit
 
 from starlette.datastructures import MutableHeaders
@@ -21,21 +20,16 @@ from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 __all__ = [
     "API_POLICY",
-    "LOOPBACK_HOSTS",
     "MAX_BODY_BYTES",
     "RequestGuard",
     "SecurityHeaders",
     "error_response",
-    "is_loopback",
-    "page_policy",
 ]
 
-LOOPBACK_HOSTS = frozenset({"127.0.0.1", "::1", "localhost"})
-"""The host names that reach this machine only: a server bound to one needs no token."""
 MAX_BODY_BYTES = 64 * 1024
 """The largest request body read; a larger one is answered 413 before more of it is read."""
 API_POLICY = "default-src 'none'; frame-ancestors 'none'; base-uri 'none'; form-action 'none'"
-"""The Content-Security-Policy of every response but the page (which sends its own, see ``page_policy``)."""
+"""The Content-Security-Policy of every response but the page (which sends its own)."""
 _HEADERS = {
     "X-Content-Type-Options": "nosniff",
     "Referrer-Policy": "no-referrer",
@@ -47,11 +41,6 @@ _HEADERS = {
 _TOO_LARGE = f"the body is over {MAX_BODY_BYTES // 1024} KiB: a verdict is a few fields and a comment."
 _READS = frozenset({"GET", "HEAD"})
 _JSON = "application/json"
-
-
-def is_loopback(host: str) -> bool:
-    """Whether ``host`` (a name or an address, IPv6 with or without brackets) reaches this machine only."""
-    return host.strip("[]").lower() in LOOPBACK_HOSTS
 
 
 def error_response(status: int, message: str, headers: dict[str, str] | None = None) -> JSONResponse:
@@ -189,27 +178,3 @@ class SecurityHeaders:
             await send(message)
 
         await self.app(scope, receive, send_with_headers)
-
-
-def page_policy(page: str) -> str:
-    """The Content-Security-Policy the HTML ``page`` declares in its ``<meta http-equiv>``, with the framing
-    it cannot forbid there (``frame-ancestors 'none'``): sent as the page's header, the same policy twice."""
-    finder = _PolicyFinder()
-    finder.feed(page)
-    finder.close()
-    if finder.policy is None:
-        raise ValueError("the page declares no Content-Security-Policy")  # a bug of the page, never of input
-    return f"{finder.policy.rstrip().rstrip(';')}; frame-ancestors 'none'"
-
-
-class _PolicyFinder(HTMLParser):
-    """The content of the first ``<meta http-equiv="Content-Security-Policy">``."""
-
-    def __init__(self) -> None:
-        super().__init__()
-        self.policy: str | None = None
-
-    def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
-        named = dict(attrs)
-        if tag == "meta" and (named.get("http-equiv") or "").lower() == "content-security-policy":
-            self.policy = self.policy if self.policy is not None else named.get("content")

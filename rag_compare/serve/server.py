@@ -19,7 +19,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from rag_compare.core.errors import ReviewError
-from rag_compare.serve.security import LOOPBACK_HOSTS, is_loopback
+from rag_compare.serve.extra import require_review_extra
 
 if TYPE_CHECKING:
     import uvicorn
@@ -29,19 +29,28 @@ if TYPE_CHECKING:
 
 __all__ = [
     "DEFAULT_HOST",
+    "LOOPBACK_HOSTS",
     "TOKEN_VARIABLE",
     "ReviewServer",
     "ReviewUrl",
     "default_reviewer",
+    "is_loopback",
     "review_in_background",
     "review_token",
 ]
 
 DEFAULT_HOST = "127.0.0.1"
+LOOPBACK_HOSTS = frozenset({"127.0.0.1", "::1", "localhost"})
+"""The host names that reach this machine only: a server bound to one needs no token."""
 TOKEN_VARIABLE = "RAG_COMPARE_REVIEW_TOKEN"
 _MIN_TOKEN_CHARS = 16
 _START_SECONDS = 30.0
 _STOP_SECONDS = 5.0
+
+
+def is_loopback(host: str) -> bool:
+    """Whether ``host`` (a name or an address, IPv6 with or without brackets) reaches this machine only."""
+    return host.strip("[]").lower() in LOOPBACK_HOSTS
 
 
 def default_reviewer() -> str:
@@ -97,6 +106,7 @@ class ReviewServer:
     ) -> ReviewServer:
         """Bind ``host:port`` (``port`` 0: a free one), open or create the review database ``db`` and build the
         app over ``comparison``; raises ``ReviewError`` when the address cannot be bound."""
+        require_review_extra()
         import uvicorn
 
         from rag_compare.io.review_db import ReviewDatabase

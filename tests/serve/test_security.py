@@ -14,26 +14,20 @@ from starlette.routing import Route
 
 from rag_compare.serve.security import (
     API_POLICY,
-    LOOPBACK_HOSTS,
     MAX_BODY_BYTES,
     RequestGuard,
     SecurityHeaders,
     error_response,
-    is_loopback,
-    page_policy,
 )
+from rag_compare.serve.server import LOOPBACK_HOSTS, is_loopback
 from tests.helpers.loopback import call, call_raw, served
 
 TOKEN, CSRF = "t" * 40, "c" * 40
-PAGE = (
-    '<!doctype html><html><head><meta charset="utf-8">'
-    "<meta http-equiv=\"Content-Security-Policy\" content=\"default-src 'none'; script-src 'sha256-x'\">"
-    "</head><body>page</body></html>"
-)
+PAGE_POLICY = "default-src 'none'; script-src 'sha256-x'"
 
 
 async def _page(request: Request) -> Response:
-    return HTMLResponse(PAGE, headers={"Content-Security-Policy": page_policy(PAGE)})
+    return HTMLResponse("<p>page</p>", headers={"Content-Security-Policy": PAGE_POLICY})
 
 
 async def _echo(request: Request) -> Response:
@@ -184,7 +178,7 @@ def test_every_response_carries_the_security_headers(open_server: str, path: str
     assert headers["Cache-Control"] == "no-store"
     assert headers["X-Frame-Options"] == "DENY"
     assert headers["Cross-Origin-Resource-Policy"] == "same-origin"
-    expected = "default-src 'none'; script-src 'sha256-x'; frame-ancestors 'none'" if path == "/" else API_POLICY
+    expected = PAGE_POLICY if path == "/" else API_POLICY
     assert headers.get_all("Content-Security-Policy") == [expected]
 
 
@@ -249,10 +243,3 @@ def test_the_token_is_checked_before_the_body_is_read(token_server: str) -> None
 )
 def test_which_hosts_are_loopback(host: str, loopback: bool) -> None:
     assert is_loopback(host) is loopback
-
-
-def test_the_pages_policy_is_its_meta_tags_with_no_framing() -> None:
-    page = "<html><head><meta content=\"default-src 'none';\" http-equiv=content-security-policy></head></html>"
-    assert page_policy(page) == "default-src 'none'; frame-ancestors 'none'"
-    with pytest.raises(ValueError, match="no Content-Security-Policy"):
-        page_policy("<html><head><meta charset=utf-8></head></html>")
