@@ -159,7 +159,7 @@ def _unique(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
 
 
 def _finite(constant: str) -> object:
-    raise ValueError(f"the body holds {constant}, which JSON has no such number: use null or a number.")
+    raise ValueError(f"the body holds {constant}, which is no JSON number: use null or a number.")
 
 
 def _params(request: Request) -> dict[str, list[str]]:
