@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import webbrowser
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -77,34 +78,50 @@ def review_command(
     --db, bound to both runs' fingerprints; export them with rag-compare reviews export. The JSON API the
     page uses is in the README (Review).
     """
-    from rag_compare.compute.compare_runs import compare
     from rag_compare.serve.extra import require_review_extra
 
     require_review_extra()
     check_engine(engine, buckets, ray_address)
     if reviewer is not None and not reviewer.strip():
         raise click.BadParameter("a reviewer's name is not blank: give one, or leave out --reviewer.")
-    comparison = compare(
-        baseline, candidate, judge=offline_judge, engine=engine, buckets=buckets, ray_address=ray_address, **comparing
-    )
-    _serve(in_flags(comparison, "review"), db, host=host, port=port, reviewer=reviewer, browser=not no_browser)
-
-
-def _serve(comparison: Comparison, db: Path, *, host: str, port: int, reviewer: str | None, browser: bool) -> None:
-    """Serve ``comparison``'s review into ``db`` until stopped, saying where (and opening it in a browser)."""
-    from rag_compare.serve.server import ReviewServer
-
-    server = ReviewServer.bind(comparison, db, host=host, port=port, reviewer=reviewer)
+    comparing |= {"judge": offline_judge, "engine": engine, "buckets": buckets, "ray_address": ray_address}
+    comparison, server = _server(baseline, candidate, db, host=host, port=port, reviewer=reviewer, comparing=comparing)
     for warning in comparison.warnings:
         say(f"warning: {warning}", err=True)
     say(_serving_line(comparison, server, db))
     click.get_text_stream("stdout").flush()
-    if browser:
+    if not no_browser:
         webbrowser.open(server.url)
     try:
         server.serve()
     except KeyboardInterrupt:  # Ctrl-C: how a review ends
         say(f"stopped the review server; every verdict given is in {db}.", err=True)
+
+
+def _server(
+    baseline: Path, candidate: Path, db: Path, *, host: str, port: int, reviewer: str | None, comparing: dict[str, Any]
+) -> tuple[Comparison, ReviewServer]:
+    """The comparison of ``candidate`` with ``baseline`` (``comparing``: ``compare``'s keywords) and its review
+    server into ``db``: the address bound and an existing database opened first, so that a port in use or a
+    file that is no review database is refused before the comparison is worked out (a new one is created
+    only once it is)."""
+    from rag_compare.compute.compare_runs import compare
+    from rag_compare.io.review_db import ReviewDatabase
+    from rag_compare.serve.server import ReviewServer, listen
+
+    listener = listen(host, port)
+    with contextlib.ExitStack() as undo:
+        undo.callback(listener.bound.close)
+        database = ReviewDatabase.open(db) if db.exists() else None
+        if database is not None:
+            undo.callback(database.close)
+        comparison = in_flags(compare(baseline, candidate, **comparing), "review")
+        if database is None:
+            database = ReviewDatabase.open(db)
+            undo.callback(database.close)
+        server = ReviewServer.of(comparison, database, listener, reviewer=reviewer)
+        undo.pop_all()
+    return comparison, server
 
 
 def _serving_line(comparison: Comparison, server: ReviewServer, db: Path) -> str:

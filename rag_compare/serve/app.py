@@ -133,7 +133,9 @@ def _case_id(segment: str) -> str:
     try:
         return unquote_to_bytes(segment).decode("utf-8")
     except UnicodeDecodeError:
-        raise HTTPException(404, "there is no case of this id: a case id is URL-encoded UTF-8, and this is not.") from None
+        raise HTTPException(
+            404, "there is no case of this id: a case id is URL-encoded UTF-8, and this is not."
+        ) from None
 
 
 async def _body(request: Request) -> object:

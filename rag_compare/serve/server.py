@@ -8,12 +8,15 @@ random one, printed in the URL. A token in ``RAG_COMPARE_REVIEW_TOKEN`` is neede
 
 from __future__ import annotations
 
+import contextlib
 import getpass
 import os
+import re
 import secrets
 import socket
 import threading
 import time
+from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -31,10 +34,12 @@ __all__ = [
     "DEFAULT_HOST",
     "LOOPBACK_HOSTS",
     "TOKEN_VARIABLE",
+    "Listener",
     "ReviewServer",
     "ReviewUrl",
     "default_reviewer",
     "is_loopback",
+    "listen",
     "review_in_background",
     "review_token",
 ]
@@ -44,6 +49,7 @@ LOOPBACK_HOSTS = frozenset({"127.0.0.1", "::1", "localhost"})
 """The host names that reach this machine only: a server bound to one needs no token."""
 TOKEN_VARIABLE = "RAG_COMPARE_REVIEW_TOKEN"
 _MIN_TOKEN_CHARS = 16
+_TOKEN_CHARACTERS = re.compile(r"[A-Za-z0-9._~-]+")
 _START_SECONDS = 30.0
 _STOP_SECONDS = 5.0
 
@@ -61,7 +67,7 @@ def default_reviewer() -> str:
         return "reviewer"
 
 
-def review_token(host: str, environ: dict[str, str] | None = None) -> tuple[str | None, bool]:
+def review_token(host: str, environ: Mapping[str, str] | None = None) -> tuple[str | None, bool]:
     """The token a server on ``host`` needs and whether it is to be shown (a new one) or not (the user's own):
     ``RAG_COMPARE_REVIEW_TOKEN`` when set, else a new random one off loopback, else none."""
     given = (os.environ if environ is None else environ).get(TOKEN_VARIABLE, "").strip()
@@ -70,6 +76,11 @@ def review_token(host: str, environ: dict[str, str] | None = None) -> tuple[str 
             raise ReviewError(
                 f"{TOKEN_VARIABLE} holds {len(given)} characters: a token needs at least {_MIN_TOKEN_CHARS} "
                 "(e.g. `python -c 'import secrets; print(secrets.token_hex(32))'`)."
+            )
+        if not _TOKEN_CHARACTERS.fullmatch(given):
+            raise ReviewError(
+                f"{TOKEN_VARIABLE} holds characters a URL or a header cannot carry as they are: use letters, digits "
+                "and - . _ ~ only."
             )
         return given, False
     if is_loopback(host):
@@ -87,61 +98,110 @@ class ReviewUrl(str):
         self.server.stop()
 
 
+@dataclass(frozen=True)
+class Listener:
+    """A socket bound and listening for a review server (``listen``), and the token the server will need."""
+
+    bound: socket.socket
+    host: str
+    token: str | None
+    token_shown: bool
+    """Whether the token may be shown (a new one) or not (the user's own, from the environment)."""
+
+    @property
+    def url(self) -> str:
+        """The address bound, as a URL to open (with ``?token=`` when a token is needed)."""
+        address, port = self.bound.getsockname()[:2]
+        url = f"http://[{address}]:{port}/" if ":" in address else f"http://{address}:{port}/"
+        return f"{url}?token={self.token}" if self.token else url
+
+    @property
+    def shown_url(self) -> str:
+        """``url`` as it may be printed: without a token of the environment."""
+        return self.url if self.token_shown or self.token is None else self.url.partition("?")[0]
+
+
+def listen(host: str = DEFAULT_HOST, port: int = 0) -> Listener:
+    """Bind ``host:port`` (``port`` 0: a free one) and listen, before anything is served: requests wait until it
+    is; raises ``ReviewError`` when the address cannot be bound (a port in use, a host of no interface here)."""
+    host = host.strip("[]")
+    token, shown = review_token(host)
+    try:
+        bound = socket.create_server((host, port), family=_family(host), backlog=128)
+    except OSError as error:
+        raise ReviewError(
+            f"cannot listen on {host} port {port}: {error.strerror or error}. Give another `port` (0: a free one) "
+            "or `host`."
+        ) from None
+    return Listener(bound, host, token, shown)
+
+
 @dataclass
 class ReviewServer:
-    """A review server bound to ``url``'s port, not yet serving: ``serve`` (here, until stopped) or ``start``
-    (in a daemon thread). ``shown_url`` is ``url`` with a token from the environment left out."""
+    """A review server over a ``listener``, not yet serving: ``serve`` (here, until stopped) or ``start`` (in a
+    daemon thread). It owns the listener and the ``database``, and closes both when it stops."""
 
     server: uvicorn.Server
-    bound: socket.socket
+    listener: Listener
     database: ReviewDatabase
-    url: str
-    shown_url: str
-    key: tuple[object, ...]
     thread: threading.Thread | None = None
+
+    @classmethod
+    def of(
+        cls, comparison: Comparison, database: ReviewDatabase, listener: Listener, *, reviewer: str | None
+    ) -> ReviewServer:
+        """The server of ``comparison``'s review into ``database`` on ``listener`` (its app, case index and queue
+        made here); ``reviewer`` (default: the login name) signs a verdict that names none."""
+        import uvicorn
+
+        from rag_compare.serve.app import review_app
+
+        app = review_app(
+            comparison,
+            database,
+            reviewer=reviewer or default_reviewer(),
+            token=listener.token,
+            csrf_token=secrets.token_hex(32),
+            hosts=LOOPBACK_HOSTS if is_loopback(listener.host) else None,
+        )
+        config = uvicorn.Config(
+            app, http="h11", ws="none", lifespan="off", log_level="warning", server_header=False,
+            timeout_graceful_shutdown=1,
+        )  # fmt: skip
+        return cls(uvicorn.Server(config), listener, database)
 
     @classmethod
     def bind(
         cls, comparison: Comparison, db: str | Path, *, host: str = DEFAULT_HOST, port: int = 0, reviewer: str | None
     ) -> ReviewServer:
-        """Bind ``host:port`` (``port`` 0: a free one), open or create the review database ``db`` and build the
-        app over ``comparison``; raises ``ReviewError`` when the address cannot be bound."""
+        """``listen`` on ``host:port``, open (or create) the review database ``db``, and make the server of
+        ``comparison`` there (see ``of``); what was opened is closed again when a step fails."""
         require_review_extra()
-        import uvicorn
-
         from rag_compare.io.review_db import ReviewDatabase
-        from rag_compare.serve.app import review_app
 
-        token, shown = review_token(host)
-        bound = _bound_socket(host, port)
-        try:
+        listener = listen(host, port)
+        with contextlib.ExitStack() as undo:
+            undo.callback(listener.bound.close)
             database = ReviewDatabase.open(db)
-            app = review_app(
-                comparison,
-                database,
-                reviewer=reviewer or default_reviewer(),
-                token=token,
-                csrf_token=secrets.token_hex(32),
-                hosts=LOOPBACK_HOSTS if is_loopback(host) else None,
-            )
-        except BaseException:
-            bound.close()
-            raise
-        config = uvicorn.Config(
-            app, http="h11", ws="none", lifespan="off", log_level="warning", server_header=False,
-            timeout_graceful_shutdown=1,
-        )  # fmt: skip
-        url = _url(bound)
-        shown_url = f"{url}?token={token}" if token and shown else url
-        key = _key(comparison, db, host, reviewer)
-        return cls(uvicorn.Server(config), bound, database, f"{url}?token={token}" if token else url, shown_url, key)
+            undo.callback(database.close)
+            server = cls.of(comparison, database, listener, reviewer=reviewer)
+            undo.pop_all()
+        return server
+
+    @property
+    def url(self) -> str:
+        return self.listener.url
+
+    @property
+    def shown_url(self) -> str:
+        return self.listener.shown_url
 
     def serve(self) -> None:
         """Serve until stopped (Ctrl-C, SIGTERM, or ``stop`` from another thread); then close the database."""
         try:
-            self.server.run(sockets=[self.bound])
+            self.server.run(sockets=[self.listener.bound])
         finally:
-            self.bound.close()
+            self.listener.bound.close()
             self.database.close()
 
     def start(self) -> None:
@@ -161,30 +221,17 @@ class ReviewServer:
             self.thread.join(_STOP_SECONDS)
 
 
-def _bound_socket(host: str, port: int) -> socket.socket:
-    try:
-        return socket.create_server((host, port), family=_family(host), backlog=128)
-    except OSError as error:
-        raise ReviewError(
-            f"cannot listen on {host} port {port}: {error.strerror or error}. Give another `port` (0: a free one) "
-            "or `host`."
-        ) from None
-
-
 def _family(host: str) -> socket.AddressFamily:
     return socket.AF_INET6 if ":" in host else socket.AF_INET
 
 
-def _url(bound: socket.socket) -> str:
-    address, port = bound.getsockname()[:2]
-    return f"http://[{address}]:{port}/" if ":" in address else f"http://{address}:{port}/"
-
-
 class _Running:
-    """The server this process runs in the background (``review_in_background``), one at a time."""
+    """The server this process runs in the background (``review_in_background``), one at a time, and what it
+    serves (see ``_served``)."""
 
     lock = threading.Lock()
     server: ReviewServer | None = None
+    served: tuple[object, ...] = ()
 
 
 def review_in_background(
@@ -192,21 +239,22 @@ def review_in_background(
 ) -> ReviewUrl:
     """Serve ``comparison``'s review into ``db`` in a daemon thread of this process, and return its URL. The
     server of an earlier call is reused when asked the same, else stopped first (one runs at a time)."""
+    served = _served(comparison, db, host, reviewer)
     with _Running.lock:
         running = _Running.server
         if running is not None and running.thread is not None and running.thread.is_alive():
-            same = running.key == _key(comparison, db, host, reviewer)
-            if same and port in (0, running.bound.getsockname()[1]):
+            if _Running.served == served and port in (0, running.listener.bound.getsockname()[1]):
                 return _as_url(running)
             running.stop()
         _Running.server = ReviewServer.bind(comparison, db, host=host, port=port, reviewer=reviewer)
+        _Running.served = served
         _Running.server.start()
         return _as_url(_Running.server)
 
 
-def _key(comparison: Comparison, db: str | Path, host: str, reviewer: str | None) -> tuple[object, ...]:
+def _served(comparison: Comparison, db: str | Path, host: str, reviewer: str | None) -> tuple[object, ...]:
     """What a server serves, so that a second ``review`` asking the same reuses it."""
-    return (id(comparison), Path(db).resolve(), host, reviewer)
+    return (id(comparison), Path(db).resolve(), host.strip("[]").lower(), reviewer)
 
 
 def _as_url(server: ReviewServer) -> ReviewUrl:

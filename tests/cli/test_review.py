@@ -15,7 +15,6 @@ from pathlib import Path
 import pytest
 from click.testing import Result
 
-from rag_compare.io.review_db import ReviewDatabase
 from tests.helpers.data import HANDMADE_RUNS
 from tests.helpers.review import ReviewClient, review_process
 
@@ -156,5 +155,7 @@ def test_a_kill_9_during_writes_keeps_every_verdict_that_was_answered(db: Path) 
     stored = _stored(db)
     assert set(ids) <= set(stored)
     assert len(stored) - len(ids) <= 1  # at most the one committed as the process died, before its answer
+    from rag_compare.io.review_db import ReviewDatabase
+
     with ReviewDatabase.open(db) as database:
         assert database is not None

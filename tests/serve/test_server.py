@@ -70,6 +70,12 @@ def test_a_short_token_of_the_environment_is_refused() -> None:
         review_token("127.0.0.1", {"RAG_COMPARE_REVIEW_TOKEN": "hunter"[:5]})
 
 
+@pytest.mark.parametrize("token", ["0123456789 abcdef", "0123456789abcdéf", "0123456789abcdef&x=1", "0123456789/abcdef"])
+def test_a_token_a_url_or_header_cannot_carry_is_refused(token: str) -> None:
+    with pytest.raises(ReviewError, match="holds characters a URL or a header cannot carry"):
+        review_token("127.0.0.1", {"RAG_COMPARE_REVIEW_TOKEN": token})
+
+
 def test_the_default_reviewer_is_the_login_name(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("LOGNAME", "ana")
     assert default_reviewer() == "ana"
@@ -81,7 +87,7 @@ def test_port_zero_binds_a_free_port_and_the_url_says_which(handmade: Comparison
     try:
         where = urlsplit(server.url)
         assert (where.scheme, where.hostname, where.path, where.query) == ("http", "127.0.0.1", "/", "")
-        assert where.port == server.bound.getsockname()[1] != 0
+        assert where.port == server.listener.bound.getsockname()[1] != 0
         assert server.shown_url == server.url
         assert call("GET", f"{server.url}api/progress").status == 200
     finally:
