@@ -62,7 +62,8 @@ def main() -> None:
         server.start()
         print(f"server ready       {time.perf_counter() - start:.1f} s (index, queue and page made)")
         try:
-            measure(server.url.rstrip("/"), comparison.cases["case_id"][options.cases // 2], options.cases, options.repeats)
+            middle = comparison.cases["case_id"][options.cases // 2]
+            measure(server.url.rstrip("/"), middle, options.cases, options.repeats)
         finally:
             server.stop()
 
@@ -72,8 +73,8 @@ def measure(url: str, case_id: str, cases: int, repeats: int) -> None:
     seconds, page = timed(urllib.request.Request(f"{url}/"))
     print(f"the page           {len(page) / MIB:.2f} MiB, {seconds:.2f} s")
     medians = {}
-    for name, path in REQUESTS.items():
-        path = path.format(last=max(1, -(-cases // 500)), case=quote(case_id, safe=""))
+    for name, route in REQUESTS.items():
+        path = route.format(last=max(1, -(-cases // 500)), case=quote(case_id, safe=""))
         times = [timed(urllib.request.Request(f"{url}{path}"))[0] for _ in range(repeats)]
         medians[name] = statistics.median(times)
         print(f"{name:<30} {medians[name]:.3f} s (median of {each(times, 3)})")

@@ -8,8 +8,6 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-import polars as pl
-
 from rag_compare.compute.case_details import case_details, case_summaries
 from rag_compare.compute.case_query import CaseIndex, CaseQuery
 from rag_compare.compute.case_status import CASE_STATUSES, SIDES
@@ -71,9 +69,9 @@ class ReviewSession:
         """A page of the cases that ``params`` (the query string's values by name) filter, sort and page, each
         with its review (whether it has a verdict, the latest), the matching total, their counts per status and
         the values each filter offers."""
-        query = CaseQuery.from_params(params, signals=self.comparison.signals, statuses=CASE_STATUSES)
+        query = CaseQuery.from_params(params, signals=self.index.signals, statuses=CASE_STATUSES)
         result = self.index.query(query)
-        summaries = case_summaries(self.comparison, result.rows, result.rows)
+        summaries = case_summaries(self.comparison, result.cases, result.texts)
         reviews = self._reviews([summary["case_id"] for summary in summaries])
         return {
             "cases": [{**summary, "review": reviews[summary["case_id"]]} for summary in summaries],
@@ -114,21 +112,15 @@ class ReviewSession:
         why it is queued, where it is in the queue, and the queue's length."""
         if after is not None:
             self._check(after)
-        reviewed = self._reviewed()
-        item = self.queue.next(reviewed, after)
-        queued = self.queue.progress(reviewed).queued
+        item = self.queue.next(self._reviewed(), after)
         if item is None:
-            return {"case_id": None, "reason": None, "position": None, "queued": queued}
-        return {"case_id": item.case_id, "reason": item.reason, "position": item.position, "queued": queued}
+            return {"case_id": None, "reason": None, "position": None, "queued": self.queue.queued}
+        return item.to_dict()
 
     def progress(self) -> dict[str, Any]:
-        """How many queued cases have a verdict, in all and by the reason they are queued for."""
-        progress = self.queue.progress(self._reviewed())
-        return {
-            "reviewed": progress.reviewed,
-            "queued": progress.queued,
-            "by_reason": {reason: list(counts) for reason, counts in progress.by_reason.items()},
-        }
+        """How many queued cases have a verdict, in all and by the reason they are queued for (and how many
+        cases that are not queued have one)."""
+        return self.queue.progress(self._reviewed()).to_dict()
 
     def _check(self, case_id: str) -> None:
         if not self.index.has(case_id):
@@ -149,9 +141,8 @@ class ReviewSession:
 
     def _shown(self, case_id: str) -> tuple[str, dict[str, object]]:
         """The case's status and each side's signals, as the page shows them while a verdict is given."""
-        row = self.comparison.scan_cases().filter(pl.col("case_id") == case_id).collect()
+        row = self.index.rows([case_id])
         names = [f"{side}_{signal.name}" for side in SIDES for signal in self.comparison.signals]
         if "preferred" in row.columns:
             names.append("preferred")
-        values = row.select(name for name in names if name in row.columns).row(0, named=True)
-        return str(row["status"][0]), values
+        return str(row.item(0, "status")), row.select(names).row(0, named=True)

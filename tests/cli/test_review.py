@@ -82,7 +82,7 @@ def test_the_command_prints_its_url_and_stops_on_ctrl_c(db: Path) -> None:
         assert client.get_json("/api/session")["reviewer"] == "ana"
         assert client.verdict(CASE).status == 201
         process.send_signal(signal.SIGINT)
-        stdout, stderr = process.communicate(timeout=30)
+        _, stderr = process.communicate(timeout=30)
     assert process.returncode == 0
     assert f"stopped the review server; every verdict given is in {db}." in stderr
     assert "Traceback" not in stderr
@@ -96,7 +96,9 @@ def test_sigterm_ends_the_command_with_143(db: Path) -> None:
     assert process.returncode == 143
 
 
-def _write(client: ReviewClient, count: int, reviewer: str, ids: list[int], stop: threading.Event | None = None) -> None:
+def _write(
+    client: ReviewClient, count: int, reviewer: str, ids: list[int], stop: threading.Event | None = None
+) -> None:
     """Post ``count`` verdicts signed ``reviewer``, alternating sides; the id of each that got a 201 to ``ids``."""
     for number in range(count):
         if stop is not None and stop.is_set():

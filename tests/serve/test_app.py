@@ -9,7 +9,6 @@ from urllib.parse import quote
 import pytest
 
 from rag_compare import Comparison, compare
-from rag_compare.compute.case_status import CASE_STATUSES
 from tests.helpers.data import HANDMADE_RUNS, ROOT
 from tests.helpers.loopback import call
 from tests.helpers.review import VERDICT, ReviewClient, case_path, reviewing
@@ -21,7 +20,9 @@ REGRESSED = "hotel-approval@2026-01"
 @pytest.fixture(scope="module")
 def handmade() -> Comparison:
     return compare(
-        HANDMADE_RUNS / "baseline.arrow", HANDMADE_RUNS / "candidate.arrow", passages=ROOT / "corpora" / "handbook_passages.csv"
+        HANDMADE_RUNS / "baseline.arrow",
+        HANDMADE_RUNS / "candidate.arrow",
+        passages=ROOT / "corpora" / "handbook_passages.csv",
     )
 
 
@@ -93,7 +94,9 @@ def test_searches_the_questions_and_answers(client: ReviewClient) -> None:
 
 def test_sorts_by_a_signals_delta_with_nulls_last(client: ReviewClient) -> None:
     for order in ("asc", "desc"):
-        deltas = [case["deltas"]["recall"] for case in client.get_json(f"/api/cases?sort=delta:recall:{order}")["cases"]]
+        deltas = [
+            case["deltas"]["recall"] for case in client.get_json(f"/api/cases?sort=delta:recall:{order}")["cases"]
+        ]
         known = [delta for delta in deltas if delta is not None]
         assert known == sorted(known, reverse=order == "desc")
         assert deltas == known + [None] * (len(deltas) - len(known))
@@ -184,20 +187,28 @@ def test_a_verdict_is_stored_and_shown_with_what_it_was_given_on(client: ReviewC
     assert (stored["agree"], stored["status"], stored["side"]) == (False, "unchanged", "candidate")
     assert stored["labels"] == VERDICT["labels"]
     assert stored["shown_status"] == "regressed"
-    assert stored["shown_signals"]["candidate_recall"] == handmade.cases.filter(case_id=REGRESSED)["candidate_recall"][0]
+    assert (
+        stored["shown_signals"]["candidate_recall"] == handmade.cases.filter(case_id=REGRESSED)["candidate_recall"][0]
+    )
     assert stored["baseline_fingerprint"] == handmade.baseline.fingerprint
     assert stored["supersedes"] is None
     case = client.get_json(case_path(REGRESSED))
     assert case["verdicts"] == [stored]
     listed = client.get_json("/api/cases?status=regressed")["cases"]
-    assert next(case["review"] for case in listed if case["case_id"] == REGRESSED) == {"reviewed": True, "latest": stored}
+    assert next(case["review"] for case in listed if case["case_id"] == REGRESSED) == {
+        "reviewed": True,
+        "latest": stored,
+    }
 
 
 def test_a_newer_verdict_supersedes_and_the_history_is_kept(client: ReviewClient) -> None:
     first = client.verdict(REGRESSED).json()
     second = client.verdict(REGRESSED, agree=True, status=None, comment="On second thought, right.").json()
     assert second["supersedes"] == first["id"]
-    assert [verdict["id"] for verdict in client.get_json(case_path(REGRESSED))["verdicts"]] == [second["id"], first["id"]]
+    assert [verdict["id"] for verdict in client.get_json(case_path(REGRESSED))["verdicts"]] == [
+        second["id"],
+        first["id"],
+    ]
 
 
 def test_a_verdict_without_a_reviewer_is_signed_by_the_servers(client: ReviewClient) -> None:
@@ -227,7 +238,9 @@ def test_blank_labels_stay_null(client: ReviewClient) -> None:
         ({"reviewer": ""}, "reviewer"),
     ],
 )
-def test_an_invalid_verdict_is_a_400_naming_the_field(client: ReviewClient, changes: dict[str, object], named: str) -> None:
+def test_an_invalid_verdict_is_a_400_naming_the_field(
+    client: ReviewClient, changes: dict[str, object], named: str
+) -> None:
     answer = client.verdict(REGRESSED, **changes)
     assert answer.status == 400
     assert named in answer.error

@@ -4,7 +4,6 @@ Built once for the module (two runs frozen and compared: about 20 s); no timing 
 from __future__ import annotations
 
 from collections.abc import Iterator
-from pathlib import Path
 
 import numpy as np
 import polars as pl

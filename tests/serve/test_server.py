@@ -70,7 +70,9 @@ def test_a_short_token_of_the_environment_is_refused() -> None:
         review_token("127.0.0.1", {"RAG_COMPARE_REVIEW_TOKEN": "hunter"[:5]})
 
 
-@pytest.mark.parametrize("token", ["0123456789 abcdef", "0123456789abcdéf", "0123456789abcdef&x=1", "0123456789/abcdef"])
+@pytest.mark.parametrize(
+    "token", ["0123456789 abcdef", "0123456789abcdéf", "0123456789abcdef&x=1", "0123456789/abcdef"]
+)
 def test_a_token_a_url_or_header_cannot_carry_is_refused(token: str) -> None:
     with pytest.raises(ReviewError, match="holds characters a URL or a header cannot carry"):
         review_token("127.0.0.1", {"RAG_COMPARE_REVIEW_TOKEN": token})
@@ -196,6 +198,9 @@ def test_without_the_extra_review_says_how_to_install_it(
     handmade: Comparison, db: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     monkeypatch.setitem(sys.modules, "uvicorn", None)
-    with pytest.raises(ReviewError, match=r"needs Starlette and uvicorn, and uvicorn is not installed: pip install 'rag-compare\[review\]'"):
+    with pytest.raises(
+        ReviewError,
+        match=r"needs Starlette and uvicorn, and uvicorn is not installed: pip install 'rag-compare\[review\]'",
+    ):
         handmade.review(db)
     assert not db.exists()
