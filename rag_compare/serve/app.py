@@ -15,6 +15,7 @@ comparison's cases. Every error is JSON, ``{"error": …}``, with its 4xx (or 50
 from __future__ import annotations
 
 import json
+import secrets
 from collections.abc import Awaitable, Callable
 from typing import TYPE_CHECKING, Any
 from urllib.parse import unquote_to_bytes
@@ -56,11 +57,15 @@ def review_app(
 ) -> Starlette:
     """The app serving ``comparison``'s review into ``database``: ``reviewer`` signs verdicts whose body names
     none; ``token`` (``None``: none) is asked of every request, ``csrf_token`` of every write; a request for
-    another host name than ``hosts`` (``None``: any) is refused (see ``security.RequestGuard``)."""
+    another host name than ``hosts`` (``None``: any) is refused (see ``security.RequestGuard``).
+
+    The page is given a token of its own to send, made here and taken like ``token``: so the user's token (one
+    from the environment is redacted wherever it would be written) never travels in the page."""
     from rag_compare.report.page import content_security_policy, served_page
 
     session = ReviewSession.open(comparison, database, reviewer=reviewer, seed=seed)
-    page = served_page(comparison, csrf_token=csrf_token, review=True, token=token, reviewer=reviewer)
+    page_token = None if token is None else secrets.token_hex(32)
+    page = served_page(comparison, csrf_token=csrf_token, review=True, token=page_token, reviewer=reviewer)
     policy = f"{content_security_policy(served=True)}; frame-ancestors 'none'"  # which a <meta> cannot say
     routes = [
         Route("/", _page(page, policy), methods=["GET"]),
@@ -72,7 +77,7 @@ def review_app(
     ]
     middleware = [
         Middleware(SecurityHeaders),
-        Middleware(RequestGuard, token=token, csrf_token=csrf_token, hosts=hosts),
+        Middleware(RequestGuard, tokens=[t for t in (token, page_token) if t], csrf_token=csrf_token, hosts=hosts),
     ]
     return Starlette(
         routes=routes,

@@ -50,7 +50,7 @@ def error_response(status: int, message: str, headers: dict[str, str] | None = N
 
 @dataclass(frozen=True)
 class _Rules:
-    token: str | None
+    tokens: tuple[str, ...]
     csrf_token: str
     hosts: frozenset[str] | None
 
@@ -58,14 +58,14 @@ class _Rules:
 class RequestGuard:
     """Refuse, before any route: a ``Host`` that is not one of ``hosts`` (``None``: any; a loopback server
     takes only loopback names, so a page of another site that a DNS name points here reads nothing); without
-    the ``token`` (``None``: none needed) as ``Authorization: Bearer``, or as ``?token=`` on the page's GET;
+    one of ``tokens`` (none: none needed) as ``Authorization: Bearer``, or as ``?token=`` on the page's GET;
     and a write (any method but GET and HEAD) from another origin than the server's own, without the session's
     ``csrf_token`` as ``X-CSRF-Token``, or whose body is not JSON; and a body over ``MAX_BODY_BYTES`` (413):
     at once when its ``Content-Length`` says so, else when a route reads past the limit."""
 
-    def __init__(self, app: ASGIApp, *, token: str | None, csrf_token: str, hosts: Iterable[str] | None) -> None:
+    def __init__(self, app: ASGIApp, *, tokens: Iterable[str], csrf_token: str, hosts: Iterable[str] | None) -> None:
         self.app = app
-        self.rules = _Rules(token, csrf_token, None if hosts is None else frozenset(h.lower() for h in hosts))
+        self.rules = _Rules(tuple(tokens), csrf_token, None if hosts is None else frozenset(h.lower() for h in hosts))
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] == "http":
@@ -98,12 +98,12 @@ def _host_name(host: str) -> str:
 
 
 def _check_token(request: Request, rules: _Rules) -> JSONResponse | None:
-    if rules.token is None:
+    if not rules.tokens:
         return None
     scheme, _, given = request.headers.get("authorization", "").partition(" ")
     if scheme.lower() != "bearer":
         given = request.query_params.get("token", "") if request.method in _READS and request.url.path == "/" else ""
-    if given and _same(given.strip(), rules.token):
+    if given and any(_same(given.strip(), token) for token in rules.tokens):
         return None
     return error_response(
         401,

@@ -45,7 +45,7 @@ def _app(token: str | None, hosts: frozenset[str] | None = LOOPBACK_HOSTS) -> St
         routes=[Route("/", _page), Route("/api/echo", _echo, methods=["GET", "POST", "DELETE"])],
         middleware=[
             Middleware(SecurityHeaders),
-            Middleware(RequestGuard, token=token, csrf_token=CSRF, hosts=hosts),
+            Middleware(RequestGuard, tokens=[token] if token else [], csrf_token=CSRF, hosts=hosts),
         ],
         exception_handlers={HTTPException: _http_error},
     )

@@ -3,6 +3,7 @@ Python process runs in the background (``Comparison.review``)."""
 
 from __future__ import annotations
 
+import re
 import socket
 import sys
 from collections.abc import Iterator
@@ -144,7 +145,12 @@ def test_a_token_of_the_environment_is_not_in_the_shown_url(
     try:
         assert server.url == f"{server.shown_url}?token={TOKEN}"
         assert call("GET", server.shown_url).status == 401
+        page = call("GET", server.url).body.decode()
+        assert TOKEN not in page  # it would be redacted there: the page sends a token of its own
+        page_token = re.search(r'"token":"([0-9a-f]{64})"', page)
+        assert page_token is not None
         assert ReviewClient.of(server.url, TOKEN).get_json("/api/progress")["reviewed"] == 0
+        assert ReviewClient.of(server.url, page_token.group(1)).get_json("/api/progress")["reviewed"] == 0
     finally:
         server.stop()
 
