@@ -20,6 +20,7 @@ each into exit code 2 without a traceback, saying the flag or the command in the
     ├── EndpointError           a model endpoint refuses every request (a bad key, an unknown model)
     │   └── JudgeError              ... the judge's endpoint
     ├── CaptureError            a capture cannot start or resume (its checkpoint belongs to other settings)
+    ├── QueryError              a query of a comparison's cases cannot be answered (an unknown status, a bad page)
     └── EngineError             an engine cannot start (Ray not installed, no cluster at the address)
 """
 
@@ -44,6 +45,7 @@ __all__ = [
     "JudgeError",
     "NestingError",
     "Problem",
+    "QueryError",
     "RagCompareError",
     "RunExistsError",
     "RunFileError",
@@ -198,6 +200,11 @@ class JudgeError(EndpointError):
 
 class CaptureError(RagCompareError):
     """A capture cannot start or resume: its checkpoint belongs to other settings or another corpus."""
+
+
+class QueryError(RagCompareError):
+    """A query over a comparison's cases asks for what it cannot: an unknown status, signal or sort, a page
+    out of range, a parameter given twice or not known."""
 
 
 class EngineError(RagCompareError):
