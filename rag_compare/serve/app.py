@@ -1,6 +1,6 @@
 """The review server's Starlette app: the page and the JSON API over one ``ReviewSession``.
 
-    GET  /                                 the page, review controls on
+    GET  /                                 the page, review controls on (and /favicon.ico: none)
     GET  /api/session                      the default reviewer and the two runs
     GET  /api/cases?status=…&q=…&sort=…    a page of cases (see ``ReviewSession.cases``)
     GET  /api/cases/{case_id}              a case's details and its verdicts
@@ -69,6 +69,7 @@ def review_app(
     policy = f"{content_security_policy(served=True)}; frame-ancestors 'none'"  # which a <meta> cannot say
     routes = [
         Route("/", _page(page, policy), methods=["GET"]),
+        Route("/favicon.ico", _no_icon, methods=["GET"]),
         Route("/api/session", _answer(lambda request: session.about()), methods=["GET"]),
         Route("/api/cases", _answer(lambda request: session.cases(_params(request))), methods=["GET"]),
         Route("/api/cases/{rest:path}", _case_routes(session), methods=["GET", "POST"]),
@@ -91,6 +92,11 @@ def _page(page: str, policy: str) -> Endpoint:
         return HTMLResponse(page, headers={"Content-Security-Policy": policy})
 
     return endpoint
+
+
+async def _no_icon(request: Request) -> Response:
+    """The icon a browser asks for by itself: none (rather than a 404 in its console)."""
+    return Response(status_code=204)
 
 
 def _answer(answer: Callable[[Request], dict[str, Any]], status: int = 200) -> Endpoint:
