@@ -108,12 +108,17 @@ class CaseQuery:
     def __post_init__(self) -> None:
         if isinstance(self.page, bool) or not isinstance(self.page, int) or self.page < 1:
             raise QueryError(f"`page` must be a whole number from 1; got {self.page!r}.")
-        if isinstance(self.page_size, bool) or not isinstance(self.page_size, int):
+        if isinstance(self.page_size, bool) or not isinstance(self.page_size, int) or self.page_size < 1:
             raise QueryError(f"`page_size` must be a whole number from 1 to {MAX_PAGE_SIZE}; got {self.page_size!r}.")
-        if not 1 <= self.page_size <= MAX_PAGE_SIZE:
+        if self.page_size > MAX_PAGE_SIZE:
             raise QueryError(f"`page_size` must be a whole number from 1 to {MAX_PAGE_SIZE}; got {self.page_size!r}.")
         if len(self.text) > MAX_TEXT_CHARS:
             raise QueryError(f"`text` is {len(self.text)} characters long; search for at most {MAX_TEXT_CHARS}.")
+        for name in ("statuses", "categories", "answerabilities", "languages", "moved", "text", "sort"):
+            value = getattr(self, name)
+            texts = [value] if isinstance(value, str) else [text for item in value for text in _texts(item)]
+            if not all(_is_text(text) for text in texts):
+                raise QueryError(f"`{name}` holds a value that is not text (a lone surrogate): {value!r:.60}.")
         for signal, direction in self.moved:
             if direction not in DIRECTIONS:
                 raise QueryError(f"`moved`: {signal!r} moved {direction!r}; a signal moves 'up' or 'down'.")
@@ -139,6 +144,9 @@ class CaseQuery:
         if unknown:
             raise QueryError(f"unknown parameter `{unknown[0]}`; the parameters are {', '.join(PARAMETERS)}.")
         given = {name: tuple(value for value in params.get(name, ()) if value != "") for name in PARAMETERS}
+        for name, values in given.items():
+            if not all(_is_text(value) for value in values):
+                raise QueryError(f"`{name}` holds a value that is not text (a lone surrogate).")
         for name in ("q", "sort", "page", "page_size"):
             if len(given[name]) > 1:
                 raise QueryError(f"`{name}` was given {len(given[name])} times; give it once.")
@@ -157,7 +165,7 @@ class CaseQuery:
             page=_whole("page", next(iter(given["page"]), "1")),
             page_size=_whole("page_size", next(iter(given["page_size"]), "50")),
         )
-        query.check(signals)
+        query.check(signals, statuses)
         return query
 
     def check(self, signals: Sequence[str], statuses: Sequence[str] = CASE_STATUSES) -> None:
@@ -191,6 +199,19 @@ class QueryResult:
     def texts(self) -> pl.DataFrame:
         """``case_id`` and the texts of ``SEARCH_COLUMNS`` of the page's rows."""
         return self.rows.select("case_id", *SEARCH_COLUMNS)
+
+
+def _texts(item: str | tuple[str, str]) -> tuple[str, ...]:
+    return (item,) if isinstance(item, str) else item
+
+
+def _is_text(value: str) -> bool:
+    """Whether ``value`` is text that UTF-8 can hold (no lone surrogate)."""
+    try:
+        value.encode("utf-8")
+    except UnicodeEncodeError:
+        return False
+    return True
 
 
 def _sort_key(sort: str) -> tuple[str, bool] | None:
@@ -242,7 +263,7 @@ class CaseIndex:
     def __init__(
         self, frame: pl.DataFrame, *, signals: Sequence[str], tolerance: float, case_columns: Sequence[str]
     ) -> None:
-        self.frame = frame
+        self.frame = frame if frame.get_column("case_id").is_sorted() else frame.sort("case_id", maintain_order=True)
         self.signals = tuple(signals)
         self.tolerance = tolerance
         self.case_columns = tuple(case_columns)
@@ -250,7 +271,7 @@ class CaseIndex:
             name: tuple(frame.get_column(name).drop_nulls().cast(pl.String).unique().sort().to_list())
             for name in FACETS
         }
-        self._ids = frame.get_column("case_id")
+        self._ids = self.frame.get_column("case_id")
 
     @classmethod
     def of(cls, comparison: Comparison, *, slice_rows: int = _SLICE_ROWS) -> CaseIndex:
@@ -285,8 +306,8 @@ class CaseIndex:
         return self.frame[self.positions(case_ids)]
 
     def positions(self, case_ids: Sequence[str]) -> pl.Series:
-        """The rows of ``case_ids`` that the comparison has, in that order."""
-        ids = pl.Series("case_id", list(case_ids), dtype=pl.String)
+        """The rows of ``case_ids`` that the comparison has, in that order (an id that is not text is none)."""
+        ids = pl.Series("case_id", [case_id for case_id in case_ids if _is_text(case_id)], dtype=pl.String)
         found = self._ids.search_sorted(ids, side="left").alias("row")
         inside = found < self.height
         found, ids = found.filter(inside), ids.filter(inside)
@@ -306,7 +327,8 @@ class CaseIndex:
             keys = pl.DataFrame(
                 {"delta": self.frame.get_column(delta_column(signal)).gather(matching), "row": matching}
             )
-            matching = keys.sort("delta", "row", descending=[descending, False], nulls_last=True).get_column("row")
+            ordered = keys.sort("delta", descending=descending, nulls_last=True, maintain_order=True)
+            matching = ordered.get_column("row")  # ties stay in case_id order
         offset = (query.page - 1) * query.page_size
         page = matching.slice(offset, query.page_size) if offset < matching.len() else matching.clear()
         return QueryResult(self.frame[page], matching.len(), counts, self.facets, self.case_columns)

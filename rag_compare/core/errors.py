@@ -21,6 +21,7 @@ each into exit code 2 without a traceback, saying the flag or the command in the
     │   └── JudgeError              ... the judge's endpoint
     ├── CaptureError            a capture cannot start or resume (its checkpoint belongs to other settings)
     ├── QueryError              a query of a comparison's cases cannot be answered (an unknown status, a bad page)
+    ├── ReviewError             a verdict, a review database or a reviews file cannot be made, read or used
     └── EngineError             an engine cannot start (Ray not installed, no cluster at the address)
 """
 
@@ -47,6 +48,7 @@ __all__ = [
     "Problem",
     "QueryError",
     "RagCompareError",
+    "ReviewError",
     "RunExistsError",
     "RunFileError",
     "RunIntegrityError",
@@ -205,6 +207,11 @@ class CaptureError(RagCompareError):
 class QueryError(RagCompareError):
     """A query over a comparison's cases asks for what it cannot: an unknown status, signal or sort, a page
     out of range, a parameter given twice or not known."""
+
+
+class ReviewError(RagCompareError):
+    """A verdict, a review database or a reviews file cannot be made, read or used: a malformed verdict, a file
+    that is no review database, a database of a newer rag-compare, a changed reviews file."""
 
 
 class EngineError(RagCompareError):

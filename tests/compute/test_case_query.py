@@ -165,6 +165,8 @@ def test_has_and_rows_find_cases_by_id_only(index: CaseIndex) -> None:
         "stock-options@2026-01",
     ]
     assert index.rows([]).height == 0
+    assert not index.has("\ud800")  # not text: no case
+    assert index.rows(["\udcff", "bike-lease@2025-01"]).get_column("case_id").to_list() == ["bike-lease@2025-01"]
 
 
 def test_the_preference_is_a_delta_of_plus_one_minus_one_or_zero() -> None:
@@ -191,6 +193,20 @@ def test_the_streaming_engine_gives_the_same_index() -> None:
     held = CaseIndex.of(compare(*RUNS, passages=PASSAGES))
     spilled = CaseIndex.of(compare(*RUNS, passages=PASSAGES, engine="streaming", buckets=3), slice_rows=5)
     assert spilled.frame.equals(held.frame)
+
+
+def test_an_index_of_cases_in_any_order_holds_them_in_id_order() -> None:
+    index = index_of([{"case_id": "b", "recall": 1.0}, {"case_id": "c"}, {"case_id": "a", "recall": 1.0}])
+    assert index.frame.get_column("case_id").to_list() == ["a", "b", "c"]
+    assert [index.has(case_id) for case_id in ("a", "b", "c", "d")] == [True, True, True, False]
+    assert ids(index, CaseQuery(sort="delta:recall:desc")) == ["a", "b", "c"]
+
+
+def test_a_delta_moved_only_beyond_the_tolerance() -> None:
+    deltas = {"a": 0.25, "b": 0.2500001, "c": -0.25, "d": -0.2500001, "e": 0.0, "f": None}
+    index = index_of([{"case_id": case_id, "recall": delta} for case_id, delta in deltas.items()], tolerance=0.25)
+    assert ids(index, CaseQuery(moved=(("recall", "up"),))) == ["b"]
+    assert ids(index, CaseQuery(moved=(("recall", "down"),))) == ["d"]
 
 
 def test_an_empty_comparison_answers_every_query_with_nothing() -> None:
@@ -232,6 +248,7 @@ def test_hostile_text_is_searched_as_text(hostile: Any) -> None:
         ({"page_size": ["0"]}, "`page_size` must be a whole number from 1 to 500; got 0"),
         ({"q": ["x" * 1001]}, "`q` is 1001 characters long; search for at most 1000"),
         ({"q": ["a", "b"]}, "`q` was given 2 times; give it once"),
+        ({"language": ["\udcff"]}, "`language` holds a value that is not text (a lone surrogate)"),
     ],
 )
 def test_a_bad_parameter_is_refused_naming_it(index: CaseIndex, given: Mapping[str, list[str]], message: str) -> None:
@@ -266,6 +283,8 @@ def test_parameters_become_the_query_and_empty_values_filter_nothing(index: Case
         ({"text": "x" * 1001}, "`text` is 1001 characters long"),
         ({"moved": (("recall", "left"),)}, "`moved`: 'recall' moved 'left'"),
         ({"sort": "status"}, "`sort`: unknown order 'status'"),
+        ({"text": "\ud800"}, "`text` holds a value that is not text"),
+        ({"categories": ("rule", "\ud800")}, "`categories` holds a value that is not text"),
     ],
 )
 def test_a_query_made_in_python_is_checked_too(fields: dict[str, Any], message: str) -> None:

@@ -18,7 +18,7 @@ def index_of(
 ) -> CaseIndex:
     """An index of ``rows``, each a case: ``case_id`` and ``status`` (default ``unchanged``), ``category``,
     ``answerability``, the texts of ``SEARCH_COLUMNS``, ``flaky``, and per signal of ``signals`` its delta
-    under the signal's name (each null when not given). The rows are put in ``case_id`` order."""
+    under the signal's name (each null when not given), in any order (the index puts them in ``case_id`` order)."""
     columns: dict[str, pl.Series] = {
         "case_id": pl.Series([row["case_id"] for row in rows], dtype=pl.String),
         "status": pl.Series([row.get("status", "unchanged") for row in rows], dtype=pl.Enum(CASE_STATUSES)),
@@ -28,5 +28,4 @@ def index_of(
     for signal in signals:
         columns[delta_column(signal)] = pl.Series([row.get(signal) for row in rows], dtype=pl.Float64)
     columns[FLAKY] = pl.Series([bool(row.get(FLAKY, False)) for row in rows], dtype=pl.Boolean)
-    frame = pl.DataFrame(columns).sort("case_id")
-    return CaseIndex(frame, signals=signals, tolerance=tolerance, case_columns=CASE_COLUMNS)
+    return CaseIndex(pl.DataFrame(columns), signals=signals, tolerance=tolerance, case_columns=CASE_COLUMNS)
