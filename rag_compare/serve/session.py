@@ -3,9 +3,8 @@ database its verdicts go to; what each route of the API answers, as JSON-ready d
 
 from __future__ import annotations
 
-import threading
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from rag_compare.compute.case_details import case_details, case_summaries
@@ -32,14 +31,13 @@ class UnknownCaseError(LookupError):
 class ReviewSession:
     """What the review server serves: ``comparison``'s cases, queried through ``index`` and queued by ``queue``,
     and the verdicts on them in ``database``, bound to the two runs' fingerprints. ``reviewer`` signs a verdict
-    whose body names none. Safe to call from several threads: the database is used by one at a time."""
+    whose body names none. Safe to call from several threads, as the database is."""
 
     comparison: Comparison
     database: ReviewDatabase
     reviewer: str
     index: CaseIndex
     queue: ReviewQueue
-    _database_lock: threading.Lock = field(default_factory=threading.Lock, repr=False, compare=False)
 
     @classmethod
     def open(cls, comparison: Comparison, database: ReviewDatabase, *, reviewer: str, seed: int = 0) -> ReviewSession:
@@ -86,9 +84,8 @@ class ReviewSession:
         """The case's details, with this comparison's verdicts on it (newest first) and other runs' apart."""
         self._check(case_id)
         detail = case_details(self.comparison, [case_id])[0]
-        with self._database_lock:
-            verdicts = self.database.history(case_id, **self.runs)
-            others = self.database.others(case_id, **self.runs)
+        verdicts = self.database.history(case_id, **self.runs)
+        others = self.database.others(case_id, **self.runs)
         return {
             **detail,
             "verdicts": [verdict.to_dict() for verdict in verdicts],
@@ -103,8 +100,7 @@ class ReviewSession:
             body = {**body, "reviewer": self.reviewer}
         verdict = NewVerdict.from_body(case_id, body, statuses=CASE_STATUSES)
         status, signals = self._shown(case_id)
-        with self._database_lock:
-            stored = self.database.add(verdict, **self.runs, shown_status=status, shown_signals=signals)
+        stored = self.database.add(verdict, **self.runs, shown_status=status, shown_signals=signals)
         return stored.to_dict()
 
     def next_case(self, after: str | None) -> dict[str, Any]:
@@ -127,13 +123,11 @@ class ReviewSession:
             raise UnknownCaseError(case_id)
 
     def _reviewed(self) -> set[str]:
-        with self._database_lock:
-            return self.database.reviewed_case_ids(**self.runs)
+        return self.database.reviewed_case_ids(**self.runs)
 
     def _reviews(self, case_ids: Sequence[str]) -> dict[str, dict[str, Any]]:
         """Per case id: whether this comparison's verdicts include one on it, and the latest."""
-        with self._database_lock:
-            latest = {case_id: self.database.history(case_id, **self.runs)[:1] for case_id in case_ids}
+        latest = {case_id: self.database.history(case_id, **self.runs)[:1] for case_id in case_ids}
         return {
             case_id: {"reviewed": bool(found), "latest": found[0].to_dict() if found else None}
             for case_id, found in latest.items()

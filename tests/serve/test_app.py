@@ -104,9 +104,12 @@ def test_sorts_by_a_signals_delta_with_nulls_last(client: ReviewClient) -> None:
 
 
 def test_filters_by_what_moved(client: ReviewClient) -> None:
-    listed = client.get_json("/api/cases?moved=recall:down")
-    assert listed["total"] >= 1
-    assert all(case["deltas"]["recall"] < 0 for case in listed["cases"])
+    down = client.get_json("/api/cases?moved=grounded:down")
+    assert down["total"] == 3
+    assert all(case["deltas"]["grounded"] < 0 for case in down["cases"])
+    both = client.get_json("/api/cases?moved=grounded:down&moved=answer_completeness:up")["cases"]
+    assert all(case["deltas"]["answer_completeness"] > 0 for case in both)
+    assert len(both) < 3
 
 
 def test_pages_cover_the_cases_once(client: ReviewClient) -> None:
