@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import contextlib
+import sys
 import webbrowser
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -89,7 +90,7 @@ def review_command(
     for warning in comparison.warnings:
         say(f"warning: {warning}", err=True)
     say(_serving_line(comparison, server, db))
-    click.get_text_stream("stdout").flush()
+    sys.stdout.flush()  # the URL, at once, for a reader of a pipe
     if not no_browser:
         webbrowser.open(server.url)
     try:
