@@ -19,19 +19,52 @@ import polars as pl
 from rag_compare.compute.case_status import SIDES
 from rag_compare.compute.case_table import CaseTable, range_of
 from rag_compare.compute.repeats import shown_value
-from rag_compare.core.contract import REPEAT
+from rag_compare.core.contract import CORPUS_COLUMNS, LANGUAGE, RECORD_COLUMNS, REPEAT
 from rag_compare.core.errors import CompareError
 from rag_compare.io.runs import OpenedRun, Run, open_run
 
-__all__ = ["SIDE_TEXTS", "TEXT_LABELS", "CaseTexts", "RunFile"]
+__all__ = ["DETAIL_TEXTS", "REPORT_TEXTS", "SIDE_TEXTS", "TEXT_LABELS", "CaseTexts", "RunFile", "TextColumns"]
 
 TEXT_LABELS = ("question", "source_version", "required_passage_ids", "acceptance_note")
 """A case's labels that only reports show."""
 SIDE_TEXTS = ("retrieved_passage_ids", "context_passage_ids", "answer")
 """A side's record columns that only reports show."""
-_TEXT_COLUMNS = ("case_id", REPEAT, "status", *TEXT_LABELS, *SIDE_TEXTS)
-"""What is read of a side's records: its texts, and what picks the sample shown."""
 _RANGE = "range"
+_TYPES: dict[str, pl.DataType] = {
+    spec.name: spec.dtype for spec in (*CORPUS_COLUMNS, *RECORD_COLUMNS) if spec.name not in ("status", REPEAT)
+} | {"failed_stage": pl.String()}
+"""The type of each column a selection may name, for a run that lacks it (an optional one)."""
+
+
+@dataclass(frozen=True)
+class TextColumns:
+    """Which texts are read: a case's ``labels`` and a side's record columns (``side``)."""
+
+    labels: tuple[str, ...]
+    side: tuple[str, ...]
+
+    @property
+    def read(self) -> tuple[str, ...]:
+        """What is read of a side's records: its texts, and what picks the sample shown."""
+        return ("case_id", REPEAT, "status", *self.labels, *self.side)
+
+
+REPORT_TEXTS = TextColumns(TEXT_LABELS, SIDE_TEXTS)
+"""What reports and the JSON of ``with_texts`` show (``TEXT_LABELS``, ``SIDE_TEXTS``)."""
+DETAIL_TEXTS = TextColumns(
+    (*TEXT_LABELS, LANGUAGE),
+    (
+        *SIDE_TEXTS,
+        "retrieved_scores",
+        "context",
+        "failed_stage",
+        "latency_ms",
+        "prompt_tokens",
+        "completion_tokens",
+    ),
+)
+"""What one case's details show (``case_details``): the report's texts, the case's language, and per side its
+passages' scores, the context sent, the stage a failure happened at, the latency and the tokens."""
 
 
 @dataclass(frozen=True)
@@ -64,16 +97,19 @@ class CaseTexts:
     sides: tuple[Run | RunFile, Run | RunFile]
     labels: pl.DataFrame | None
 
-    def of(self, case_ids: pl.Series) -> pl.DataFrame:
-        """One row per id of ``case_ids``, in that order: ``case_id``, ``TEXT_LABELS`` (the corpus' where it
-        has the case, else the candidate's, else the baseline's), and per side (``baseline_``/``candidate_``)
-        ``SIDE_TEXTS`` of the sample the comparison shows (with repeats, the first that succeeded), null
-        where the side has no record."""
+    def of(self, case_ids: pl.Series, columns: TextColumns = REPORT_TEXTS) -> pl.DataFrame:
+        """One row per id of ``case_ids``, in that order: ``case_id``, the labels of ``columns`` (the
+        corpus' where it has the case, else the candidate's, else the baseline's), and per side
+        (``baseline_``/``candidate_``) its record columns of ``columns`` of the sample the comparison shows
+        (with repeats, the first that succeeded), null where the side has no record or the run no such
+        column."""
         ids = case_ids.cast(pl.String)
-        side_rows = [_side_rows(source, ids) for source in self.sides]
-        return _joined(ids, self.labels, side_rows)
+        side_rows = [_side_rows(source, ids, columns) for source in self.sides]
+        return _joined(ids, self.labels, side_rows, columns)
 
-    def beside(self, table: CaseTable, rows: int) -> Generator[pl.DataFrame, None, None]:
+    def beside(
+        self, table: CaseTable, rows: int, columns: TextColumns = REPORT_TEXTS
+    ) -> Generator[pl.DataFrame, None, None]:
         """The cases of ``table`` ``rows`` at a time, in ``case_id`` order, each slice with the columns of
         ``of`` beside it. Each run is read once, its texts put by slice in a folder of the system's
         temporary one (``$TMPDIR``) and read back a slice at a time, so one slice's texts are held."""
@@ -83,62 +119,66 @@ class CaseTexts:
             labels = labels.with_columns(range_of(labels.get_column("case_id"), bounds))
         with tempfile.TemporaryDirectory(prefix="rag-compare-texts-") as folder:
             sides = [
-                _rows_by_range(source, bounds, Path(folder) / side)
+                _rows_by_range(source, bounds, Path(folder) / side, columns)
                 for side, source in zip(SIDES, self.sides, strict=True)
             ]
             for index, cases in enumerate(table.slices(rows)):
                 in_range = None if labels is None else labels.filter(pl.col(_RANGE) == index).drop(_RANGE)
-                texts = _joined(cases.get_column("case_id"), in_range, [side(index) for side in sides])
+                texts = _joined(cases.get_column("case_id"), in_range, [side(index) for side in sides], columns)
                 yield pl.concat([cases, texts.drop("case_id")], how="horizontal")
 
 
-def _joined(case_ids: pl.Series, labels: pl.DataFrame | None, side_rows: Sequence[pl.DataFrame]) -> pl.DataFrame:
+def _joined(
+    case_ids: pl.Series, labels: pl.DataFrame | None, side_rows: Sequence[pl.DataFrame], columns: TextColumns
+) -> pl.DataFrame:
     """The rows of ``CaseTexts.of`` for ``case_ids``, from the corpus' ``labels`` and each side's records
     among them (``side_rows``)."""
     ids = case_ids.cast(pl.String).to_frame("case_id")
     joined = ids
+    held = [] if labels is None else [name for name in columns.labels if name in labels.columns]
     if labels is not None:
-        joined = joined.join(labels.select("case_id", *TEXT_LABELS), on="case_id", how="left", maintain_order="left")
+        joined = joined.join(labels.select("case_id", *held), on="case_id", how="left", maintain_order="left")
     for side, rows in zip(SIDES, side_rows, strict=True):
-        texts = _side_texts(rows)
+        texts = _side_texts(rows, columns)
         joined = joined.join(
             texts.rename({name: f"{side}_{name}" for name in texts.columns if name != "case_id"}),
             on="case_id",
             how="left",
             maintain_order="left",
         )
-    corpus = [[name] if labels is not None else [] for name in TEXT_LABELS]
     return joined.select(
         "case_id",
         *(
-            pl.coalesce(*first, f"candidate_{name}", f"baseline_{name}").alias(name)
-            for name, first in zip(TEXT_LABELS, corpus, strict=True)
+            pl.coalesce(*([name] if name in held else []), f"candidate_{name}", f"baseline_{name}").alias(name)
+            for name in columns.labels
         ),
-        *(f"{side}_{name}" for side in SIDES for name in SIDE_TEXTS),
+        *(f"{side}_{name}" for side in SIDES for name in columns.side),
     )
 
 
-def _side_rows(source: Run | RunFile, case_ids: pl.Series) -> pl.DataFrame:
-    """The side's records of ``case_ids``, in ``_TEXT_COLUMNS``, in the run's order."""
+def _side_rows(source: Run | RunFile, case_ids: pl.Series, columns: TextColumns) -> pl.DataFrame:
+    """The side's records of ``case_ids``, in the columns ``columns`` reads, in the run's order."""
     if isinstance(source, RunFile):
-        return source.rows(case_ids, _TEXT_COLUMNS)
+        return source.rows(case_ids, columns.read)
     records = source.records
     rows = records.filter(pl.col("case_id").is_in(case_ids.implode()))
-    return rows.select(name for name in _TEXT_COLUMNS if name in records.columns)
+    return rows.select(name for name in columns.read if name in records.columns)
 
 
-def _rows_by_range(source: Run | RunFile, bounds: pl.Series, folder: Path) -> Callable[[int], pl.DataFrame]:
-    """The side's records in ``_TEXT_COLUMNS`` by range of ids (``range_of`` of ``bounds``), in the run's
-    order: a run in memory is filtered a range at a time; a run file is read once, a record batch at a time,
-    into one Arrow IPC piece per batch and range in ``folder``."""
+def _rows_by_range(
+    source: Run | RunFile, bounds: pl.Series, folder: Path, columns: TextColumns
+) -> Callable[[int], pl.DataFrame]:
+    """The side's records in the columns ``columns`` reads by range of ids (``range_of`` of ``bounds``), in
+    the run's order: a run in memory is filtered a range at a time; a run file is read once, a record batch
+    at a time, into one Arrow IPC piece per batch and range in ``folder``."""
     if isinstance(source, Run):
-        records = source.records.select(name for name in _TEXT_COLUMNS if name in source.records.columns)
+        records = source.records.select(name for name in columns.read if name in source.records.columns)
         ranges = range_of(records.get_column("case_id"), bounds)
         return lambda index: records.filter(ranges == index)
     opened = source.opened()
-    columns = [name for name in _TEXT_COLUMNS if name in opened.columns]
-    template = pl.DataFrame(schema={name: opened.frozen.schema[name] for name in columns})
-    for number, batch in enumerate(opened.batches(columns)):
+    names = [name for name in columns.read if name in opened.columns]
+    template = pl.DataFrame(schema={name: opened.frozen.schema[name] for name in names})
+    for number, batch in enumerate(opened.batches(names)):
         ranged = batch.with_columns(range_of(batch.get_column("case_id"), bounds))
         for (index,), piece in ranged.partition_by(_RANGE, as_dict=True, include_key=False).items():
             (folder / f"{index:06d}").mkdir(parents=True, exist_ok=True)
@@ -151,9 +191,11 @@ def _rows_by_range(source: Run | RunFile, bounds: pl.Series, folder: Path) -> Ca
     return read
 
 
-def _side_texts(rows: pl.DataFrame) -> pl.DataFrame:
-    """``case_id``, ``TEXT_LABELS`` and ``SIDE_TEXTS`` of a side's records ``rows``, one row a case."""
-    texts = [*TEXT_LABELS, *SIDE_TEXTS]
+def _side_texts(rows: pl.DataFrame, columns: TextColumns) -> pl.DataFrame:
+    """``case_id`` and the labels and record columns of ``columns`` of a side's records ``rows``, one row a
+    case; a column the run lacks is null."""
+    texts = [*columns.labels, *columns.side]
+    rows = rows.with_columns(pl.lit(None, _TYPES[name]).alias(name) for name in texts if name not in rows.columns)
     if REPEAT not in rows.columns:
         return rows.select("case_id", *texts)
     ordered = rows.sort(REPEAT, maintain_order=True)

@@ -36,7 +36,7 @@ from rag_compare.compute.bucket_passes import BucketPasses, LocalPasses, SideInp
 from rag_compare.compute.bucket_store import BucketStore
 from rag_compare.compute.case_status import SIDES
 from rag_compare.compute.case_table import CaseTable
-from rag_compare.compute.case_texts import TEXT_LABELS, CaseTexts, RunFile
+from rag_compare.compute.case_texts import DETAIL_TEXTS, CaseTexts, RunFile
 from rag_compare.compute.comparison import ComparedRun, Comparison
 from rag_compare.compute.configdiff import config_diff, config_warnings
 from rag_compare.compute.engines import DEFAULT_BUCKETS, ENGINES
@@ -206,7 +206,10 @@ def _comparison(sources: _Sources, inputs: Sequence[SideInputs], joined: _Joined
     evaluators = _evaluators(sources.scores)
     warnings = [*sources.passage_warnings, *config_warnings(diff, corpus=sources.labels is not None)]
     warnings += _evaluator_warnings(evaluators) + _label_warnings(sources, joined)
-    text_labels = None if sources.labels is None else sources.labels.select("case_id", *TEXT_LABELS)
+    text_labels = None
+    if sources.labels is not None:
+        held = [name for name in DETAIL_TEXTS.labels if name in sources.labels.columns]
+        text_labels = sources.labels.select("case_id", *held)
     return Comparison(
         baseline=compared[0],
         candidate=compared[1],
@@ -222,6 +225,7 @@ def _comparison(sources: _Sources, inputs: Sequence[SideInputs], joined: _Joined
         preference=None if sources.pairs is None else preference_of(sources.pairs),
         unreviewed_left_out=tuple(sorted(case_id for result in joined.results for case_id in result.not_run)),
         texts=CaseTexts(sides=(_texts_of(sources.runs[0]), _texts_of(sources.runs[1])), labels=text_labels),
+        passages=None if sources.passages is None else sources.passages.select("passage_id", "text"),
     )
 
 

@@ -152,6 +152,9 @@ class Comparison(Report):
     missing (see ``bucket_join.join_bucket``)."""
     texts: CaseTexts = field(compare=False)
     """Where the cases' texts are read back from (see ``with_texts``)."""
+    passages: pl.DataFrame | None = field(default=None, compare=False, repr=False)
+    """The passages the comparison checked contexts against (``passage_id``, ``text``; see
+    ``knowledge_base``), whose texts a case's details show; ``None`` without any."""
 
     def __repr__(self) -> str:
         runs = " → ".join(labelled(run.name, run.fingerprint) for run in (self.baseline, self.candidate))

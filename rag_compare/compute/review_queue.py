@@ -17,8 +17,8 @@ reason, each in ``case_id`` order:
    cases for the same comparison, seed and NumPy).
 
 Cases missing from the baseline or from both runs are not queued (``UNQUEUED``): there is nothing to
-compare. The queue
-is fixed when made; what has been reviewed (``reviewed``, case ids) only decides what comes next.
+compare. The queue is fixed when made; what has been reviewed (``reviewed``, case ids) only decides what
+comes next.
 """
 
 from __future__ import annotations
@@ -53,7 +53,6 @@ UNQUEUED = ("missing_in_baseline", "missing_in_both")
 SAMPLE_MIN = 50
 SAMPLE_SHARE = 0.01
 SAMPLE_MAX = 1_000
-_STATUS_REASONS = ("regressed", "mixed", "unstable", "improved")
 _JUDGES = {
     "answer": JUDGE_VERDICTS,
     "scores": tuple(signal.name for signal in SCORE_SIGNALS if signal.decides_status),
@@ -73,8 +72,8 @@ def disagreement(index: CaseIndex) -> pl.Expr:
     judge's, or a scores file's), the scores (the score signals that decide a status), the pairwise judge
     (``preferred``: the candidate or the baseline preferred) and the case's status (``improved`` better,
     ``regressed`` worse). A judge says *better* when one of its signals moved its good way beyond the
-    tolerance, *worse* when one moved the other way (``CaseIndex.moved``); one that says both, or neither,
-    disagrees with any judge that says one of them."""
+    tolerance, *worse* when one moved the other way (``CaseIndex.moved``). A judge that says both disagrees
+    with any other that says either; one that says neither (a tie, no verdict) disagrees with none."""
     better, worse = [], []
     for signals in _JUDGES.values():
         held = [name for name in signals if name in index.signals]

@@ -103,20 +103,16 @@ CASES: list[dict[str, Any]] = [
     {"case_id": "m", "status": "missing_in_baseline"},
     {"case_id": "n", "status": "missing_in_both"},
     {"case_id": "o", "status": "judge_failed_in_both"},
-    {"case_id": "p", "status": "missing_in_baseline", FLAKY: True},
-    {
-        "case_id": "q",
-        "status": "regressed",
-        "recall": -0.5,
-        "preferred": 1.0,
-    },  # the pairwise judge against the status  # the candidate's repeats disagree: not queued
+    {"case_id": "p", "status": "missing_in_baseline", FLAKY: True},  # the candidate's repeats disagree: not queued
+    {"case_id": "q", "status": "regressed", "recall": -0.5, "preferred": 1.0},  # the pairwise judge: better
+    {"case_id": "r", "status": "mixed", "grounded": 0.5, "abstained": 1.0, "helpfulness": 0.2},  # both; better
 ]
 
 
 def test_judges_disagree_when_one_says_better_and_another_worse() -> None:
     index = index_of(CASES, signals=JUDGED)
     disagreeing = index.frame.filter(disagreement(index)).get_column("case_id").to_list()
-    assert disagreeing == ["a", "c", "d", "h", "q"]
+    assert disagreeing == ["a", "c", "d", "h", "q", "r"]
     assert queued(ReviewQueue.of(index)) == [
         ("d", "regressed"),
         ("k", "regressed"),
@@ -125,6 +121,7 @@ def test_judges_disagree_when_one_says_better_and_another_worse() -> None:
         ("a", "disagreement"),
         ("c", "disagreement"),
         ("h", "disagreement"),
+        ("r", "disagreement"),
         ("b", "mixed"),
         ("g", "mixed"),
         ("l", "unstable"),
