@@ -25,12 +25,12 @@ from starlette.concurrency import run_in_threadpool
 from starlette.exceptions import HTTPException
 from starlette.middleware import Middleware
 from starlette.requests import Request
-from starlette.responses import HTMLResponse, JSONResponse, Response
+from starlette.responses import HTMLResponse, Response
 from starlette.routing import Route
 
 from rag_compare.core.errors import RagCompareError
 from rag_compare.core.nesting import load_json
-from rag_compare.serve.security import RequestGuard, SecurityHeaders, error_response
+from rag_compare.serve.security import RedactedJSONResponse, RequestGuard, SecurityHeaders, error_response
 from rag_compare.serve.session import ReviewSession, UnknownCaseError
 
 if TYPE_CHECKING:
@@ -105,7 +105,7 @@ def _answer(answer: Callable[[Request], dict[str, Any]], status: int = 200) -> E
 
     async def endpoint(request: Request) -> Response:
         try:
-            return JSONResponse(await run_in_threadpool(answer, request), status_code=status)
+            return RedactedJSONResponse(await run_in_threadpool(answer, request), status_code=status)
         except UnknownCaseError as error:
             return error_response(404, str(error))
         except RagCompareError as error:

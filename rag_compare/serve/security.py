@@ -10,6 +10,7 @@ from __future__ import annotations
 import hmac
 from collections.abc import Iterable
 from dataclasses import dataclass
+from typing import Any
 from urllib.parse import urlsplit
 
 from starlette.datastructures import MutableHeaders
@@ -18,9 +19,12 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
+from rag_compare.core.result import to_json
+
 __all__ = [
     "API_POLICY",
     "MAX_BODY_BYTES",
+    "RedactedJSONResponse",
     "RequestGuard",
     "SecurityHeaders",
     "error_response",
@@ -43,9 +47,17 @@ _READS = frozenset({"GET", "HEAD"})
 _JSON = "application/json"
 
 
-def error_response(status: int, message: str, headers: dict[str, str] | None = None) -> JSONResponse:
+class RedactedJSONResponse(JSONResponse):
+    """JSON as every output of rag-compare is written (``core.result.to_json``): strict (a number that is not
+    finite is null) and never holding a credential (every text redacted)."""
+
+    def render(self, content: Any) -> bytes:
+        return to_json(content).encode("utf-8")
+
+
+def error_response(status: int, message: str, headers: dict[str, str] | None = None) -> RedactedJSONResponse:
     """The answer to a request that failed: ``{"error": message}`` with the 4xx (or 500) ``status``."""
-    return JSONResponse({"error": message}, status_code=status, headers=headers)
+    return RedactedJSONResponse({"error": message}, status_code=status, headers=headers)
 
 
 @dataclass(frozen=True)

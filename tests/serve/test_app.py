@@ -350,3 +350,13 @@ def test_a_bug_is_a_500_without_a_traceback(client: ReviewClient, monkeypatch: p
     answer = client.get("/api/progress")
     assert answer.status == 500
     assert answer.error == "the server failed on this request; its log says why."
+
+
+def test_what_the_api_answers_is_redacted_like_every_output(
+    client: ReviewClient, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("OPENAI_API_KEY", "the department head")  # as if a key's value were in an answer
+    answer = client.get(case_path(REGRESSED))
+    assert answer.status == 200
+    assert "the department head" not in answer.body.decode()
+    assert "…(redacted)" in answer.body.decode()
