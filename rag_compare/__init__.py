@@ -26,6 +26,7 @@ from rag_compare.core.errors import (
     Problem,
     QueryError,
     RagCompareError,
+    ReviewError,
     RunExistsError,
     RunFileError,
     RunIntegrityError,
@@ -62,6 +63,7 @@ if TYPE_CHECKING:
     from rag_compare.io.language_rules import Language, languages_with, load_language
     from rag_compare.io.pairs import Pairs, judge_pairs, load_pairs
     from rag_compare.io.passages import load_passages
+    from rag_compare.io.reviews import Reviews, export_reviews, load_reviews
     from rag_compare.io.run_import import ImportedRun, read_records
     from rag_compare.io.runs import Run, load_run
     from rag_compare.io.schemas import CorpusSchema, PassagesSchema, RecordsSchema
@@ -125,6 +127,8 @@ __all__ = [
     "RagCompareError",
     "RecordsSchema",
     "Retriever",
+    "ReviewError",
+    "Reviews",
     "Run",
     "RunExistsError",
     "RunFileError",
@@ -140,6 +144,7 @@ __all__ = [
     "capture",
     "compare",
     "draft_cases",
+    "export_reviews",
     "freeze_run",
     "import_run",
     "import_scores",
@@ -150,6 +155,7 @@ __all__ = [
     "load_language",
     "load_pairs",
     "load_passages",
+    "load_reviews",
     "load_run",
     "load_scores",
     "merge_repeats",
@@ -192,6 +198,7 @@ _LAZY = {
     "PassagesSchema": "rag_compare.io.schemas",
     "RecordsSchema": "rag_compare.io.schemas",
     "Retriever": "rag_compare.core.protocols",
+    "Reviews": "rag_compare.io.reviews",
     "Run": "rag_compare.io.runs",
     "Scores": "rag_compare.io.scores",
     "admit_cases": "rag_compare.io.drafts_file",
@@ -201,6 +208,7 @@ _LAZY = {
     "capture": "rag_compare.pipeline.runner",
     "compare": "rag_compare.compute.compare_runs",
     "draft_cases": "rag_compare.llm.drafts",
+    "export_reviews": "rag_compare.io.reviews",
     "freeze_run": "rag_compare.compute.freezing",
     "import_run": "rag_compare.compute.freezing",
     "import_scores": "rag_compare.io.external_scores",
@@ -211,6 +219,7 @@ _LAZY = {
     "load_language": "rag_compare.io.language_rules",
     "load_corpus": "rag_compare.io.corpus",
     "load_passages": "rag_compare.io.passages",
+    "load_reviews": "rag_compare.io.reviews",
     "load_run": "rag_compare.io.runs",
     "load_scores": "rag_compare.io.scores",
     "merge_repeats": "rag_compare.compute.merging",

@@ -5,6 +5,7 @@ from __future__ import annotations
 import inspect
 import re
 import tomllib
+from pathlib import Path
 
 import pytest
 
@@ -16,6 +17,7 @@ from rag_compare import (
     LexicalJudge,
     audit_corpora,
     compare,
+    export_reviews,
     freeze_run,
     judge_pairs,
     load_corpus,
@@ -29,6 +31,7 @@ from tests.helpers import pairs
 from tests.helpers.data import EXAMPLE_CORPUS, EXAMPLE_OLD_CORPUS, HANDMADE_RUNS, ROOT
 from tests.helpers.drafting import drafts_of
 from tests.helpers.pairs import ScriptedPairJudge
+from tests.helpers.reviews import reviewed
 
 
 def _readme_api_names() -> set[str]:
@@ -58,7 +61,7 @@ def test_errors_share_one_root_and_every_one_is_public() -> None:
     assert all(issubclass(error, rag_compare.RagCompareError) for error in errors)
     every = {value for name, value in vars(defined).items() if name.endswith("Error") and not name.startswith("_")}
     assert errors == {error for error in every if issubclass(error, rag_compare.RagCompareError)}
-    assert len(errors) == 18
+    assert len(errors) == 19
 
 
 def test_version_is_pyprojects() -> None:
@@ -77,7 +80,7 @@ def test_public_names_are_listed_and_an_unknown_one_is_refused() -> None:
         rag_compare.nope  # noqa: B018
 
 
-def _results() -> dict[str, Report]:
+def _results(directory: Path) -> dict[str, Report]:
     """One of each public result, made from the shipped and hand-made data."""
     run, candidate = load_run(HANDMADE_RUNS / "baseline.arrow"), load_run(HANDMADE_RUNS / "candidate.arrow")
     comparison = compare(run, candidate)
@@ -97,13 +100,14 @@ def _results() -> dict[str, Report]:
         "ImportedRun": ImportedRun(run, imported),
         "JudgePlan": JudgePlan(34, 102, 2, 12_345, 1_234),
         "Pairs": judge_pairs(*paired, ScriptedPairJudge()),
+        "Reviews": export_reviews(reviewed(directory / "reviews.sqlite"), run, candidate),
         "Run": run,
         "Scores": scores,
     }
 
 
-def test_every_public_result_prints_as_one_short_line_saying_what_it_is() -> None:
-    results = _results()
+def test_every_public_result_prints_as_one_short_line_saying_what_it_is(tmp_path: Path) -> None:
+    results = _results(tmp_path)
     public = [getattr(rag_compare, name) for name in rag_compare.__all__]
     assert {kind.__name__ for kind in public if inspect.isclass(kind) and issubclass(kind, Report)} == set(results)
     for name, result in results.items():

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import ast
 import re
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 
 import click
 
@@ -24,11 +24,14 @@ _PARAMETERS = {"cache": "cache_path", "cache=False": "no_cache", "languages": "l
 """Library parameters (or settings) by the click parameter of another name that gives them."""
 
 _COMMANDS = {
+    "Comparison.review": "review",
     "admit_cases": "admit",
+    "export_reviews": "reviews export",
     "freeze_run": "freeze",
     "import_scores": "import-scores",
     "judge_pairs": "judge-pairs",
     "load_pairs": "show",
+    "load_reviews": "show",
     "load_scores": "show",
     "score_run": "score",
 }
@@ -38,10 +41,19 @@ _COMMANDS = {
 def as_flags(text: str, group: click.Group, command: str | None) -> str:
     """``text`` with each parameter it names as the flag of ``command`` (a command of ``group``), or of
     another command when that one has none, and each call it suggests as the command to run."""
-    commands = list(group.commands.values())
+    commands = _flattened(group.commands.values())
     if command is not None and command in group.commands:
-        commands.insert(0, group.commands[command])
+        commands[:0] = _flattened([group.commands[command]])
     return _NAMED.sub(lambda match: _said(match.group(1), group, commands) or match.group(0), text)
+
+
+def _flattened(commands: Iterable[click.Command]) -> list[click.Command]:
+    """``commands``, each group among them as the commands it holds (``reviews`` as ``reviews export``)."""
+    return [
+        found
+        for command in commands
+        for found in (_flattened(command.commands.values()) if isinstance(command, click.Group) else [command])
+    ]
 
 
 def _said(named: str, group: click.Group, commands: Sequence[click.Command]) -> str | None:
@@ -55,11 +67,11 @@ def _said(named: str, group: click.Group, commands: Sequence[click.Command]) -> 
     if wrapped.keywords:
         return _setting(wrapped.keywords[0], commands)
     node = wrapped.args[0]
-    if isinstance(node, ast.Name) and node.id in _COMMANDS:
-        return f"`rag-compare {_COMMANDS[node.id]}`"
+    if isinstance(node, ast.Name | ast.Attribute) and ast.unparse(node) in _COMMANDS:
+        return f"`rag-compare {_COMMANDS[ast.unparse(node)]}`"
     if isinstance(node, ast.Name):
         return _named(node.id, commands)
-    if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id in _COMMANDS:
+    if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and _COMMANDS.get(node.func.id) in group.commands:
         return _command_line(node, group.commands[_COMMANDS[node.func.id]])
     return None
 

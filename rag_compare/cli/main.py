@@ -29,6 +29,7 @@ from rag_compare.cli.drafts import admit_command, draft_cases_command
 from rag_compare.cli.exits import EXIT_BAD_INPUT, EXIT_BROKEN_PIPE, interrupted, say
 from rag_compare.cli.pairs import judge_pairs_command
 from rag_compare.cli.review import review_command
+from rag_compare.cli.reviews import reviews
 from rag_compare.cli.runs import freeze_command, import_run_command, merge_repeats_command, show_command
 from rag_compare.cli.scores import fallback, import_scores_command, score
 from rag_compare.cli.stopping import stop_on_signals
@@ -180,5 +181,6 @@ for command in (
     import_scores_command,
     judge_pairs_command,
     fallback,
+    reviews,
 ):
     main.add_command(command)

@@ -185,13 +185,15 @@ def merge_repeats_command(runs: tuple[Path, ...], output: Path, name: str | None
 @FORMAT
 def show_command(file: Path, output_format: str) -> None:
     """Show a frozen run (config, fingerprint, number of cases, counts by status), a scores file (the
-    run it scored, its evaluator, judge statuses, tokens and each signal's mean) or a pairs file (the
-    runs it judged, its judge, verdicts and the judge's position bias)."""
+    run it scored, its evaluator, judge statuses, tokens and each signal's mean), a pairs file (the
+    runs it judged, its judge, verdicts and the judge's position bias) or a reviews file (the runs, the
+    reviewers, verdicts agreeing with the status shown, and each label's values)."""
     from rag_compare.io.pairs import load_pairs
-    from rag_compare.io.runs import PAIRS_FORMAT, SCORES_FORMAT, frozen_format, load_run
+    from rag_compare.io.reviews import load_reviews
+    from rag_compare.io.runs import PAIRS_FORMAT, REVIEWS_FORMAT, SCORES_FORMAT, frozen_format, load_run
     from rag_compare.io.scores import load_scores
 
     wants_json(output_format)
-    loaders = {SCORES_FORMAT: load_scores, PAIRS_FORMAT: load_pairs}
+    loaders = {SCORES_FORMAT: load_scores, PAIRS_FORMAT: load_pairs, REVIEWS_FORMAT: load_reviews}
     shown = loaders.get(frozen_format(file) or "", load_run)(file)
     click.echo(shown.render(output_format), nl=False)

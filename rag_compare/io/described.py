@@ -13,7 +13,7 @@ from typing import Any
 from rag_compare.core.errors import RagCompareError
 from rag_compare.core.nesting import load_json
 
-__all__ = ["PAIRS_SHAPE", "SCORES_SHAPE", "read_described"]
+__all__ = ["PAIRS_SHAPE", "REVIEWS_SHAPE", "SCORES_SHAPE", "read_described"]
 
 _EVALUATOR = {
     "type": "object",
@@ -42,6 +42,36 @@ SCORES_SHAPE = _shape(("run",))
 """What a scores file says of itself: its ``evaluator``, the ``run`` it scored, ``created_at``."""
 PAIRS_SHAPE = _shape(("baseline", "candidate"))
 """What a pairs file says of itself: its ``evaluator``, the ``baseline`` and ``candidate`` it judged, ``created_at``."""
+
+_HUMAN = {
+    "type": "object",
+    "required": ["name", "fingerprint", "config"],
+    "properties": {
+        "name": {"const": "human"},
+        "fingerprint": {"type": "string", "pattern": "^[0-9a-f]{64}$"},
+        "config": {
+            "type": "object",
+            "required": ["reviewers", "labels"],
+            "properties": {
+                "reviewers": {"type": "array", "items": {"type": "string"}, "minItems": 1, "uniqueItems": True},
+                "labels": {"type": "object", "additionalProperties": {"type": "array", "items": {"type": "string"}}},
+            },
+        },
+    },
+}
+REVIEWS_SHAPE = {
+    "type": "object",
+    "required": ["evaluator", "baseline", "candidate", "created_at", "database"],
+    "properties": {
+        "evaluator": _HUMAN,
+        "baseline": _RUN,
+        "candidate": _RUN,
+        "created_at": {"type": "string"},
+        "database": {"type": ["string", "null"]},
+    },
+}
+"""What a reviews file says of itself: its ``evaluator`` (``human``, its config the ``reviewers`` and ``labels``),
+the ``baseline`` and ``candidate`` reviewed, ``created_at``, and the review ``database`` it was exported from."""
 
 
 def read_described(path: Path, text: str, shape: dict[str, Any], error: type[RagCompareError]) -> dict[str, Any]:

@@ -22,6 +22,7 @@ from typing import TYPE_CHECKING, Any
 
 from rag_compare.core.clock import creation_time
 from rag_compare.core.errors import ReviewError
+from rag_compare.core.input_paths import check_input
 from rag_compare.io.verdicts import LABELS, NewVerdict, Verdict, shown_values
 
 if TYPE_CHECKING:
@@ -72,6 +73,8 @@ _COLUMNS = (
     f"shown_signals, agree, status, {', '.join(LABELS)}, comment, supersedes"
 )
 _INSERTED = _COLUMNS.removeprefix("id, ")
+_BATCH_ROWS = 50_000
+"""Rows of verdicts read at once: a large export holds its frame, never every row as Python values."""
 _OF_RUNS = "baseline_fingerprint = ? AND candidate_fingerprint = ?"
 
 
@@ -92,10 +95,8 @@ class ReviewDatabase:
         raises ``ReviewError`` for a file that is not one, one of a newer rag-compare, or one that cannot be
         opened."""
         path = Path(path)
-        if not path.exists() and not create:
-            raise ReviewError(f"{path}: no such review database. Give `db` the file the review server wrote.")
-        if path.is_dir():
-            raise ReviewError(f"{path}: is a folder, not a review database. Give `db` a file name.")
+        fix = "Give `db` the file the review server wrote" + (", or a new file's path." if create else ".")
+        check_input(path, "review database", ReviewError, fix=fix, missing=create)
         try:
             connection = sqlite3.connect(
                 path, timeout=BUSY_TIMEOUT_MS / 1000, isolation_level=None, check_same_thread=False
@@ -171,30 +172,19 @@ class ReviewDatabase:
 
         runs = (baseline_fingerprint, candidate_fingerprint)
         query = (
-            f"SELECT {_COLUMNS} FROM verdicts WHERE id IN (SELECT max(id) FROM verdicts WHERE {_OF_RUNS} "
-            "GROUP BY case_id, side) ORDER BY case_id, side"
+            f"SELECT {_COLUMNS} FROM verdicts WHERE id IN "
+            f"(SELECT max(id) FROM verdicts WHERE {_OF_RUNS} GROUP BY case_id, side)"
         )
-        with self._reading() as connection:
-            rows = connection.execute(query, runs).fetchall()
-        schema: dict[str, Any] = {
-            "id": pl.Int64,
-            "created_at": pl.String,
-            "reviewer": pl.String,
-            "case_id": pl.String,
-            "side": pl.String,
-            "baseline_fingerprint": pl.String,
-            "candidate_fingerprint": pl.String,
-            "shown_status": pl.String,
-            "shown_signals": pl.String,
-            "agree": pl.Boolean,
-            "status": pl.String,
-            **dict.fromkeys(LABELS, pl.String),
-            "comment": pl.String,
-            "supersedes": pl.Int64,
+        schema = {
+            name: pl.Int64 if name in ("id", "agree", "supersedes") else pl.String for name in _COLUMNS.split(", ")
         }
-        agree = list(schema).index("agree")
-        rows = [(*row[:agree], bool(row[agree]), *row[agree + 1 :]) for row in rows]
-        return pl.DataFrame(rows, schema=schema, orient="row")
+        parts = [pl.DataFrame(schema=schema)]
+        with self._reading() as connection:
+            cursor = connection.execute(query, runs)
+            while rows := cursor.fetchmany(_BATCH_ROWS):
+                parts.append(pl.DataFrame(rows, schema=schema, orient="row"))
+        latest = pl.concat(parts).with_columns(pl.col("agree").cast(pl.Boolean))
+        return latest.sort("case_id", "side")
 
     def reviewed_case_ids(self, *, baseline_fingerprint: str, candidate_fingerprint: str) -> set[str]:
         """The ids of the cases of the two runs with at least one verdict."""
@@ -203,6 +193,15 @@ class ReviewDatabase:
                 f"SELECT DISTINCT case_id FROM verdicts WHERE {_OF_RUNS}", (baseline_fingerprint, candidate_fingerprint)
             ).fetchall()
         return {row[0] for row in rows}
+
+    def comparisons(self) -> dict[tuple[str, str], int]:
+        """Verdicts per pair of runs (baseline's fingerprint, candidate's) the database holds verdicts of."""
+        with self._reading() as connection:
+            rows = connection.execute(
+                "SELECT baseline_fingerprint, candidate_fingerprint, count(*) FROM verdicts "
+                "GROUP BY baseline_fingerprint, candidate_fingerprint ORDER BY count(*) DESC"
+            ).fetchall()
+        return {(baseline, candidate): count for baseline, candidate, count in rows}
 
     def close(self) -> None:
         """Close the file; the database is not used after."""
@@ -255,7 +254,7 @@ def _prepare(connection: sqlite3.Connection, path: Path) -> None:
         raise ReviewError(
             f"{path}: is not a review database ({error}). Give `db` a review database or a new file."
         ) from None
-    if application != APPLICATION_ID and (application != 0 or tables):
+    if application != APPLICATION_ID and (application != 0 or tables or version):
         raise ReviewError(
             f"{path}: is an SQLite database, but not a review database; it was left as it is. Give `db` a review "
             "database or a new file."

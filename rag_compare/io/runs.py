@@ -42,6 +42,7 @@ from rag_compare.io.runfile import FrozenFile, freeze_frame, open_frozen
 
 __all__ = [
     "PAIRS_FORMAT",
+    "REVIEWS_FORMAT",
     "SCORES_FORMAT",
     "OpenedRun",
     "Run",
@@ -61,6 +62,8 @@ SCORES_FORMAT = "scores-1"
 """The format of a scores file (see ``scores``), made like a run file."""
 PAIRS_FORMAT = "pairs-1"
 """The format of a pairs file (see ``pairs``), made like a run file."""
+REVIEWS_FORMAT = "reviews-1"
+"""The format of a reviews file (see ``reviews``), made like a run file."""
 _CONTRACT_DTYPES = {spec.name: spec.dtype for spec in (*RECORD_COLUMNS, *CORPUS_COLUMNS)}
 _OPTIONAL = (REPEAT, LANGUAGE)
 """Contract columns a run holds only when its records (``repeat``) or its corpus (``language``) had them."""
@@ -361,6 +364,10 @@ def open_run(path: str | Path) -> OpenedRun:
             f"{path}: is a pairs file, not a run. Pass it with `pairs` beside the two runs it judged; "
             "`load_pairs` shows it."
         )
+    if metadata.get(FORMAT_KEY) == REVIEWS_FORMAT:
+        raise RunFileError(
+            f"{path}: is a reviews file (people's verdicts on two runs), not a run; `load_reviews` shows it."
+        )
     if metadata.get(FORMAT_KEY) != FORMAT_VERSION or CONFIG_KEY not in metadata:
         raise RunFileError(
             f"{path}: is run format {metadata.get(FORMAT_KEY)!r}; this rag-compare reads format {FORMAT_VERSION}. "
@@ -432,8 +439,8 @@ def _directory_run(directory: RunDirectory) -> Run:
 
 def frozen_format(path: str | Path) -> str | None:
     """The format a readable Arrow file says it holds (``FORMAT_VERSION`` for a run, ``SCORES_FORMAT``,
-    ``PAIRS_FORMAT``), read from its schema only; ``None`` for any other file, and for a path that is not a
-    regular file (never opened: a FIFO could wait forever)."""
+    ``PAIRS_FORMAT``, ``REVIEWS_FORMAT``), read from its schema only; ``None`` for any other file, and for a
+    path that is not a regular file (never opened: a FIFO could wait forever)."""
     import pyarrow as pa
 
     if not Path(path).is_file():

@@ -141,7 +141,7 @@ def _reviewer(value: object) -> str:
             f"`reviewer` must be a name of at most {MAX_REVIEWER_CHARS} characters on one line, without control "
             f"or format characters; got {show_value(name)}."
         )
-    _refuse_credential("reviewer", name)
+    _check_text("reviewer", name)
     return name
 
 
@@ -155,8 +155,10 @@ def _side(value: object) -> str:
 
 def _status(value: object, agree: bool, statuses: Sequence[str]) -> str | None:
     if agree:
-        if value is not None:
-            raise ReviewError(f"`status` must be null when `agree` is true (the status holds); got {_kind(value)}.")
+        if value not in (None, ""):
+            raise ReviewError(
+                f"`status` must be null (or blank) when `agree` is true (the status holds); got {_kind(value)}."
+            )
         return None
     if not isinstance(value, str) or value not in statuses:
         raise ReviewError(
@@ -192,11 +194,18 @@ def _comment(value: object) -> str:
         raise ReviewError(f"`comment` must be a text or null; got {_kind(value)}.")
     if len(value) > MAX_COMMENT_CHARS:
         raise ReviewError(f"`comment` must be at most {MAX_COMMENT_CHARS} characters; got {len(value)}.")
-    _refuse_credential("comment", value)
+    _check_text("comment", value)
     return value
 
 
-def _refuse_credential(name: str, text: str) -> None:
+def _check_text(name: str, text: str) -> None:
+    """Refuse a text that cannot be stored (a lone surrogate, which is no UTF-8) or that holds a credential."""
+    try:
+        text.encode()
+    except UnicodeEncodeError:
+        raise ReviewError(
+            f"`{name}` holds a lone surrogate (\\ud800 to \\udfff), which is no text; remove it."
+        ) from None
     found = credential_in(text, credential_values(os.environ))
     if found is not None:
         raise ReviewError(f"`{name}` holds {found}, which is never stored in a review database; remove it.")

@@ -20,6 +20,7 @@ from rag_compare.core.result import Report, terminal_safe
 from rag_compare.io.corpus import Corpus
 from rag_compare.io.drafts_file import Drafts
 from rag_compare.io.pairs import Pairs
+from rag_compare.io.reviews import Reviews
 from rag_compare.io.run_import import ImportedRun
 from rag_compare.io.runs import Run
 from rag_compare.io.scores import Scores
@@ -30,6 +31,7 @@ from rag_compare.report.documents import summary_html, write_report
 from rag_compare.report.github import write_github
 from rag_compare.report.junit import write_junit
 from rag_compare.report.preference import pairs_text
+from rag_compare.report.reviews import reviews_text
 
 __all__ = ["notebook", "text", "write"]
 
@@ -83,6 +85,7 @@ text.register(ImportedRun, summaries.imported_text)
 text.register(JudgePlan, summaries.plan_text)
 text.register(GateResult, summaries.gate_text)
 text.register(Pairs, pairs_text)
+text.register(Reviews, reviews_text)
 text.register(Comparison, comparison_text)
 
 

@@ -38,6 +38,10 @@ hotel@v2,What is the hotel cap?,answerable,v2,hotel-1,synthetic,false
         ("freeze", "then `admit_cases('d.csv', ids=['a@v1'])`", "then rag-compare admit d.csv --ids a@v1"),
         ("compare", "score it: `score_run(RUN, ...)`", "score it: rag-compare score RUN ..."),
         ("show", "Use `freeze_run`.", "Use `rag-compare freeze`."),
+        ("reviews", "with this database as `db`", "with this database as --db"),
+        ("reviews", "Make one with `export_reviews`.", "Make one with `rag-compare reviews export`."),
+        ("reviews", "first: `Comparison.review`, with", "first: `rag-compare review`, with"),
+        ("show", "`comparison.cases`", "`comparison.cases`"),
     ],
 )
 def test_each_parameter_or_call_named_becomes_the_flag_or_the_command(command: str, library: str, said: str) -> None:

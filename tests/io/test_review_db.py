@@ -3,6 +3,7 @@ killed writer leaves every committed verdict; older databases migrated, newer an
 
 from __future__ import annotations
 
+import os
 import signal
 import sqlite3
 import subprocess
@@ -23,9 +24,10 @@ CANDIDATE = "c" * 64
 RUNS = {"baseline_fingerprint": BASELINE, "candidate_fingerprint": CANDIDATE}
 WRITER = """
 import sys
+import time
 from rag_compare.io.review_db import ReviewDatabase
 from rag_compare.io.verdicts import NewVerdict
-path, reviewer, count = sys.argv[1], sys.argv[2], int(sys.argv[3])
+path, reviewer, count, pause = sys.argv[1], sys.argv[2], int(sys.argv[3]), float(sys.argv[4])
 labels = {"answer_correct": "yes", "grounded": None, "abstention_correct": None, "retrieval_ok": "no"}
 with ReviewDatabase.open(path) as database:
     print("ready", flush=True)
@@ -37,9 +39,10 @@ with ReviewDatabase.open(path) as database:
             shown_signals={"candidate_recall": 0.5},
         )
         print(stored.id, flush=True)
+        time.sleep(pause)
 """
 """A process giving ``count`` verdicts as ``reviewer`` on 20 cases once told to go (a line on its input), printing
-each id once ``add`` returned it."""
+each id once ``add`` returned it, then pausing ``pause`` seconds."""
 
 
 def verdict(case_id: str = "q1@v1", side: str = "candidate", reviewer: str = "ana", **labels: str) -> NewVerdict:
@@ -50,9 +53,9 @@ def add(database: ReviewDatabase, given: NewVerdict, runs: dict[str, str] = RUNS
     return database.add(given, **runs, shown_status="regressed", shown_signals={"candidate_recall": 0.5})
 
 
-def writer(path: Path, reviewer: str, count: int) -> subprocess.Popen[str]:
+def writer(path: Path, reviewer: str, count: int, pause: float = 0.0) -> subprocess.Popen[str]:
     """The ``WRITER`` process, its database open, not yet writing."""
-    command = [sys.executable, "-c", WRITER, str(path), reviewer, str(count)]
+    command = [sys.executable, "-c", WRITER, str(path), reviewer, str(count), str(pause)]
     process = subprocess.Popen(
         command, stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True, env={"PYTHONPATH": str(ROOT)}
     )
@@ -213,10 +216,11 @@ def test_a_database_of_a_newer_version_is_refused(tmp_path: Path) -> None:
         ReviewDatabase.open(path)
 
 
-def test_another_sqlite_file_is_refused_and_left_alone(tmp_path: Path) -> None:
+@pytest.mark.parametrize("statement", ["CREATE TABLE notes (text TEXT)", "PRAGMA user_version = 1"])
+def test_another_sqlite_file_is_refused_and_left_alone(tmp_path: Path, statement: str) -> None:
     path = tmp_path / "other.sqlite"
     with sqlite3.connect(path) as connection:
-        connection.execute("CREATE TABLE notes (text TEXT)")
+        connection.execute(statement)
     before = path.read_bytes()
     with pytest.raises(ReviewError, match="is an SQLite database, but not a review database; it was left as it is"):
         ReviewDatabase.open(path)
@@ -234,9 +238,12 @@ def test_a_file_that_is_no_database_is_refused(tmp_path: Path, content: bytes) -
     assert path.read_bytes() == content
 
 
-def test_a_folder_or_a_missing_database_is_refused(tmp_path: Path) -> None:
+def test_a_folder_a_fifo_or_a_missing_database_is_refused(tmp_path: Path) -> None:
     with pytest.raises(ReviewError, match="is a folder, not a review database"):
         ReviewDatabase.open(tmp_path)
+    os.mkfifo(tmp_path / "pipe")
+    with pytest.raises(ReviewError, match=r"is a FIFO \(named pipe\), not a review database"):
+        ReviewDatabase.open(tmp_path / "pipe")
     with pytest.raises(ReviewError, match=r"no such review database\. Give `db` the file"):
         ReviewDatabase.open(tmp_path / "missing.sqlite", create=False)
     assert not (tmp_path / "missing.sqlite").exists()
@@ -270,7 +277,7 @@ def assert_chains(database: ReviewDatabase, count: int) -> None:
 
 def test_two_processes_writing_at_once_lose_nothing(tmp_path: Path) -> None:
     path = tmp_path / "reviews.sqlite"
-    writers = [writer(path, reviewer, 500) for reviewer in ("ana", "bo")]
+    writers = [writer(path, reviewer, 500, pause=0.001) for reviewer in ("ana", "bo")]  # paused: each writes a while
     for process in writers:
         go(process)
     outputs = [process.communicate(timeout=300)[0] for process in writers]

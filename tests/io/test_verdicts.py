@@ -49,6 +49,7 @@ def test_a_blank_or_missing_label_is_null_never_no() -> None:
     assert verdict.status is None
     assert verdict.comment == ""
     assert read(body(labels=...)).labels == dict.fromkeys(LABELS)
+    assert read(body(agree=True, status="")).status is None
 
 
 def test_the_reviewer_name_is_trimmed() -> None:
@@ -77,7 +78,10 @@ def test_the_reviewer_name_is_trimmed() -> None:
         (body(side=["candidate"]), "`side` must be one of baseline, candidate"),
         (body(status=None), "`status` must be the status the case should have when `agree` is false, one of "),
         (body(status="fine"), "one of regressed, improved, unchanged; got a text 'fine'"),
-        (body(agree=True), "`status` must be null when `agree` is true (the status holds); got a text 'unchanged'"),
+        (
+            body(agree=True),
+            "`status` must be null (or blank) when `agree` is true (the status holds); got a text 'unchanged'",
+        ),
         (body(labels=["yes"]), "`labels` must be an object of answer_correct, grounded, abstention_correct"),
         (body(labels={"helpful": "yes"}), "unknown label 'helpful' in `labels`; the labels are answer_correct,"),
         (body(labels={"grounded": "maybe"}), "`labels.grounded` must be one of yes, partly, no, or null when not"),
@@ -89,6 +93,11 @@ def test_the_reviewer_name_is_trimmed() -> None:
         (body(labels={"retrieval_ok": False}), "`labels.retrieval_ok` must be one of yes, no"),
         (body(labels={"retrieval_ok": 0}), "`labels.retrieval_ok` must be one of yes, no"),
         (body(comment=5), "`comment` must be a text or null; got a number 5"),
+        (
+            body(comment="half \ud83d of an emoji"),
+            "`comment` holds a lone surrogate (\\ud800 to \\udfff), which is no text",
+        ),
+        (body(reviewer="ana\udc00"), "`reviewer` must be a name of at most 100 characters on one line"),
         (body(comment="x" * (MAX_COMMENT_CHARS + 1)), f"`comment` must be at most {MAX_COMMENT_CHARS} characters"),
     ],
 )
