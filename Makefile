@@ -1,5 +1,6 @@
 # The two quickstart commands: `make demo` (the main job on the shipped examples) and `make test`.
-# `make report` writes the examples' HTML and Markdown reports to build/; `make tour` shows the other commands.
+# `make report` writes the examples' HTML and Markdown reports to build/; `make review` serves the examples' comparison
+# for review; `make tour` shows the other commands.
 # Each sets up its own virtual environment in .venv on first use: `make demo` and the other commands that run the
 # tool install the runtime dependencies only; `make lint` and `make test` add the dev extras.
 
@@ -7,6 +8,7 @@ PYTHON ?= python3
 VENV := .venv
 BIN := $(VENV)/bin
 RUNTIME := $(VENV)/.runtime
+REVIEW := $(VENV)/.review
 DEV := $(VENV)/.dev
 PRODUCERS := .venv-producers
 PHOENIX := .venv-phoenix
@@ -15,7 +17,7 @@ EXAMPLE_EPOCH := 1795000000
 LINTED := rag_compare tests benchmarks examples
 HANDMADE := tests/fixtures/handmade
 
-.PHONY: demo report tour test lint producers examples handmade clean
+.PHONY: demo report review tour test lint producers examples handmade clean
 
 # The runtime dependencies only, for the commands a newcomer runs first; for lint and tests the dev extras with them,
 # in one resolver pass (so they are the runtime's too).
@@ -27,9 +29,13 @@ $(RUNTIME): pyproject.toml | $(BIN)/python
 	$(BIN)/python -m pip install --quiet -e .
 	touch $(RUNTIME)
 
+$(REVIEW): pyproject.toml | $(BIN)/python
+	$(BIN)/python -m pip install --quiet -e ".[review]"
+	touch $(RUNTIME) $(REVIEW)
+
 $(DEV): pyproject.toml | $(BIN)/python
 	$(BIN)/python -m pip install --quiet -e ".[dev,ray,review]"
-	touch $(RUNTIME) $(DEV)
+	touch $(RUNTIME) $(REVIEW) $(DEV)
 
 demo: $(RUNTIME)
 	$(BIN)/rag-compare runs/baseline.arrow runs/candidate.arrow --passages corpora/handbook_passages.csv
@@ -41,6 +47,13 @@ report: $(RUNTIME)
 		--format html --output build/report.html
 	$(BIN)/rag-compare runs/baseline.arrow runs/candidate.arrow --passages corpora/handbook_passages.csv \
 		--format markdown --output build/report.md
+
+# The examples' comparison served for review on 127.0.0.1, opened in a browser; verdicts go to build/reviews.sqlite.
+# Ctrl-C stops the server.
+review: $(REVIEW)
+	mkdir -p build
+	$(BIN)/rag-compare review runs/baseline.arrow runs/candidate.arrow --passages corpora/handbook_passages.csv \
+		--db build/reviews.sqlite
 
 tour: $(RUNTIME)
 	$(BIN)/rag-compare validate corpora/handbook.csv

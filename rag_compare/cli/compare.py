@@ -13,17 +13,18 @@ import click
 
 from rag_compare.cli.exits import EXIT_FOUND, say
 from rag_compare.cli.options import (
+    COMPARED,
+    COMPARED_ON,
+    JUDGED_BY,
     OFFLINE_JUDGE,
     PATH,
-    RAY_ADDRESS,
     Command,
     OutputPath,
-    engine_option,
+    check_engine,
     finite_float,
     format_option,
 )
 from rag_compare.cli.output import emit
-from rag_compare.compute.engines import DEFAULT_BUCKETS, ENGINES
 from rag_compare.compute.gate_grammar import GATE_GRAMMAR
 from rag_compare.core.result import CI_FORMATS, DEFAULT_MAX_CASES, FORMATS, REPORT_FORMATS
 
@@ -33,36 +34,13 @@ if TYPE_CHECKING:
     from rag_compare.compute.gating import Gate
     from rag_compare.compute.lexical_judge import LexicalJudge
 
-__all__ = ["compare_command"]
+__all__ = ["compare_command", "in_flags"]
 
 
 @click.command("compare", cls=Command, epilog="\b\n" + GATE_GRAMMAR)
 @click.argument("baseline", type=PATH)
 @click.argument("candidate", type=PATH)
-@click.option(
-    "--corpus",
-    type=PATH,
-    help="Judge both runs by this corpus' labels; its cases that neither run has are missing_in_both (unreviewed "
-    "synthetic ones are counted apart: not run).",
-)
-@click.option(
-    "--passages",
-    type=PATH,
-    help="The knowledge base: check each answer's completeness, and find required passages' text in the context of "
-    "records without context_passage_ids [default: the knowledge_base file the runs record].",
-)
-@click.option(
-    "--k",
-    type=click.IntRange(min=1),
-    help="Cut both ranked lists at k [default: each run's top_k, else the list's length].",
-)
-@click.option(
-    "--tolerance",
-    type=finite_float(0),
-    default=1e-9,
-    show_default=True,
-    help="How far a signal must move to count as changed.",
-)
+@COMPARED
 @format_option(
     FORMATS + REPORT_FORMATS + CI_FORMATS,
     "A summary for a terminal (text), data for programs (json), a report to read: markdown, or html "
@@ -111,31 +89,8 @@ __all__ = ["compare_command"]
     type=finite_float(0, 1, min_open=True, max_open=True),
     help="The significance level of the :worse conditions [default: the --gate file's alpha, else 0.05].",
 )
-@click.option(
-    "--baseline-scores", type=PATH, help="A scores file of BASELINE: its verdicts replace the offline judge's."
-)
-@click.option(
-    "--candidate-scores", type=PATH, help="A scores file of CANDIDATE: its verdicts replace the offline judge's."
-)
-@click.option(
-    "--pairs",
-    type=PATH,
-    help="A pairs file of BASELINE and CANDIDATE (rag-compare judge-pairs): each case's preferred side, and the "
-    "win rate.",
-)
-@engine_option(
-    ENGINES,
-    "Where the work is done: memory (every case held), streaming (the cases spilled to $TMPDIR in buckets, "
-    "one held at a time: for runs larger than memory) or ray (Ray Data; needs rag-compare[ray]). Every engine "
-    "gives the same comparison.",
-)
-@click.option(
-    "--buckets",
-    type=click.IntRange(min=1),
-    help="With --engine streaming or ray: the buckets the cases are split into, by case_hash(case_id) "
-    f"[default: the runs' own when both are run directories of as many, else {DEFAULT_BUCKETS}].",
-)
-@RAY_ADDRESS
+@JUDGED_BY
+@COMPARED_ON
 @OFFLINE_JUDGE
 def compare_command(
     baseline: Path,
@@ -173,7 +128,7 @@ def compare_command(
 
     gate = _gate(fail_on, gate_file, alpha)
     folder, file = _output(output, output_format, with_texts=with_texts)
-    _check_engine(engine, buckets, ray_address)
+    check_engine(engine, buckets, ray_address)
     comparison = compare(
         baseline,
         candidate,
@@ -189,7 +144,7 @@ def compare_command(
         buckets=buckets,
         ray_address=ray_address,
     )
-    comparison = _in_flags(comparison)
+    comparison = in_flags(comparison, "compare")
     gate_result = None if gate is None else gate.evaluate(comparison)
     listing = _Listing(all_cases, max_cases or None, with_texts)
     _write(comparison, output_format, folder, file, gate_result, listing)
@@ -207,12 +162,12 @@ def _output(output: Path | str | None, output_format: str, *, with_texts: bool) 
     return None, output
 
 
-def _in_flags(comparison: Comparison) -> Comparison:
-    """``comparison`` with its warnings in the words of the command line (see ``flags``)."""
+def in_flags(comparison: Comparison, command: str) -> Comparison:
+    """``comparison`` with its warnings in the words of the command line, of ``command`` first (see ``flags``)."""
     from rag_compare.cli.flags import as_flags
 
     group = cast(click.Group, click.get_current_context().find_root().command)
-    return replace(comparison, warnings=tuple(as_flags(warning, group, "compare") for warning in comparison.warnings))
+    return replace(comparison, warnings=tuple(as_flags(warning, group, command) for warning in comparison.warnings))
 
 
 class _Listing(NamedTuple):
@@ -264,14 +219,6 @@ def _check_folder_format(output_format: str) -> None:
             f"--output with a trailing / writes a folder of JSON and Parquet, not {output_format}: "
             "leave out --format (or give --format json), or give --output a file name."
         )
-
-
-def _check_engine(engine: str, buckets: int | None, ray_address: str | None) -> None:
-    """Refuse, before any work, --buckets in memory and --ray-address without Ray."""
-    if buckets is not None and engine == "memory":
-        raise click.UsageError("--buckets is for --engine streaming or ray: add one, or leave out --buckets.")
-    if ray_address is not None and engine != "ray":
-        raise click.UsageError("--ray-address is for --engine ray: add it, or leave out --ray-address.")
 
 
 def _gate(fail_on: Sequence[str], gate_file: Path | None, alpha: float | None) -> Gate | None:

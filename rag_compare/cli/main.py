@@ -1,5 +1,5 @@
 """The ``rag-compare`` command group: the entry point and the error funnel; the commands live in
-their families' modules (compare, corpus, runs, capture, drafts, scores).
+their families' modules (compare, review, corpus, runs, capture, drafts, scores).
 
 ``rag-compare BASELINE CANDIDATE`` is the main command (``compare``); the others are named. Every
 ``RagCompareError`` ends as a one-paragraph message on stderr and exit code 2 (a traceback only with
@@ -28,6 +28,7 @@ from rag_compare.cli.corpus import audit_command, validate_command
 from rag_compare.cli.drafts import admit_command, draft_cases_command
 from rag_compare.cli.exits import EXIT_BAD_INPUT, EXIT_BROKEN_PIPE, interrupted, say
 from rag_compare.cli.pairs import judge_pairs_command
+from rag_compare.cli.review import review_command
 from rag_compare.cli.reviews import reviews
 from rag_compare.cli.runs import freeze_command, import_run_command, merge_repeats_command, show_command
 from rag_compare.cli.scores import fallback, import_scores_command, score
@@ -172,6 +173,7 @@ for command in (
     merge_repeats_command,
     show_command,
     compare_command,
+    review_command,
     capture_command,
     draft_cases_command,
     admit_command,

@@ -10,6 +10,7 @@ from typing import TYPE_CHECKING, Any
 
 import click
 
+from rag_compare.compute.engines import DEFAULT_BUCKETS, ENGINES
 from rag_compare.core.result import FORMATS
 
 if TYPE_CHECKING:
@@ -23,10 +24,13 @@ __all__ = [
     "BASE_URLS",
     "BUCKETS",
     "CACHE",
+    "COMPARED",
+    "COMPARED_ON",
     "FORMAT",
     "FORMAT_ALIASES",
     "FORMAT_EXTENSIONS",
     "INCLUDE_UNREVIEWED",
+    "JUDGED_BY",
     "OFFLINE_JUDGE",
     "PATH",
     "RAY_ADDRESS",
@@ -34,6 +38,7 @@ __all__ = [
     "Command",
     "FreezingCommand",
     "OutputPath",
+    "check_engine",
     "choice_option",
     "endpoint_settings",
     "engine_option",
@@ -320,6 +325,74 @@ def _gathered(
         return command
 
     return apply
+
+
+COMPARED = _stacked(
+    click.option(
+        "--corpus",
+        type=PATH,
+        help="Judge both runs by this corpus' labels; its cases that neither run has are missing_in_both (unreviewed "
+        "synthetic ones are counted apart: not run).",
+    ),
+    click.option(
+        "--passages",
+        type=PATH,
+        help="The knowledge base: check each answer's completeness, and find required passages' text in the context of "
+        "records without context_passage_ids [default: the knowledge_base file the runs record].",
+    ),
+    click.option(
+        "--k",
+        type=click.IntRange(min=1),
+        help="Cut both ranked lists at k [default: each run's top_k, else the list's length].",
+    ),
+    click.option(
+        "--tolerance",
+        type=finite_float(0),
+        default=1e-9,
+        show_default=True,
+        help="How far a signal must move to count as changed.",
+    ),
+)
+"""``--corpus``, ``--passages``, ``--k`` and ``--tolerance``: what a command comparing two runs compares them by."""
+JUDGED_BY = _stacked(
+    click.option(
+        "--baseline-scores", type=PATH, help="A scores file of BASELINE: its verdicts replace the offline judge's."
+    ),
+    click.option(
+        "--candidate-scores", type=PATH, help="A scores file of CANDIDATE: its verdicts replace the offline judge's."
+    ),
+    click.option(
+        "--pairs",
+        type=PATH,
+        help="A pairs file of BASELINE and CANDIDATE (rag-compare judge-pairs): each case's preferred side, and the "
+        "win rate.",
+    ),
+)
+"""``--baseline-scores``, ``--candidate-scores`` and ``--pairs``: the judges' verdicts a comparison reads."""
+COMPARED_ON = _stacked(
+    engine_option(
+        ENGINES,
+        "Where the work is done: memory (every case held), streaming (the cases spilled to $TMPDIR in buckets, "
+        "one held at a time: for runs larger than memory) or ray (Ray Data; needs rag-compare[ray]). Every engine "
+        "gives the same comparison.",
+    ),
+    click.option(
+        "--buckets",
+        type=click.IntRange(min=1),
+        help="With --engine streaming or ray: the buckets the cases are split into, by case_hash(case_id) "
+        f"[default: the runs' own when both are run directories of as many, else {DEFAULT_BUCKETS}].",
+    ),
+    RAY_ADDRESS,
+)
+"""``--engine``, ``--buckets`` and ``--ray-address``: where a comparison is worked out (see ``check_engine``)."""
+
+
+def check_engine(engine: str, buckets: int | None, ray_address: str | None) -> None:
+    """Refuse, before any work, --buckets in memory and --ray-address without Ray."""
+    if buckets is not None and engine == "memory":
+        raise click.UsageError("--buckets is for --engine streaming or ray: add one, or leave out --buckets.")
+    if ray_address is not None and engine != "ray":
+        raise click.UsageError("--ray-address is for --engine ray: add it, or leave out --ray-address.")
 
 
 JUDGE_SAMPLING = _stacked(

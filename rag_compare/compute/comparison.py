@@ -32,6 +32,7 @@ from rag_compare.io.scores import evaluator_label
 
 if TYPE_CHECKING:
     from rag_compare.compute.gate_result import GateResult
+    from rag_compare.serve.server import ReviewUrl
 
 __all__ = [
     "CASE_STATUSES",
@@ -210,6 +211,22 @@ class Comparison(Report):
         those cases only. Raises ``CompareError`` when a run file has changed since it was compared."""
         texts = self.texts.of(cases.get_column("case_id"))
         return pl.concat([cases, texts.drop("case_id")], how="horizontal")
+
+    def review(
+        self, db: str | Path, *, host: str = "127.0.0.1", port: int = 0, reviewer: str | None = None
+    ) -> ReviewUrl:
+        """Serve this comparison for review (``rag-compare review``'s page and JSON API) from a thread of this
+        process, and return its URL to open. Verdicts go to the review database ``db`` (SQLite, created when
+        missing), signed by ``reviewer`` (default: the login name) when a verdict names none. ``port`` 0 takes
+        a free one; a ``host`` other than 127.0.0.1, ::1 or localhost needs a token (see the README's Review).
+
+        One server runs at a time: calling ``review`` again with the same ``db``, ``host`` and ``reviewer``
+        returns the running server's URL, else stops it and starts another. ``url.stop()`` stops it; so does
+        the end of the process (a notebook's kernel). Needs ``rag-compare[review]`` (``ReviewError`` without).
+        """
+        from rag_compare.serve.server import review_in_background
+
+        return review_in_background(self, db, host=host, port=port, reviewer=reviewer)
 
     def to_dict(self, *, with_texts: bool = False) -> dict[str, Any]:
         """The summary and every case (see the README's JSON of a comparison); ``with_texts``: each case

@@ -38,6 +38,7 @@ NON_FINITE = ("nan", "NaN", "inf", "-inf", "Infinity", "1e999")
 # Each command with a float option: its name, that option first (so it is the first value read), then the rest.
 FLOAT_OPTIONS = [
     ("compare", "--tolerance", (RUN, RUN)),
+    ("review", "--tolerance", (RUN, RUN, "--db", "r.sqlite", "--no-browser")),
     ("compare", "--alpha", (RUN, RUN)),
     ("score", "--timeout", (RUN, "--model", "m", "--output", "out.arrow")),
     ("score", "--temperature", (RUN, "--model", "m", "--output", "out.arrow")),
