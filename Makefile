@@ -14,10 +14,10 @@ PRODUCERS := .venv-producers
 PHOENIX := .venv-phoenix
 PRODUCED := tests/producers
 EXAMPLE_EPOCH := 1795000000
-LINTED := rag_compare tests benchmarks examples
+LINTED := rag_compare tests benchmarks examples scripts
 HANDMADE := tests/fixtures/handmade
 
-.PHONY: demo report review tour test lint producers examples handmade clean
+.PHONY: demo report review screenshot tour test lint producers examples handmade clean
 
 # The runtime dependencies only, for the commands a newcomer runs first; for lint and tests the dev extras with them,
 # in one resolver pass (so they are the runtime's too).
@@ -54,6 +54,10 @@ review: $(REVIEW)
 	mkdir -p build
 	$(BIN)/rag-compare review runs/baseline.arrow runs/candidate.arrow --passages corpora/handbook_passages.csv \
 		--db build/reviews.sqlite
+
+# The README's picture of the review page (docs/images/review.png), taken in headless Chromium.
+screenshot: $(DEV)
+	$(BIN)/python scripts/review_screenshot.py
 
 tour: $(RUNTIME)
 	$(BIN)/rag-compare validate corpora/handbook.csv

@@ -18,6 +18,7 @@ from benchmarks.harness import chat_server
 from benchmarks.synthetic import write_dataset
 from rag_compare import load_run
 from rag_compare.llm.judge_checks import CHECKS
+from tests.helpers.browser import require_chromium
 from tests.helpers.data import ROOT
 
 BENCHMARKS = ROOT / "benchmarks"
@@ -108,6 +109,25 @@ SCALE_RUNS: dict[str, tuple[list[str], list[str]]] = {
         ["--cases", "300", "--k", "5", "--repeats", "1"],
         ["cases         300 at k=5", "\ntext ", "\nmarkdown ", "\nhtml ", "s over text"],
     ),
+    "bench_review.py": (
+        ["--cases", "300", "--k", "5", "--repeats", "1"],
+        [
+            "cases              300 at k=5",
+            "server ready",
+            "the page",
+            "filter: regressed",
+            "sort by a delta",
+            "last page of 500",
+            "next to review",
+            "a case",
+            "a verdict",
+            "targets            first page < 1.0 s: ",
+        ],
+    ),
+    "bench_case_details.py": (
+        ["--cases", "300", "--k", "5", "--repeats", "1", "--shown", "20"],
+        ["cases         300 at k=5", "details of 20", "details of 1 ", "summaries of 20", "JSON"],
+    ),
     "bench_judge.py": (
         ["--cases", "40", "--latency", "0.01", "--concurrency", "8", "--repeats", "1"],
         [
@@ -144,6 +164,18 @@ def test_benchmark_runs_on_tiny_inputs_and_prints_its_figures(script: str, tmp_p
     result = run_script(script, *options, "--workdir", tmp_path / "data")
     assert result.returncode == 0, result.stderr + result.stdout
     assert [line for line in expected if line not in result.stdout] == [], result.stdout
+
+
+def test_page_benchmark_times_the_page_in_chromium_beside_the_text_summary(tmp_path: Path) -> None:
+    require_chromium()
+    result = run_script("bench_page.py", "--cases", "300", "--k", "5", "--repeats", "1", "--workdir", tmp_path)
+    assert result.returncode == 0, result.stderr + result.stdout
+    lines = result.stdout
+    assert "cases                            300 at k=5" in lines
+    for measured in ("text summary shown", "page: first case listed", "filter: improved only", "search ("):
+        assert measured in lines
+    assert "ratio page / summary" in lines
+    assert "targets                          page < 10 MB: yes;" in lines
 
 
 @pytest.mark.parametrize("check", sorted(CHECKS))

@@ -16,7 +16,7 @@ going up, not a case getting better: ``abstained`` up is worse.
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Literal, TypeVar
 
 import polars as pl
@@ -183,9 +183,10 @@ class CaseQuery:
 @dataclass(frozen=True)
 class QueryResult:
     """A page of the cases a query matched: ``rows`` (the columns of ``Comparison.cases``, then the
-    texts of ``SEARCH_COLUMNS``, each delta and ``flaky``), ``total`` cases matched, ``counts`` of them
-    per status (every status of ``CASE_STATUSES``, zeros kept), and ``facets``: the values the
-    comparison's cases take of each of ``FACETS``, sorted."""
+    texts of ``SEARCH_COLUMNS``, each delta and ``flaky``), ``total`` cases matched, ``counts`` per status
+    of the cases every filter but the status one matched (every status of ``CASE_STATUSES``, zeros kept:
+    what choosing that status would list), and ``facets``: the values the comparison's cases take of each
+    of ``FACETS``, sorted."""
 
     rows: pl.DataFrame
     total: int
@@ -322,10 +323,12 @@ class CaseIndex:
         """The page of cases ``query`` asks for (see ``QueryResult``). Raises ``QueryError`` for a status or
         signal the comparison does not know."""
         query.check(self.signals)
-        mask = self.frame.select(self.matches(query).fill_null(False)).to_series()
-        matching = mask.arg_true()
-        statuses = self.frame.select(pl.col("status").cast(pl.String).filter(mask))
-        counts = count_by(statuses, "status", CASE_STATUSES)
+        others = self.matches(replace(query, statuses=())).fill_null(False)
+        status = pl.col("status").cast(pl.String)
+        chosen = status.is_in(list(query.statuses)) if query.statuses else pl.lit(True)
+        masks = self.frame.select(others.alias("others"), (others & chosen).alias("mask"))
+        matching = masks.get_column("mask").arg_true()
+        counts = count_by(self.frame.select(status.filter(masks.get_column("others"))), "status", CASE_STATUSES)
         sorted_by = query.sort_delta
         if sorted_by is not None:
             signal, descending = sorted_by

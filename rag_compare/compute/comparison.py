@@ -254,8 +254,9 @@ class Comparison(Report):
 
         Reports list the cases that changed, failed or are missing, up to ``max_cases`` per status
         (``None``: every one); ``all_cases`` lists the unchanged ones too. ``gate``, a release gate's
-        verdict on this comparison, is used by the CI formats only: ``github`` annotates each condition
-        that held, ``junit`` makes each condition a test case. ``with_texts``, for ``json`` only: each case
+        verdict on this comparison, is shown first in ``markdown`` and ``html`` (each condition with its
+        numbers); ``github`` also annotates each condition that held, ``junit`` makes each condition a test
+        case; ``text`` and ``json`` leave it to the caller. ``with_texts``, for ``json`` only: each case
         with its texts too (see ``to_dict``).
         """
         buffer = io.StringIO()
@@ -273,7 +274,7 @@ class Comparison(Report):
         with_texts: bool = False,
     ) -> None:
         """Write ``render(format, ...)`` to ``stream``, piece by piece for the large formats (``gate``:
-        used by the CI formats only; ``with_texts``: by ``json`` only)."""
+        used by every format but ``text`` and ``json``; ``with_texts``: by ``json`` only)."""
         if format not in FORMATS:
             raise ValueError(f"unknown format {format!r}; use one of {', '.join(FORMATS)}")
         if max_cases is not None and max_cases < 1:

@@ -31,14 +31,19 @@ FLAGS = (
 )
 
 
-@pytest.fixture(scope="module")
-def browser(tmp_path_factory: pytest.TempPathFactory) -> Iterator[WebDriver]:
-    """One headless Chromium for a test module, keeping every message of its console."""
+def require_chromium() -> None:
+    """Skip the test calling it where Chromium or its driver is missing; fail instead when the browser is required."""
     if not (shutil.which(CHROMIUM) and shutil.which(CHROMEDRIVER)):
         message = f"needs {CHROMIUM} and {CHROMEDRIVER} (Debian packages chromium, chromium-driver)"
         if os.environ.get("RAG_COMPARE_REQUIRE_BROWSER"):
             pytest.fail(message)
         pytest.skip(message)
+
+
+@pytest.fixture(scope="module")
+def browser(tmp_path_factory: pytest.TempPathFactory) -> Iterator[WebDriver]:
+    """One headless Chromium for a test module, keeping every message of its console."""
+    require_chromium()
     from selenium import webdriver
     from selenium.webdriver.chrome.service import Service
 
