@@ -1,9 +1,11 @@
 """SHA-256 digests, hex: of bytes, of text, and of a value's canonical JSON (sorted keys, no spaces,
-ASCII). Every fingerprint, cache key and content id of the package is one of these; and ``case_hash``, the
-stable 64-bit hash of a case id that buckets runs and weighs cases in the bootstrap."""
+ASCII), and of text in base64 as a Content-Security-Policy names a script (``text_digest_base64``). Every
+fingerprint, cache key and content id of the package is one of these; and ``case_hash``, the stable 64-bit
+hash of a case id that buckets runs and weighs cases in the bootstrap."""
 
 from __future__ import annotations
 
+import base64
 import hashlib
 import json
 from collections.abc import Iterable
@@ -12,7 +14,15 @@ from typing import TYPE_CHECKING, Any
 if TYPE_CHECKING:
     import polars as pl
 
-__all__ = ["bytes_digest", "case_hash", "content_fingerprint", "json_digest", "streamed_digest", "text_digest"]
+__all__ = [
+    "bytes_digest",
+    "case_hash",
+    "content_fingerprint",
+    "json_digest",
+    "streamed_digest",
+    "text_digest",
+    "text_digest_base64",
+]
 
 
 def bytes_digest(*pieces: bytes | bytearray | memoryview) -> str:
@@ -31,6 +41,11 @@ def streamed_digest(pieces: Iterable[bytes | bytearray | memoryview]) -> str:
 def text_digest(text: str) -> str:
     """SHA-256 of ``text`` as UTF-8."""
     return bytes_digest(text.encode())
+
+
+def text_digest_base64(text: str) -> str:
+    """SHA-256 of ``text`` as UTF-8, its 32 bytes in base64 (not hex)."""
+    return base64.b64encode(hashlib.sha256(text.encode()).digest()).decode("ascii")
 
 
 def json_digest(value: Any) -> str:

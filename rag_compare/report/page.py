@@ -12,9 +12,7 @@ can end it, and the script puts every value in the page as text, never as markup
 
 from __future__ import annotations
 
-import base64
 import functools
-import hashlib
 import html
 import io
 from collections.abc import Mapping
@@ -22,6 +20,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, TextIO
 
 from rag_compare.core.credentials import redactor
+from rag_compare.core.digest import text_digest_base64
 from rag_compare.core.result import DEFAULT_MAX_CASES, to_json
 from rag_compare.report.documents import environment, listed_cases, report_context
 from rag_compare.report.page_data import served_data, static_data
@@ -64,8 +63,7 @@ def _page_style() -> str:
 
 def script_hash(script: str) -> str:
     """``script``'s CSP source: ``'sha256-'`` and the base64 of the SHA-256 of its UTF-8 bytes."""
-    digest = base64.b64encode(hashlib.sha256(script.encode("utf-8")).digest()).decode("ascii")
-    return f"'sha256-{digest}'"
+    return f"'sha256-{text_digest_base64(script)}'"
 
 
 def content_security_policy(*, served: bool) -> str:

@@ -3,6 +3,7 @@ cached replies are found by them), and each goes through the one digest module."
 
 from __future__ import annotations
 
+import base64
 import hashlib
 import subprocess
 import sys
@@ -10,7 +11,7 @@ from pathlib import Path
 
 import polars as pl
 
-from rag_compare.core.digest import bytes_digest, content_fingerprint, json_digest, text_digest
+from rag_compare.core.digest import bytes_digest, content_fingerprint, json_digest, text_digest, text_digest_base64
 from rag_compare.io.runs import load_run
 from rag_compare.llm import judge_checks
 from rag_compare.llm.cache import request_key
@@ -48,6 +49,12 @@ def test_bytes_in_pieces_hash_as_their_whole() -> None:
     data = b"abcdefgh"
     assert bytes_digest(data[:3], memoryview(data)[3:]) == bytes_digest(data) == text_digest("abcdefgh")
     assert text_digest("") == "e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855"
+
+
+def test_a_base64_digest_is_the_one_a_content_security_policy_names() -> None:
+    # `printf '' | openssl dgst -sha256 -binary | base64`, the CSP specification's own recipe
+    assert text_digest_base64("") == "47DEQpj8HBSa+/TImW+5JCeuQeRkm5NMpJWZG3hSuFU="
+    assert base64.b64decode(text_digest_base64("é")).hex() == text_digest("é")
 
 
 def test_no_module_but_the_digest_module_hashes() -> None:

@@ -1,15 +1,12 @@
 """The served page in a real browser: a verdict given through it is stored, and still shown after the server
 restarts; the page's console holds no error and no Content-Security-Policy violation.
 
-Needs Debian's ``chromium`` and ``chromium-driver`` (see ``tests/test_browser.py``): without them this skips,
+Needs Debian's ``chromium`` and ``chromium-driver`` (see ``tests/helpers/browser.py``): without them this skips,
 unless ``RAG_COMPARE_REQUIRE_BROWSER`` is set, when it fails.
 """
 
 from __future__ import annotations
 
-import os
-import shutil
-from collections.abc import Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING
 from urllib.parse import quote
@@ -17,6 +14,7 @@ from urllib.parse import quote
 import pytest
 
 from rag_compare import Comparison, compare
+from tests.helpers.browser import browser, console_problems
 from tests.helpers.data import HANDMADE_RUNS, ROOT
 from tests.helpers.review import case_path, reviewing
 
@@ -24,32 +22,10 @@ if TYPE_CHECKING:
     from selenium.webdriver.remote.webdriver import WebDriver
     from selenium.webdriver.remote.webelement import WebElement
 
-CHROMIUM, CHROMEDRIVER = "/usr/bin/chromium", "/usr/bin/chromedriver"
-FLAGS = ("--headless=new", "--no-sandbox", "--disable-gpu", "--no-first-run", "--disable-background-networking")
+__all__ = ["browser"]
+
 CASE = "hotel-approval@2026-01"
 WAIT_SECONDS = 20
-
-
-@pytest.fixture(scope="module")
-def browser(tmp_path_factory: pytest.TempPathFactory) -> Iterator[WebDriver]:
-    """Headless Chromium that keeps the page's console log (``get_log("browser")``)."""
-    if not (shutil.which(CHROMIUM) and shutil.which(CHROMEDRIVER)):
-        message = f"needs {CHROMIUM} and {CHROMEDRIVER} (Debian packages chromium, chromium-driver)"
-        if os.environ.get("RAG_COMPARE_REQUIRE_BROWSER"):
-            pytest.fail(message)
-        pytest.skip(message)
-    from selenium import webdriver
-    from selenium.webdriver.chrome.service import Service
-
-    options = webdriver.ChromeOptions()
-    options.binary_location = CHROMIUM
-    for flag in (*FLAGS, f"--user-data-dir={tmp_path_factory.mktemp('chromium')}"):
-        options.add_argument(flag)
-    options.set_capability("goog:loggingPrefs", {"browser": "ALL"})
-    driver = webdriver.Chrome(service=Service(CHROMEDRIVER), options=options)
-    driver.set_window_size(1280, 1000)
-    yield driver
-    driver.quit()
 
 
 @pytest.fixture(scope="module")
@@ -79,7 +55,7 @@ def _open_case(browser: WebDriver, url: str, case_id: str) -> WebElement:
 
 def _problems(browser: WebDriver) -> list[str]:
     """The console's errors and warnings (a script error, a refused request, a CSP violation)."""
-    return [entry["message"] for entry in browser.get_log("browser") if entry["level"] in {"SEVERE", "WARNING"}]
+    return [entry["message"] for entry in console_problems(browser)]
 
 
 def test_a_verdict_given_through_the_page_outlives_a_restart(
@@ -99,6 +75,8 @@ def test_a_verdict_given_through_the_page_outlives_a_restart(
         form.find_element(By.CSS_SELECTOR, "button").click()
         WebDriverWait(browser, WAIT_SECONDS).until(lambda _: client.get_json(case_path(CASE))["verdicts"])
         (stored,) = client.get_json(case_path(CASE))["verdicts"]
+        progress = browser.find_element(By.ID, "review-progress")  # the page's last request after a verdict
+        WebDriverWait(browser, WAIT_SECONDS).until(lambda _: progress.text.startswith("Reviewed 1 of "))
     assert (stored["reviewer"], stored["side"], stored["agree"], stored["status"]) == (
         "ana",
         "candidate",
