@@ -17,6 +17,7 @@ each into exit code 2 without a traceback, saying the flag or the command in the
     ├── CompareError            two runs cannot be compared as asked (a case id twice, a bad k)
     ├── GateError               a release gate cannot be read (a malformed condition, a bad gate file)
     ├── ScoresError             scores cannot be made, read or used (another run's scores, an unknown signal)
+    ├── PairsError              pairs cannot be made, read or used (pairs of other runs, runs with repeats)
     ├── EndpointError           a model endpoint refuses every request (a bad key, an unknown model)
     │   └── JudgeError              ... the judge's endpoint
     ├── CaptureError            a capture cannot start or resume (its checkpoint belongs to other settings)
@@ -45,6 +46,7 @@ __all__ = [
     "InputFileError",
     "JudgeError",
     "NestingError",
+    "PairsError",
     "Problem",
     "QueryError",
     "RagCompareError",

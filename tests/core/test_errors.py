@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from rag_compare.core.errors import ConfigError, ContractError, Problem, show_value
+from rag_compare.core import errors
+from rag_compare.core.errors import ConfigError, ContractError, Problem, RagCompareError, show_value
 from tests.helpers.credential_shapes import OPENAI_KEY
 
 
@@ -42,3 +43,12 @@ def test_show_value_redacts_a_credential() -> None:
 def test_library_errors_never_hold_a_credential() -> None:
     error = ConfigError(f"the retriever returned {OPENAI_KEY}")
     assert str(error) == "the retriever returned sk-…(redacted)"
+
+
+def test_every_error_class_is_in_the_tree_of_the_module_docstring_and_exported() -> None:
+    classes = {
+        name for name, value in vars(errors).items() if isinstance(value, type) and issubclass(value, RagCompareError)
+    }
+    tree = {line.split("── ")[-1].split()[0] for line in (errors.__doc__ or "").splitlines() if "── " in line}
+    assert classes - tree == {"RagCompareError"}
+    assert classes <= set(errors.__all__)
