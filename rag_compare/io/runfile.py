@@ -84,11 +84,17 @@ class FrozenFile:
     batch_count: int
 
     def batches(
-        self, columns: Sequence[str] | None = None, indices: Sequence[int] | None = None
+        self,
+        columns: Sequence[str] | None = None,
+        indices: Sequence[int] | None = None,
+        case_ids: pl.Series | None = None,
     ) -> Iterator[pl.DataFrame]:
         """The file's rows, a record batch at a time (``columns``: only those, in that order; the other
-        columns are not read; ``indices``: only the batches of those numbers, in that order)."""
+        columns are not read; ``indices``: only the batches of those numbers, in that order; ``case_ids``:
+        only the rows of those cases). Rows are picked in Arrow, which copies the texts it keeps: a Polars
+        filter would keep each whole batch's text buffers alive behind the few rows it keeps."""
         import pyarrow as pa
+        import pyarrow.compute as pc
 
         names = list(self.schema)
         options = (
@@ -97,8 +103,11 @@ class FrozenFile:
         try:
             with pa.OSFile(str(self.path)) as source:
                 reader = pa.ipc.open_file(source, options=options, memory_pool=pa.system_memory_pool())
+                wanted = None if case_ids is None else case_ids.to_arrow().cast(reader.schema.field("case_id").type)
                 for index in range(reader.num_record_batches) if indices is None else indices:
                     batch = reader.get_batch(index)
+                    if wanted is not None:
+                        batch = batch.filter(pc.is_in(batch.column("case_id"), value_set=wanted))
                     yield pl.DataFrame(batch if columns is None else batch.select(list(columns)))
         except (pa.ArrowException, OSError, pl.exceptions.PolarsError):
             raise RunIntegrityError(f"{self.path}: its records cannot be read. Freeze the run again.") from None

@@ -306,14 +306,16 @@ class OpenedRun(_Configured):
         return self.frozen.batches(columns)
 
     def rows(self, case_ids: pl.Series, columns: Sequence[str]) -> pl.DataFrame:
-        """``columns`` of the records of ``case_ids``, in file order. In a run file, the ids are read first,
-        then the other columns only of the record batches that hold one of ``case_ids``."""
+        """``columns`` (``case_id`` among them) of the records of ``case_ids``, in file order. In a run file,
+        the ids are read first, then the other columns only of the record batches that hold one of
+        ``case_ids``, their rows picked as each batch is read."""
         wanted = case_ids.implode()
-        batches = self.batches(columns)
         if isinstance(self.frozen, FrozenFile) and set(columns) != {"case_id"}:
             held = [batch.get_column("case_id").is_in(wanted).any() for batch in self.batches(["case_id"])]
-            batches = self.frozen.batches(columns, [index for index, holds in enumerate(held) if holds])
-        parts = [batch.filter(pl.col("case_id").is_in(wanted)) for batch in batches]
+            indices = [index for index, holds in enumerate(held) if holds]
+            parts = list(self.frozen.batches(columns, indices, case_ids))
+        else:
+            parts = [batch.filter(pl.col("case_id").is_in(wanted)) for batch in self.batches(columns)]
         return pl.concat(parts) if parts else pl.DataFrame(schema={name: self.frozen.schema[name] for name in columns})
 
     def load(self) -> Run:

@@ -63,6 +63,22 @@ def test_a_large_frame_is_written_and_read_a_batch_at_a_time(tmp_path: Path) -> 
     assert read_frozen(path)[0].equals(frame)
 
 
+def test_batches_of_some_cases_hold_only_their_rows_in_file_order(tmp_path: Path) -> None:
+    frame = pl.DataFrame({"case_id": [f"q{i}" for i in range(2 * BATCH_ROWS + 5)]}).with_columns(
+        answer=pl.col("case_id").str.reverse()
+    )
+    path = tmp_path / "large.arrow"
+    write_atomically(path, serialize(frame, METADATA)[0])
+    wanted = pl.Series([f"q{2 * BATCH_ROWS + 1}", "q3", f"q{BATCH_ROWS}", "not a case"])
+    batches = list(open_frozen(path).batches(["answer", "case_id"], [0, 2], wanted))
+    assert [batch.to_dicts() for batch in batches] == [
+        [{"answer": "3q", "case_id": "q3"}],
+        [{"answer": f"q{2 * BATCH_ROWS + 1}"[::-1], "case_id": f"q{2 * BATCH_ROWS + 1}"}],
+    ]
+    none = pl.Series([], dtype=pl.String)
+    assert [batch.height for batch in open_frozen(path).batches(["case_id"], None, none)] == [0, 0, 0]
+
+
 @pytest.mark.parametrize("slice_bytes", [1, 7, 63, 64, 65, 4096])
 def test_the_fingerprint_is_checked_the_same_in_slices_as_whole(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, slice_bytes: int
