@@ -308,14 +308,17 @@ class OpenedRun(_Configured):
     def rows(self, case_ids: pl.Series, columns: Sequence[str]) -> pl.DataFrame:
         """``columns`` (``case_id`` among them) of the records of ``case_ids``, in file order. In a run file,
         the ids are read first, then the other columns only of the record batches that hold one of
-        ``case_ids``, their rows picked as each batch is read."""
+        ``case_ids``, their rows picked as each batch is read. The rows kept hold copies of their texts, so
+        no batch or part read stays in memory behind them."""
         wanted = case_ids.implode()
-        if isinstance(self.frozen, FrozenFile) and set(columns) != {"case_id"}:
+        if set(columns) == {"case_id"}:
+            parts = [batch.filter(pl.col("case_id").is_in(wanted)) for batch in self.batches(columns)]
+        elif isinstance(self.frozen, FrozenFile):
             held = [batch.get_column("case_id").is_in(wanted).any() for batch in self.batches(["case_id"])]
             indices = [index for index, holds in enumerate(held) if holds]
             parts = list(self.frozen.batches(columns, indices, case_ids))
         else:
-            parts = [batch.filter(pl.col("case_id").is_in(wanted)) for batch in self.batches(columns)]
+            parts = [_copied(batch.filter(pl.col("case_id").is_in(wanted))) for batch in self.batches(columns)]
         return pl.concat(parts) if parts else pl.DataFrame(schema={name: self.frozen.schema[name] for name in columns})
 
     def load(self) -> Run:
@@ -329,6 +332,12 @@ class OpenedRun(_Configured):
         if twice.len():
             raise RunFileError(repeated_cases(str(self.path), twice.to_list(), REPEAT in records.columns))
         return Run(records=records, config=self.config, fingerprint=self.fingerprint, path=self.path)
+
+
+def _copied(rows: pl.DataFrame) -> pl.DataFrame:
+    """``rows`` with their texts copied out of the buffers they share with the frame they were filtered from
+    (a Polars string is a view into its frame's buffers; Arrow's large strings are copied)."""
+    return pl.DataFrame(rows.to_arrow(compat_level=pl.CompatLevel.oldest())).cast(rows.schema)
 
 
 def repeated_cases(source: str, case_ids: Sequence[str], repeats: bool) -> str:

@@ -27,7 +27,7 @@ from rag_compare.core.errors import (
 from rag_compare.core.nesting import MAX_DEPTH
 from rag_compare.io.corpus import load_corpus
 from rag_compare.io.run_directory import Part, bucket_of, iter_buckets, read_run_directory, write_manifest
-from rag_compare.io.runs import Run, load_run
+from rag_compare.io.runs import Run, load_run, open_run
 from tests.helpers.credential_shapes import KEY_SHAPES, secret_parts
 from tests.helpers.data import ROOT
 from tests.helpers.nesting import nested_type
@@ -169,6 +169,19 @@ def test_a_changed_part_or_manifest_is_refused(tmp_path: Path, damage: object, n
         load_run(tmp_path / "base")
     assert named in str(error.value)
     assert "Restore" in str(error.value)
+
+
+def test_the_rows_of_some_cases_read_alike_from_a_run_file_and_a_run_directory(tmp_path: Path) -> None:
+    args = (FIXTURE / "baseline.jsonl", FIXTURE / "corpus.csv", {"name": "baseline", "top_k": 3})
+    file_run = freeze_run(*args, output=tmp_path / "base.arrow", environ=EPOCH)
+    freeze_run(*args, output=tmp_path / "base", buckets=5, environ=EPOCH)
+    records = file_run.records.sort("case_id")
+    wanted = records.get_column("case_id").gather([0, 2, 3]).append(pl.Series(["not a case"]))
+    expected = records.filter(pl.col("case_id").is_in(wanted.implode()))
+    for path in (tmp_path / "base.arrow", tmp_path / "base"):
+        rows = open_run(path).rows(wanted, records.columns).sort("case_id")
+        assert rows.schema == expected.schema
+        assert rows.equals(expected)
 
 
 def test_a_part_changed_after_loading_is_refused_when_read(tmp_path: Path) -> None:
