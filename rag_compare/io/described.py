@@ -1,5 +1,5 @@
-"""What a scores or pairs file says of itself (its evaluator, the runs it judged, when it was made), read back
-from its schema metadata and refused, as a whole, unless it has the shape freezing writes: a file forged
+"""What a scores, pairs or reviews file says of itself (its evaluator, the runs it judged, when it was made),
+read back from its schema metadata and refused, as a whole, unless it has the shape freezing writes: a file forged
 with its fingerprint made again to match is refused with a message, never a ``KeyError`` later.
 
 The shapes are JSON Schemas, checked with ``jsonschema``.
@@ -12,8 +12,9 @@ from typing import Any
 
 from rag_compare.core.errors import RagCompareError
 from rag_compare.core.nesting import load_json
+from rag_compare.io.runs import OpenedRun, Run
 
-__all__ = ["PAIRS_SHAPE", "REVIEWS_SHAPE", "SCORES_SHAPE", "read_described"]
+__all__ = ["PAIRS_SHAPE", "REVIEWS_SHAPE", "SCORES_SHAPE", "described_run", "read_described"]
 
 _EVALUATOR = {
     "type": "object",
@@ -72,6 +73,11 @@ REVIEWS_SHAPE = {
 }
 """What a reviews file says of itself: its ``evaluator`` (``human``, its config the ``reviewers`` and ``labels``),
 the ``baseline`` and ``candidate`` reviewed, ``created_at``, and the review ``database`` it was exported from."""
+
+
+def described_run(run: Run | OpenedRun) -> dict[str, Any]:
+    """What a scores, pairs or reviews file records of a run it is about: its name, fingerprint and path."""
+    return {"name": run.name, "fingerprint": run.fingerprint, "path": None if run.path is None else str(run.path)}
 
 
 def read_described(path: Path, text: str, shape: dict[str, Any], error: type[RagCompareError]) -> dict[str, Any]:

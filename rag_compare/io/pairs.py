@@ -44,7 +44,7 @@ from rag_compare.core.rows import count_by
 from rag_compare.core.signals import JUDGE_FAILED
 from rag_compare.io.config import check_config, refuse_credential_paths
 from rag_compare.io.credential_scan import refuse_credentials
-from rag_compare.io.described import PAIRS_SHAPE, read_described
+from rag_compare.io.described import PAIRS_SHAPE, described_run, read_described
 from rag_compare.io.outputs import check_output
 from rag_compare.io.runfile import freeze_frame, read_frozen
 from rag_compare.io.runs import FORMAT_KEY, PAIRS_FORMAT, Run, load_run
@@ -186,7 +186,7 @@ def judge_pairs(
     runs = [run if isinstance(run, Run) else load_run(run) for run in (baseline, candidate)]
     evaluator = {"name": judge.name, "fingerprint": judge.fingerprint, "config": dict(judge.config)}
     check_config(evaluator)  # before any request: what is stored must be storable
-    check_config({"baseline": _judged(runs[0]), "candidate": _judged(runs[1])})
+    check_config({"baseline": described_run(runs[0]), "candidate": described_run(runs[1])})
     both = _both_sides(*runs)
     asked = _asked(both)
     replies = judge.judge_pairs(asked) if asked.height else pl.DataFrame(schema=_REPLY_SCHEMA)
@@ -229,7 +229,7 @@ def make_pairs(
         )
     check_config(evaluator)
     refuse_credentials(frame, f"pairs of '{baseline.name}' and '{candidate.name}'", "pairs file", PairsError)
-    runs = [_judged(baseline), _judged(candidate)]
+    runs = [described_run(baseline), described_run(candidate)]
     check_config({"baseline": runs[0], "candidate": runs[1]})
     created_at = creation_time()
     described = {
@@ -250,11 +250,6 @@ def make_pairs(
         fingerprint=fingerprint,
         path=path,
     )
-
-
-def _judged(run: Run) -> dict[str, Any]:
-    """What a pairs file records of each run it judged."""
-    return {"name": run.name, "fingerprint": run.fingerprint, "path": None if run.path is None else str(run.path)}
 
 
 def load_pairs(path: str | Path) -> Pairs:

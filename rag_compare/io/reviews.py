@@ -27,7 +27,7 @@ from rag_compare.core.listing import counted
 from rag_compare.core.result import Report, labelled
 from rag_compare.io.config import check_config, refuse_credential_paths
 from rag_compare.io.credential_scan import refuse_credentials
-from rag_compare.io.described import REVIEWS_SHAPE, read_described
+from rag_compare.io.described import REVIEWS_SHAPE, described_run, read_described
 from rag_compare.io.outputs import check_output
 from rag_compare.io.review_db import ReviewDatabase
 from rag_compare.io.runfile import freeze_frame, read_frozen
@@ -152,7 +152,7 @@ def export_reviews(
     runs = [run if isinstance(run, Run | OpenedRun) else open_run(run) for run in (baseline, candidate)]
     frame = _latest(db, *runs)
     refuse_credentials(frame, f"verdicts on '{runs[0].name}' and '{runs[1].name}'", "reviews file", ReviewError)
-    reviewed = [_reviewed(run) for run in runs]
+    reviewed = [described_run(run) for run in runs]
     evaluator = _human(frame)
     check_config({"baseline": reviewed[0], "candidate": reviewed[1], "evaluator": evaluator})
     created_at = creation_time()
@@ -236,11 +236,6 @@ def _no_verdicts(
         f"{path}: no verdict on the runs {runs} (it holds {found}). Give verdicts on their review page first: "
         "`Comparison.review`, with this database as `db`."
     )
-
-
-def _reviewed(run: Run | OpenedRun) -> dict[str, Any]:
-    """What a reviews file records of each run reviewed."""
-    return {"name": run.name, "fingerprint": run.fingerprint, "path": None if run.path is None else str(run.path)}
 
 
 def _human(frame: pl.DataFrame) -> dict[str, Any]:

@@ -37,7 +37,7 @@ from rag_compare.core.rows import count_by
 from rag_compare.core.signals import JUDGE_FAILED, SCORED_SIGNALS, SIGNALS_BY_NAME
 from rag_compare.io.config import check_config, refuse_credential_paths
 from rag_compare.io.credential_scan import refuse_credentials
-from rag_compare.io.described import SCORES_SHAPE, read_described
+from rag_compare.io.described import SCORES_SHAPE, described_run, read_described
 from rag_compare.io.outputs import check_output
 from rag_compare.io.runfile import freeze_frame, read_frozen
 from rag_compare.io.runs import FORMAT_KEY, SCORES_FORMAT, OpenedRun, Run
@@ -144,7 +144,7 @@ def score_run(run: Run, judge: Judge, *, output: str | Path | None = None) -> Sc
         check_output(output, "scores file")
     evaluator = {"name": judge.name, "fingerprint": judge.fingerprint, "config": dict(judge.config)}
     check_config(evaluator)  # before any request: what is stored must be storable
-    check_config({"run": _scored(run)})
+    check_config({"run": described_run(run)})
     verdicts = judge.judge(run.records)
     if "judge_status" not in verdicts.columns:
         verdicts = verdicts.with_columns(judge_status=pl.lit("ok"), judge_error=pl.lit(None, pl.String))
@@ -172,7 +172,7 @@ def make_scores(
     _check_frame(frame, run)
     check_config(evaluator)
     refuse_credentials(frame, f"scores of run '{run.name}'", "scores file", ScoresError)
-    scored = _scored(run)
+    scored = described_run(run)
     check_config({"run": scored})
     created_at = creation_time()
     described = {
@@ -184,11 +184,6 @@ def make_scores(
     metadata = {FORMAT_KEY: SCORES_FORMAT, SCORES_KEY: json.dumps(described, ensure_ascii=False, sort_keys=True)}
     fingerprint, path = freeze_frame(frame, metadata, output, "scores file")
     return Scores(frame, MappingProxyType(dict(evaluator)), MappingProxyType(scored), created_at, fingerprint, path)
-
-
-def _scored(run: Run) -> dict[str, Any]:
-    """What a scores file records of the run it scored."""
-    return {"name": run.name, "fingerprint": run.fingerprint, "path": None if run.path is None else str(run.path)}
 
 
 def load_scores(path: str | Path) -> Scores:
