@@ -26,7 +26,7 @@ def reviews_text(reviews: Reviews) -> str:
         *((side, labelled(summary[side]["name"], summary[side]["fingerprint"])) for side in ("baseline", "candidate")),
         ("exported", reviews.created_at),
         ("from", reviews.database or "(no database)"),
-        ("cases", f"{summary['cases']:,} ({summary['verdicts']:,} verdicts)"),
+        ("cases", f"{summary['cases']:,} ({summary['verdicts']:,} verdict{'' if summary['verdicts'] == 1 else 's'})"),
         ("reviewers", counts_line(reviews.reviewers, ", ")),
         ("status", counts_line(reviews.agreement, ", ")),
     ]

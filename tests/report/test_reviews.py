@@ -31,3 +31,8 @@ def test_no_corrections_no_table(tmp_path: Path) -> None:
     assert "reviews      (not written)" in text
     assert "status       agree 2, disagree 0" in text
     assert "corrected" not in text
+
+
+def test_one_verdict_is_one_verdict(tmp_path: Path) -> None:
+    text = export_reviews(reviewed(tmp_path / "reviews.sqlite", VERDICTS[:1]), BASELINE, CANDIDATE).render("text")
+    assert "cases        1 (1 verdict)\n" in text
