@@ -69,7 +69,8 @@ def test_a_config_value_of_null_is_not_shown_as_an_absent_key() -> None:
         )
     )
     records = pl.DataFrame({"case_id": ["a@v1"], "answer": ["I don't know."]})
-    baseline = freeze_run(records, corpus, {"name": "a", "retriever": {"stopwords": "en"}, "extra": 1})
-    candidate = freeze_run(records, corpus, {"name": "b", "retriever": {"stopwords": None}})
+    epoch = {"SOURCE_DATE_EPOCH": "1795000000"}  # both frozen at one time, whenever the second ticks
+    baseline = freeze_run(records, corpus, {"name": "a", "retriever": {"stopwords": "en"}, "extra": 1}, environ=epoch)
+    candidate = freeze_run(records, corpus, {"name": "b", "retriever": {"stopwords": None}}, environ=epoch)
     rows = config_diff_rows(compare(baseline, candidate))
     assert rows == [("extra", "1", "(absent)"), ("name", "a", "b"), ("retriever.stopwords", "en", "null")]
