@@ -8,11 +8,13 @@ The shapes are JSON Schemas, checked with ``jsonschema``.
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from rag_compare.core.errors import RagCompareError
 from rag_compare.core.nesting import load_json
-from rag_compare.io.runs import OpenedRun, Run
+
+if TYPE_CHECKING:
+    from rag_compare.io.runs import OpenedRun, Run
 
 __all__ = ["PAIRS_SHAPE", "REVIEWS_SHAPE", "SCORES_SHAPE", "described_run", "read_described"]
 
