@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING, Any
 
 from rag_compare._version import __version__
 from rag_compare.core.errors import (
+    AgreementError,
     CaptureError,
     CompareError,
     ConfigError,
@@ -81,6 +82,7 @@ if TYPE_CHECKING:
     from rag_compare.pipeline.runner import capture
 
 __all__ = [
+    "AgreementError",
     "BM25Retriever",
     "BudgetContextBuilder",
     "CaptureError",

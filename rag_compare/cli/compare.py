@@ -4,14 +4,14 @@ from __future__ import annotations
 
 import os
 import sys
-from collections.abc import Sequence
 from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING, NamedTuple, TextIO, cast
 
 import click
 
-from rag_compare.cli.exits import EXIT_FOUND, say
+from rag_compare.cli.exits import say
+from rag_compare.cli.gates import gate_of, say_gate
 from rag_compare.cli.options import (
     COMPARED,
     COMPARED_ON,
@@ -31,7 +31,6 @@ from rag_compare.core.result import CI_FORMATS, DEFAULT_MAX_CASES, FORMATS, REPO
 if TYPE_CHECKING:
     from rag_compare.compute.comparison import Comparison
     from rag_compare.compute.gate_result import GateResult
-    from rag_compare.compute.gating import Gate
     from rag_compare.compute.lexical_judge import LexicalJudge
 
 __all__ = ["compare_command", "in_flags"]
@@ -126,7 +125,7 @@ def compare_command(
     """
     from rag_compare.compute.compare_runs import compare
 
-    gate = _gate(fail_on, gate_file, alpha)
+    gate = gate_of(fail_on, gate_file, alpha)
     folder, file = _output(output, output_format, with_texts=with_texts)
     check_engine(engine, buckets, ray_address)
     comparison = compare(
@@ -148,7 +147,7 @@ def compare_command(
     gate_result = None if gate is None else gate.evaluate(comparison)
     listing = _Listing(all_cases, max_cases or None, with_texts)
     _write(comparison, output_format, folder, file, gate_result, listing)
-    _say_gate(gate_result)
+    say_gate(gate_result)
 
 
 def _output(output: Path | str | None, output_format: str, *, with_texts: bool) -> tuple[Path | None, Path | None]:
@@ -221,18 +220,6 @@ def _check_folder_format(output_format: str) -> None:
         )
 
 
-def _gate(fail_on: Sequence[str], gate_file: Path | None, alpha: float | None) -> Gate | None:
-    """The gate of ``--gate``'s file and then of each ``--fail-on``, at ``--alpha`` (else the file's);
-    ``None`` when neither was given (the library refuses one given empty)."""
-    from rag_compare.compute.gating import Gate, load_gate
-
-    gates = ([load_gate(gate_file)] if gate_file is not None else []) + ([Gate.parse(fail_on)] if fail_on else [])
-    if not gates:
-        return None
-    conditions = tuple(condition for gate in gates for condition in gate.conditions)
-    return Gate(conditions, gates[0].alpha if alpha is None else alpha)
-
-
 def _write_github(
     comparison: Comparison, gate: GateResult | None, output: Path | None, *, all_cases: bool, max_cases: int | None
 ) -> None:
@@ -251,20 +238,3 @@ def _write_github(
             write(summary)
     else:
         emit(write, output)
-
-
-def _say_gate(result: GateResult | None) -> None:
-    """On stderr: each condition that held, with its numbers, and each one that could not be evaluated;
-    then whether the gate passed, exiting with ``EXIT_FOUND`` when it did not. Nothing without a gate."""
-    from rag_compare.report.summaries import gate_verdict
-
-    if result is None:
-        return
-    for condition in result.conditions:
-        if condition.held:
-            say(f"gate condition held: {condition.condition}: {condition.numbers}", err=True)
-        elif not condition.evaluated:
-            say(f"warning: gate condition not evaluated: {condition.condition}: {condition.numbers}", err=True)
-    say(gate_verdict(result), err=True)
-    if not result.passed:
-        sys.exit(EXIT_FOUND)

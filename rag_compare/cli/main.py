@@ -22,6 +22,7 @@ from typing import Any, NoReturn
 import click
 
 from rag_compare._version import __version__
+from rag_compare.cli.agreement import agreement_command
 from rag_compare.cli.capture import capture_command
 from rag_compare.cli.compare import compare_command
 from rag_compare.cli.corpus import audit_command, validate_command
@@ -182,5 +183,6 @@ for command in (
     judge_pairs_command,
     fallback,
     reviews,
+    agreement_command,
 ):
     main.add_command(command)

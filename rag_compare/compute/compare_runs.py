@@ -56,7 +56,7 @@ from rag_compare.io.pairs import Pairs, load_pairs
 from rag_compare.io.runs import OpenedRun, Run, open_run, repeated_cases
 from rag_compare.io.scores import Scores, evaluator_label, evaluator_summary, load_scores
 
-__all__ = ["compare"]
+__all__ = ["compare", "run_k"]
 
 DEFAULT_TOLERANCE = 1e-9
 
@@ -110,7 +110,7 @@ def compare(
     _check_settings(k, tolerance, engine, buckets)
     sources = _sources((baseline, candidate), corpus, passages, (baseline_scores, candidate_scores), pairs, judge)
     inputs = [
-        _side_inputs(run, side_scores, _k_of(run, k), sources)
+        _side_inputs(run, side_scores, run_k(run, k), sources)
         for run, side_scores in zip(sources.runs, sources.scores, strict=True)
     ]
     with _passes(engine, _bucket_count(engine, buckets, sources.runs), ray_address) as passes:
@@ -359,7 +359,7 @@ def _unjudged_warning(name: str, unread: pl.DataFrame, judge: LexicalJudge) -> l
     ]
 
 
-def _k_of(run: Run | OpenedRun, k: int | None) -> int | None:
+def run_k(run: Run | OpenedRun, k: int | None) -> int | None:
     """``k`` when given, else the run's ``top_k``, else ``None`` (each list's own length)."""
     if k is not None:
         return k

@@ -12,9 +12,11 @@ from dataclasses import dataclass
 from rag_compare.core.errors import GateError
 
 __all__ = [
+    "AGREEMENT_MEASURES",
     "GATE_GRAMMAR",
     "MEASURES",
     "OPERATORS",
+    "AgreementLimit",
     "Condition",
     "ErrorRateLimit",
     "SignalLimit",
@@ -30,7 +32,10 @@ A gate condition is one of:
   [SCOPE.]SIGNAL:worse           its 95% CI lies on the worse side of 0 and its Holm p < alpha: recall:worse
   [SCOPE.]SIGNAL:MEASURE OP X    MEASURE delta, candidate or baseline: grounded:delta<-0.02
   error_rate OP X%               the share of cases whose candidate failed, was judge-failed or is missing
-OP is >, >=, < or <=; SCOPE is paired (the default) or all_cases; N is a whole number."""
+  MEASURE[LABEL] OP X            a judge's agreement with people (rag-compare agreement): kappa[grounded]<0.6
+OP is >, >=, < or <=; SCOPE is paired (the default) or all_cases; N is a whole number. MEASURE is kappa,
+linear_kappa, quadratic_kappa, accuracy, sensitivity, specificity or auc; LABEL answer_correct, grounded,
+abstention_correct, retrieval_ok or preferred."""
 """The grammar, in a few lines: every message about a bad condition ends with it."""
 
 OPERATORS = (">=", "<=", ">", "<")
@@ -42,6 +47,11 @@ _FORM = re.compile(
     r"^\s*(?:(?P<scope>\w+)\s*\.\s*)?(?P<name>\w+)\s*(?::\s*(?P<measure>\w+)\s*)?"
     r"(?:(?P<op>>=|<=|>|<)\s*(?P<number>[^\s%]*)\s*(?P<percent>%)?\s*)?$"
 )
+_AGREEMENT_FORM = re.compile(
+    r"^\s*(?P<measure>\w+)\s*\[\s*(?P<label>\w+)\s*\]\s*(?:(?P<op>>=|<=|>|<)\s*(?P<number>\S*)\s*)?$"
+)
+AGREEMENT_MEASURES = ("kappa", "linear_kappa", "quadratic_kappa", "accuracy", "sensitivity", "specificity", "auc")
+"""What an agreement condition looks at in a judge's row for a label (``LabelAgreement.measure``)."""
 _WHOLE = re.compile(r"^\d+$")
 _DECIMAL = re.compile(r"^-?(?:\d+(?:\.\d*)?|\.\d+)$")
 _SHARE = re.compile(r"^(?:\d+(?:\.\d*)?|\.\d+)$")
@@ -79,7 +89,18 @@ class ErrorRateLimit:
     limit: float
 
 
-Condition = StatusLimit | SignalLimit | ErrorRateLimit
+@dataclass(frozen=True)
+class AgreementLimit:
+    """``MEASURE[LABEL] OP X``: a judge's agreement with people on ``label``; held when any judge's is."""
+
+    text: str
+    measure: str
+    label: str
+    op: str
+    limit: float
+
+
+Condition = StatusLimit | SignalLimit | ErrorRateLimit | AgreementLimit
 
 
 def split_conditions(values: str) -> list[str]:
@@ -104,6 +125,9 @@ def parse_condition(text: str) -> Condition:
     from rag_compare.compute.case_status import CASE_STATUSES
     from rag_compare.core.signals import SIGNALS_BY_NAME
 
+    agreement = _AGREEMENT_FORM.match(text)
+    if agreement is not None:
+        return _agreement_limit(text, *agreement.group("measure", "label", "op", "number"))
     form = _FORM.match(text)
     if form is None:
         raise _refuse(text, "not a condition this grammar reads")
@@ -152,6 +176,21 @@ def _signal_limit(
             text, f"the limit of {signal}:{measure} is a plain number such as -0.02, not {number + '%' * percent!r}"
         )
     return SignalLimit(text.strip(), scope, signal, measure, op, float(number))
+
+
+def _agreement_limit(text: str, measure: str, label: str, op: str | None, number: str | None) -> AgreementLimit:
+    from rag_compare.io.verdicts import LABELS
+
+    labels = (*LABELS, "preferred")
+    if measure not in AGREEMENT_MEASURES:
+        raise _refuse(text, f"unknown agreement measure {measure}; use one of: {', '.join(AGREEMENT_MEASURES)}")
+    if label not in labels:
+        raise _refuse(text, f"unknown label {label}; use one of: {', '.join(labels)}")
+    if op is None or number is None:
+        raise _refuse(text, f"{measure}[{label}] needs a limit, e.g. {measure}[{label}]<0.6")
+    if not _DECIMAL.match(number):
+        raise _refuse(text, f"the limit of {measure}[{label}] is a plain number such as 0.6, not {number!r}")
+    return AgreementLimit(text.strip(), measure, label, op, float(number))
 
 
 def _share(text: str, number: str) -> float:

@@ -22,6 +22,7 @@ from typing import TYPE_CHECKING, Any
 import polars as pl
 
 from rag_compare.compute.gate_grammar import (
+    AgreementLimit,
     Condition,
     ErrorRateLimit,
     SignalLimit,
@@ -36,6 +37,7 @@ from rag_compare.core.signals import SIGNALS_BY_NAME, judge_failed
 from rag_compare.io.gate_file import read_gate_file
 
 if TYPE_CHECKING:
+    from rag_compare.compute.agreement import Agreement
     from rag_compare.compute.comparison import Comparison
 
 __all__ = ["DEFAULT_ALPHA", "Gate", "load_gate"]
@@ -84,9 +86,27 @@ class Gate:
         texts = [text for value in conditions for text in split_conditions(_condition_text(value))]
         return cls(tuple(parse_condition(text) for text in texts), alpha)
 
-    def evaluate(self, comparison: Comparison) -> GateResult:
-        """Every condition decided on ``comparison``, in order."""
-        decided = tuple(_decide(condition, comparison, self.alpha) for condition in self.conditions)
+    def evaluate(self, result: Comparison | Agreement) -> GateResult:
+        """Every condition decided on ``result``, in order: a comparison's conditions on a ``Comparison``, the
+        agreement conditions (``kappa[grounded]<0.6``) on an ``Agreement``; a ``GateError`` for the others."""
+        from rag_compare.compute.agreement import Agreement
+
+        agreement = isinstance(result, Agreement)
+        wrong = [condition.text for condition in self.conditions if isinstance(condition, AgreementLimit) != agreement]
+        if wrong:
+            decided_by = "a comparison (`compare`)" if agreement else "an agreement with people (`agreement`)"
+            raise GateError(
+                f"gate condition {wrong[0]!r} is decided on {decided_by}, not on this "
+                f"{type(result).__name__}; give each gate the conditions of what it checks."
+            )
+        if isinstance(result, Agreement):
+            on = result
+            decided = tuple(_agreement_result(item, on) for item in self.conditions if isinstance(item, AgreementLimit))
+        else:
+            compared = result
+            decided = tuple(
+                _decide(item, compared, self.alpha) for item in self.conditions if not isinstance(item, AgreementLimit)
+            )
         return GateResult(decided, self.alpha)
 
 
@@ -106,7 +126,9 @@ def _condition_text(value: object) -> str:
     return value
 
 
-def _decide(condition: Condition, comparison: Comparison, alpha: float) -> ConditionResult:
+def _decide(
+    condition: StatusLimit | SignalLimit | ErrorRateLimit, comparison: Comparison, alpha: float
+) -> ConditionResult:
     if isinstance(condition, StatusLimit):
         return _status_result(condition, comparison)
     if isinstance(condition, ErrorRateLimit):
@@ -203,3 +225,29 @@ def _measure_result(condition: SignalLimit, comparison: Comparison) -> Condition
         f"({others}, n {row['n']}); the limit is {condition.op} {_figure(condition.limit)}"
     )
     return ConditionResult(condition.text, held, True, numbers)
+
+
+def _agreement_result(condition: AgreementLimit, agreement: Agreement) -> ConditionResult:
+    """Held when any judge's ``measure`` on the label meets the limit; not evaluated where a judge's is undefined
+    or rests on fewer than ``agreement.min_n`` answers (too few to decide), unless another judge's held."""
+    rows = [row for row in agreement.rows if row.label == condition.label]
+    if not rows:
+        return ConditionResult(condition.text, False, False, f"no judge was measured on {condition.label}")
+    held, evaluated, numbers = False, True, []
+    for row in rows:
+        value = row.measure(condition.measure)
+        if value is None:
+            evaluated = False
+            numbers.append(f"{row.judge}: {condition.measure} undefined or not applicable (n {row.n})")
+        elif row.n < agreement.min_n:
+            evaluated = False
+            numbers.append(
+                f"{row.judge}: {condition.measure} {_figure(value)} on n {row.n}, under {agreement.min_n}: too few "
+                "labelled answers to decide"
+            )
+        else:
+            meets = _COMPARE[condition.op](value, condition.limit)
+            held = held or meets
+            numbers.append(f"{row.judge}: {condition.measure} {_figure(value, condition.limit)} (n {row.n})")
+    limit = f"the limit is {condition.op} {_figure(condition.limit)}"
+    return ConditionResult(condition.text, held, held or evaluated, f"{'; '.join(numbers)}; {limit}")

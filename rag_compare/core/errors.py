@@ -23,6 +23,7 @@ each into exit code 2 without a traceback, saying the flag or the command in the
     ├── CaptureError            a capture cannot start or resume (its checkpoint belongs to other settings)
     ├── QueryError              a query of a comparison's cases cannot be answered (an unknown status, a bad page)
     ├── ReviewError             a verdict, a review database or a reviews file cannot be made, read or used
+    ├── AgreementError          judges cannot be measured against people's labels (other runs, no label to compare)
     └── EngineError             an engine cannot start (Ray not installed, no cluster at the address)
 """
 
@@ -36,6 +37,7 @@ from rag_compare.core.credentials import redact
 from rag_compare.core.listing import truncated
 
 __all__ = [
+    "AgreementError",
     "CaptureError",
     "CompareError",
     "ConfigError",
@@ -214,6 +216,11 @@ class QueryError(RagCompareError):
 class ReviewError(RagCompareError):
     """A verdict, a review database or a reviews file cannot be made, read or used: a malformed verdict, a file
     that is no review database, a database of a newer rag-compare, a changed reviews file."""
+
+
+class AgreementError(RagCompareError):
+    """Judges cannot be measured against people's labels: labels of other runs, a judge without the signal a
+    label maps to, no label any judge can be compared on."""
 
 
 class EngineError(RagCompareError):

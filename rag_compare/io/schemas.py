@@ -14,9 +14,11 @@ import polars as pl
 
 from rag_compare.core.contract import ANSWERABILITY, LANGUAGE_TAG, ORIGINS, STATUSES
 from rag_compare.core.errors import Problem, show_value, sorted_problems
+from rag_compare.io.verdicts import LABELS, PREFERENCES, VERDICT_SIDES
 
 __all__ = [
     "CorpusSchema",
+    "LabelsSchema",
     "PassagesSchema",
     "RecordsSchema",
     "contract_problems",
@@ -151,6 +153,53 @@ class RecordsSchema(_ContractModel):
     def retrieved_ids_clean(cls, data: pa.PolarsData) -> pl.LazyFrame:
         ids = pl.col("retrieved_passage_ids")
         return data.lazyframe.select(ids.is_null() | ~ids.list.eval(pl.element().str.len_chars() == 0).list.any())
+
+
+class LabelsSchema(_ContractModel):
+    """People's labels of a run's answers: one row per case (and side, and repeat, when given); every label is
+    optional, and blank where not given. Extra columns are kept (breakdowns read ``category``, ``answerability``
+    and ``language`` from them)."""
+
+    case_id: str
+    side: str | None = pa.Field(nullable=True)
+    repeat: int | None = pa.Field(nullable=True)
+    answer_correct: str | None = pa.Field(nullable=True)
+    grounded: str | None = pa.Field(nullable=True)
+    abstention_correct: str | None = pa.Field(nullable=True)
+    retrieval_ok: str | None = pa.Field(nullable=True)
+    preferred: str | None = pa.Field(nullable=True)
+    comment: str | None = pa.Field(nullable=True)
+
+    not_blank = _not_blank("case_id")
+
+    @pa.check("side", error=f"one of: {', '.join(VERDICT_SIDES)} (or an empty cell)")
+    def side_known(cls, data: pa.PolarsData) -> pl.LazyFrame:
+        return _null_or_one_of(data, VERDICT_SIDES)
+
+    @pa.check("repeat", error="a sample number: a whole number of 0 or more")
+    def repeat_not_negative(cls, data: pa.PolarsData) -> pl.LazyFrame:
+        return _not_negative(data)
+
+    @pa.check("answer_correct", "abstention_correct", "retrieval_ok", error="yes or no (or an empty cell)")
+    def yes_or_no(cls, data: pa.PolarsData) -> pl.LazyFrame:
+        return _null_or_one_of(data, ("yes", "no"))
+
+    @pa.check("grounded", error="yes, partly or no (or an empty cell)")
+    def grounded_known(cls, data: pa.PolarsData) -> pl.LazyFrame:
+        return _null_or_one_of(data, LABELS["grounded"])
+
+    @pa.check("preferred", error=f"one of: {', '.join(PREFERENCES)} (or an empty cell)")
+    def preference_known(cls, data: pa.PolarsData) -> pl.LazyFrame:
+        return _null_or_one_of(data, PREFERENCES)
+
+    @pa.dataframe_check(error="case_id: one row per case, side and repeat")
+    def one_row_per_answer(cls, data: pa.PolarsData) -> pl.LazyFrame:
+        keys = [name for name in ("case_id", "side", "repeat") if name in data.lazyframe.collect_schema()]
+        return data.lazyframe.select(~pl.struct(keys).is_duplicated())
+
+
+def _null_or_one_of(data: pa.PolarsData, values: tuple[str, ...]) -> pl.LazyFrame:
+    return data.lazyframe.select(pl.col(data.key).is_null() | pl.col(data.key).is_in(values))
 
 
 _BUILTIN_EXPECTED = {

@@ -21,6 +21,7 @@ __all__ = [
     "LABELS",
     "MAX_COMMENT_CHARS",
     "MAX_REVIEWER_CHARS",
+    "PREFERENCES",
     "VERDICT_SIDES",
     "NewVerdict",
     "Verdict",
@@ -34,6 +35,8 @@ LABELS: Mapping[str, tuple[str, ...]] = {
     "retrieval_ok": ("yes", "no"),
 }
 """The human labels of a side's answer and the values each takes (null: not given)."""
+PREFERENCES = ("baseline", "tie", "candidate")
+"""Which side's answer people prefer, in order from the baseline's to the candidate's."""
 VERDICT_SIDES = ("baseline", "candidate")
 """The side of a case a verdict's labels are about."""
 MAX_REVIEWER_CHARS = 100

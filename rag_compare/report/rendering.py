@@ -11,6 +11,7 @@ import functools
 import html
 from typing import Any, TextIO
 
+from rag_compare.compute.agreement import Agreement
 from rag_compare.compute.audit import CorpusAudit
 from rag_compare.compute.comparison import Comparison
 from rag_compare.compute.fallback import FallbackSimulation
@@ -26,6 +27,7 @@ from rag_compare.io.runs import Run
 from rag_compare.io.scores import Scores
 from rag_compare.llm.plan import JudgePlan
 from rag_compare.report import summaries
+from rag_compare.report.agreement import agreement_text, write_agreement
 from rag_compare.report.comparison_text import comparison_text
 from rag_compare.report.documents import write_report
 from rag_compare.report.github import write_github
@@ -47,6 +49,8 @@ def write(result: Report, stream: TextIO, format: str, **options: Any) -> None:
         stream.write(notebook(result))
     elif isinstance(result, Comparison):
         _write_comparison(result, stream, format, **options)
+    elif isinstance(result, Agreement) and format in ("markdown", "html"):
+        write_agreement(result, stream, format, gate=options.get("gate"))
     else:
         raise ValueError(f"a {type(result).__name__} renders as text or in a notebook, not as {format!r}")
 
@@ -93,6 +97,7 @@ text.register(GateResult, summaries.gate_text)
 text.register(Pairs, pairs_text)
 text.register(Reviews, reviews_text)
 text.register(Comparison, comparison_text)
+text.register(Agreement, agreement_text)
 
 
 @functools.singledispatch

@@ -1,0 +1,335 @@
+"""How well one judge agrees with people on one label: the measures of ``Agreement``, from the paired calls.
+
+The paired frame (``PAIRED_COLUMNS``) holds, per labelled answer both people and the judge called, people's
+class and the judge's (``human_class``, ``judge_class``: a label's values, ``CLASSES``), the judge's score
+where its signal is a number, and the breakdown attributes. A yes/no label's positive class is ``yes``:
+sensitivity is the share of people's ``yes`` the judge also calls ``yes``, specificity the share of their
+``no`` it calls ``no``, each with its exact (Clopper-Pearson) interval. Cohen's kappa, over the label's classes, comes
+with the analytic interval (Fleiss, Cohen and Everitt's large-sample standard error); on an ordinal label
+(``grounded``: yes, partly, no; ``preferred``: baseline, tie, candidate) weighted kappa, linear and
+quadratic, too. A numeric
+signal adds its ROC AUC (DeLong's interval) and its precision and recall at each threshold.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+import polars as pl
+
+from rag_compare.compute.agreement_stats import (
+    Auc,
+    Kappa,
+    Threshold,
+    cohen_kappa,
+    roc_auc,
+    threshold_for,
+    threshold_table,
+)
+from rag_compare.compute.stats import binomial_ci
+
+__all__ = [
+    "BREAKDOWNS",
+    "CLASSES",
+    "ORDINAL",
+    "PAIRED_COLUMNS",
+    "GroupAgreement",
+    "LabelAgreement",
+    "Proportion",
+    "Target",
+    "measure_label",
+]
+
+CLASSES: Mapping[str, tuple[str, ...]] = {
+    "answer_correct": ("yes", "no"),
+    "grounded": ("yes", "partly", "no"),
+    "abstention_correct": ("yes", "no"),
+    "retrieval_ok": ("yes", "no"),
+    "preferred": ("baseline", "tie", "candidate"),
+}
+"""Each label's classes; an ordinal one's in order."""
+ORDINAL = ("grounded", "preferred")
+BREAKDOWNS = ("category", "answerability", "language")
+PAIRED_COLUMNS = ("human_class", "judge_class", "score", *BREAKDOWNS)
+_Calls = tuple[np.ndarray[Any, np.dtype[np.bool_]], np.ndarray[Any, np.dtype[np.bool_]]]
+"""People's calls and the judge's, ``yes`` true."""
+SWEEP = tuple(round(step * 0.05, 2) for step in range(21))
+"""The thresholds of the table a numeric signal gets: 0, 0.05, ..., 1."""
+
+
+@dataclass(frozen=True)
+class Proportion:
+    """``hits`` of ``trials``, its value and exact (Clopper-Pearson) 95% interval; all None without trials."""
+
+    hits: int
+    trials: int
+    value: float | None
+    low: float | None
+    high: float | None
+
+    @classmethod
+    def of(cls, hits: int, trials: int) -> Proportion:
+        interval = binomial_ci(hits, trials)
+        if interval is None:
+            return cls(hits, trials, None, None, None)
+        return cls(hits, trials, hits / trials, *interval)
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"value": self.value, "low": self.low, "high": self.high, "hits": self.hits, "of": self.trials}
+
+
+@dataclass(frozen=True)
+class Target:
+    """The threshold asked for (``measure`` ``precision`` or ``recall`` at least ``at_least``), as found."""
+
+    measure: str
+    at_least: float
+    found: Threshold | None
+
+
+@dataclass(frozen=True)
+class GroupAgreement:
+    """The agreement within the cases of one ``value`` of a breakdown attribute."""
+
+    value: str | None
+    n: int
+    accuracy: Proportion
+    kappa: Kappa
+    sensitivity: Proportion | None
+    specificity: Proportion | None
+
+    def to_dict(self) -> dict[str, Any]:
+        binary = {
+            name: None if measured is None else measured.to_dict()
+            for name, measured in (("sensitivity", self.sensitivity), ("specificity", self.specificity))
+        }
+        return {
+            "value": self.value,
+            "n": self.n,
+            "accuracy": self.accuracy.to_dict(),
+            "kappa": _kappa_dict(self.kappa),
+            **binary,
+        }
+
+
+@dataclass(frozen=True)
+class LabelAgreement:
+    """One judge against people on one label: counts, the confusion matrix (rows people, columns the judge,
+    in ``classes`` order), and each measure; a measure that cannot be computed is None with the reason."""
+
+    judge: str
+    label: str
+    signal: str
+    threshold: float | None
+    """Where the judge's signal is a number: it says ``yes`` at this score or above."""
+    n: int
+    not_comparable: Mapping[str, int]
+    classes: tuple[str, ...]
+    confusion: tuple[tuple[int, ...], ...]
+    accuracy: Proportion
+    """The share of answers on which the judge's class is people's, with its exact interval."""
+    base_rate: float | None
+    """The share of people's calls in the positive class (``yes``), None for a preference."""
+    kappa: Kappa
+    weighted_kappa: Mapping[str, Kappa]
+    sensitivity: Proportion | None
+    specificity: Proportion | None
+    auc: Auc | None
+    thresholds: tuple[Mapping[str, Any], ...]
+    target: Target | None
+    breakdowns: Mapping[str, tuple[GroupAgreement, ...]]
+    disagreements: pl.DataFrame = field(repr=False)
+
+    def measure(self, name: str) -> float | None:
+        """A gate's measure: ``kappa``, ``linear_kappa``, ``quadratic_kappa``, ``accuracy``, ``sensitivity``,
+        ``specificity`` or ``auc``; None where it is undefined or does not apply."""
+        measured: Mapping[str, Any] = {
+            "kappa": self.kappa,
+            "linear_kappa": self.weighted_kappa.get("linear"),
+            "quadratic_kappa": self.weighted_kappa.get("quadratic"),
+            "sensitivity": self.sensitivity,
+            "specificity": self.specificity,
+            "auc": self.auc,
+        }
+        found = self.accuracy if name == "accuracy" else measured[name]
+        return None if found is None else found.value
+
+    def to_dict(self) -> dict[str, Any]:
+        target = self.target
+        return {
+            "judge": self.judge,
+            "label": self.label,
+            "signal": self.signal,
+            "threshold": self.threshold,
+            "n": self.n,
+            "not_comparable": dict(self.not_comparable),
+            "classes": list(self.classes),
+            "confusion": [list(row) for row in self.confusion],
+            "accuracy": self.accuracy.to_dict(),
+            "base_rate": self.base_rate,
+            "kappa": _kappa_dict(self.kappa),
+            "weighted_kappa": {name: _kappa_dict(kappa) for name, kappa in self.weighted_kappa.items()},
+            "sensitivity": None if self.sensitivity is None else self.sensitivity.to_dict(),
+            "specificity": None if self.specificity is None else self.specificity.to_dict(),
+            "auc": None if self.auc is None else _auc_dict(self.auc),
+            "thresholds": [dict(row) for row in self.thresholds],
+            "target": None
+            if target is None
+            else {"measure": target.measure, "at_least": target.at_least, "found": _threshold_dict(target.found)},
+            "breakdowns": {name: [group.to_dict() for group in groups] for name, groups in self.breakdowns.items()},
+            "disagreements": self.disagreements.to_dicts(),
+        }
+
+
+def measure_label(
+    judge: str,
+    label: str,
+    signal: str,
+    paired: pl.DataFrame,
+    *,
+    threshold: float | None,
+    not_comparable: Mapping[str, int],
+    disagreements: pl.DataFrame,
+    target: tuple[str, float] | None = None,
+) -> LabelAgreement:
+    """The agreement of ``judge`` with people on ``label`` from ``paired`` (``PAIRED_COLUMNS``, one row per
+    answer both called); ``target``: the threshold to find, (``precision`` or ``recall``, at least)."""
+    classes = CLASSES[label]
+    table = _confusion(paired, classes)
+    binary = label != "preferred"
+    yes = _binary(paired) if binary else None
+    scored = paired.filter(pl.col("score").is_not_null()) if "score" in paired.columns else paired.clear()
+    numeric = binary and threshold is not None and scored.height > 0
+    return LabelAgreement(
+        judge=judge,
+        label=label,
+        signal=signal,
+        threshold=threshold,
+        n=paired.height,
+        not_comparable=dict(not_comparable),
+        classes=classes,
+        confusion=tuple(tuple(int(count) for count in row) for row in table),
+        accuracy=Proportion.of(int(np.trace(table)), paired.height),
+        base_rate=None if yes is None or not paired.height else float(yes[0].sum() / paired.height),
+        kappa=cohen_kappa(table),
+        weighted_kappa=_weighted(table) if label in ORDINAL else {},
+        **_rates(yes),
+        auc=_auc(scored) if numeric else None,
+        thresholds=tuple(_sweep(scored)) if numeric else (),
+        target=_target(scored, target) if numeric and target is not None else None,
+        breakdowns=_breakdowns(paired, classes, binary),
+        disagreements=disagreements,
+    )
+
+
+def _confusion(paired: pl.DataFrame, classes: Sequence[str]) -> np.ndarray[Any, np.dtype[np.int64]]:
+    """The k x k counts, rows people's class, columns the judge's, in ``classes`` order."""
+    index = {name: position for position, name in enumerate(classes)}
+    counts = paired.group_by("human_class", "judge_class").len("count")
+    table = np.zeros((len(classes), len(classes)), dtype=np.int64)
+    for human, judged, count in counts.iter_rows():
+        table[index[human], index[judged]] += count
+    return table
+
+
+def _binary(paired: pl.DataFrame) -> _Calls:
+    """People's and the judge's calls as booleans, ``yes`` the positive class."""
+    calls = paired.select(pl.col("human_class") == "yes", pl.col("judge_class") == "yes")
+    return calls.to_series(0).to_numpy(), calls.to_series(1).to_numpy()
+
+
+def _rates(yes: _Calls | None) -> dict[str, Proportion | None]:
+    """Sensitivity and specificity of the judge's yes/no calls, None for a preference."""
+    if yes is None:
+        return {"sensitivity": None, "specificity": None}
+    human, judged = yes
+    return {
+        "sensitivity": Proportion.of(int((human & judged).sum()), int(human.sum())),
+        "specificity": Proportion.of(int((~human & ~judged).sum()), int((~human).sum())),
+    }
+
+
+def _weighted(table: np.ndarray[Any, np.dtype[np.int64]]) -> dict[str, Kappa]:
+    return {weights: cohen_kappa(table, weights=weights) for weights in ("linear", "quadratic")}
+
+
+def _scores(scored: pl.DataFrame) -> tuple[np.ndarray[Any, np.dtype[np.float64]], np.ndarray[Any, np.dtype[np.bool_]]]:
+    return scored.get_column("score").cast(pl.Float64).to_numpy(), (
+        scored.get_column("human_class") == "yes"
+    ).to_numpy()
+
+
+def _auc(scored: pl.DataFrame) -> Auc:
+    return roc_auc(*_scores(scored))
+
+
+def _sweep(scored: pl.DataFrame) -> list[dict[str, Any]]:
+    return threshold_table(*_scores(scored), SWEEP).rows()
+
+
+def _target(scored: pl.DataFrame, target: tuple[str, float]) -> Target:
+    measure, at_least = target
+    found = threshold_for(*_scores(scored), **{measure: at_least})
+    return Target(measure, at_least, found)
+
+
+def _breakdowns(paired: pl.DataFrame, classes: Sequence[str], binary: bool) -> dict[str, tuple[GroupAgreement, ...]]:
+    """The agreement within each value of each breakdown attribute ``paired`` holds."""
+    found: dict[str, tuple[GroupAgreement, ...]] = {}
+    for name in BREAKDOWNS:
+        if name not in paired.columns or paired.get_column(name).is_null().all():
+            continue
+        groups = paired.partition_by(name, as_dict=True, maintain_order=True)
+        found[name] = tuple(
+            _group(key[0], group, classes, binary)
+            for key, group in sorted(groups.items(), key=lambda item: (item[0][0] is None, str(item[0][0])))
+        )
+    return found
+
+
+def _group(value: Any, group: pl.DataFrame, classes: Sequence[str], binary: bool) -> GroupAgreement:
+    table = _confusion(group, classes)
+    yes = _binary(group) if binary else None
+    return GroupAgreement(
+        value=None if value is None else str(value),
+        n=group.height,
+        accuracy=Proportion.of(int(np.trace(table)), group.height),
+        kappa=cohen_kappa(table),
+        **_rates(yes),
+    )
+
+
+def _kappa_dict(kappa: Kappa) -> dict[str, Any]:
+    return {
+        "value": kappa.value,
+        "low": kappa.low,
+        "high": kappa.high,
+        "se": kappa.se,
+        "method": "analytic",
+        "undefined": kappa.undefined,
+    }
+
+
+def _auc_dict(auc: Auc) -> dict[str, Any]:
+    return {
+        "value": auc.value,
+        "low": auc.low,
+        "high": auc.high,
+        "se": auc.se,
+        "method": "DeLong",
+        "undefined": auc.undefined,
+    }
+
+
+def _threshold_dict(found: Threshold | None) -> dict[str, Any] | None:
+    if found is None:
+        return None
+    return {
+        "threshold": found.threshold,
+        "precision": found.precision,
+        "recall": found.recall,
+        "flagged": found.flagged,
+    }
