@@ -36,6 +36,7 @@ from rag_compare.core.errors import (
 )
 
 if TYPE_CHECKING:
+    from rag_compare.compute.agreement import Agreement, agreement
     from rag_compare.compute.audit import CorpusAudit, audit_corpora
     from rag_compare.compute.compare_runs import compare
     from rag_compare.compute.comparison import Comparison
@@ -82,6 +83,7 @@ if TYPE_CHECKING:
     from rag_compare.pipeline.runner import capture
 
 __all__ = [
+    "Agreement",
     "AgreementError",
     "BM25Retriever",
     "BudgetContextBuilder",
@@ -140,6 +142,7 @@ __all__ = [
     "SecretInConfigError",
     "__version__",
     "admit_cases",
+    "agreement",
     "apply_assignments",
     "audit_corpora",
     "batch_generate",
@@ -168,6 +171,7 @@ __all__ = [
 ]
 
 _LAZY = {
+    "Agreement": "rag_compare.compute.agreement",
     "BM25Retriever": "rag_compare.pipeline.bm25",
     "BudgetContextBuilder": "rag_compare.pipeline.context_builder",
     "Case": "rag_compare.core.protocols",
@@ -204,6 +208,7 @@ _LAZY = {
     "Run": "rag_compare.io.runs",
     "Scores": "rag_compare.io.scores",
     "admit_cases": "rag_compare.io.drafts_file",
+    "agreement": "rag_compare.compute.agreement",
     "apply_assignments": "rag_compare.io.config",
     "audit_corpora": "rag_compare.compute.audit",
     "batch_generate": "rag_compare.llm.batch",

@@ -128,7 +128,7 @@ def _read(run: Run | OpenedRun, columns: list[str]) -> pl.DataFrame:
 def _of_scores(scores: Scores) -> JudgeRecords:
     kept = [name for name in scores.frame.columns if name in ("case_id", REPEAT, "judge_status", *scores.signals)]
     return JudgeRecords(
-        name=str(scores.evaluator["name"]),
+        name=f"{scores.evaluator['name']} of '{scores.run['name']}'",
         kind="scores",
         fingerprint=str(scores.evaluator["fingerprint"]),
         path=None if scores.path is None else str(scores.path),
@@ -139,7 +139,7 @@ def _of_scores(scores: Scores) -> JudgeRecords:
 
 def _of_pairs(pairs: Pairs) -> JudgeRecords:
     return JudgeRecords(
-        name=str(pairs.evaluator["name"]),
+        name=f"{pairs.evaluator['name']} of '{pairs.baseline['name']}' and '{pairs.candidate['name']}'",
         kind="pairs",
         fingerprint=str(pairs.evaluator["fingerprint"]),
         path=None if pairs.path is None else str(pairs.path),
