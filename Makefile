@@ -17,7 +17,7 @@ EXAMPLE_EPOCH := 1795000000
 LINTED := rag_compare tests benchmarks examples scripts
 HANDMADE := tests/fixtures/handmade
 
-.PHONY: demo report review screenshot tour test lint producers examples handmade clean
+.PHONY: demo report review screenshot tour test lint producers examples example-reviews handmade clean
 
 # The runtime dependencies only, for the commands a newcomer runs first; for lint and tests the dev extras with them,
 # in one resolver pass (so they are the runtime's too).
@@ -106,6 +106,12 @@ test:
 examples: $(RUNTIME)
 	rm -f runs/baseline.arrow runs/candidate.arrow
 	SOURCE_DATE_EPOCH=$(EXAMPLE_EPOCH) $(BIN)/python examples/capture.py runs
+
+# The reviewer's verdicts on the example candidate's answers (examples/labels.csv), given through a review session and
+# exported as runs/reviews.arrow: the human evaluator `rag-compare agreement` measures the offline judge against.
+example-reviews: $(RUNTIME)
+	rm -f runs/reviews.arrow
+	SOURCE_DATE_EPOCH=$(EXAMPLE_EPOCH) $(BIN)/python examples/reviews.py runs/reviews.arrow
 
 # Rebuild the hand-made test runs (every status, failures included) from their records; byte-stable.
 handmade: $(RUNTIME)
