@@ -294,6 +294,19 @@ def import_scores_command(
 @click.option("--fallback-text", help="The text shown instead of a replaced answer.")
 @click.option("--truth", help="A true/false column of RUN's records saying the answer is good (e.g. a review).")
 @click.option(
+    "--truth-labels",
+    type=PATH,
+    help="People's labels as the truth: a reviews file or a labels table; their answer_correct (--truth-label) "
+    "says which answers are good.",
+)
+@click.option("--truth-label", default="answer_correct", show_default=True, help="The yes/no label of --truth-labels.")
+@click.option(
+    "--agreement",
+    "agreement_file",
+    type=PATH,
+    help="The JSON of rag-compare agreement --target-precision/--target-recall: try the threshold it found for SIGNAL.",
+)
+@click.option(
     "--output",
     type=OutputPath("fallback table"),
     help="Write every case's decision, with its original answer, to this CSV/JSONL/Parquet.",
@@ -307,6 +320,9 @@ def fallback(
     sweep: bool,
     fallback_text: str | None,
     truth: str | None,
+    truth_labels: Path | None,
+    truth_label: str,
+    agreement_file: Path | None,
     output: Path | None,
     output_format: str,
 ) -> None:
@@ -315,16 +331,19 @@ def fallback(
     Shows which answers it replaces and, on labelled cases, how many bad answers it catches and how
     many good ones it hides (per threshold with --sweep). The original answers stay in --output.
     """
+    from rag_compare.compute.agreement import found_threshold
     from rag_compare.compute.fallback import DEFAULT_FALLBACK_TEXT, SWEEP_THRESHOLDS, simulate_fallback
     from rag_compare.io.runs import load_run
     from rag_compare.io.scores import load_scores
 
     wants_json(output_format)
-    if threshold is None and not sweep:
-        raise click.UsageError("give --threshold T, or --sweep to try thresholds from 0 to 1.")
+    if threshold is None and not sweep and agreement_file is None:
+        raise click.UsageError("give --threshold T, --agreement FILE, or --sweep to try thresholds from 0 to 1.")
     loaded, scores = load_run(run), load_scores(scores_path)
     scores.check_scored(loaded)
-    thresholds = ([] if threshold is None else [threshold]) + (list(SWEEP_THRESHOLDS) if sweep else [])
+    found = [] if agreement_file is None else [found_threshold(agreement_file, signal, scores.evaluator["fingerprint"])]
+    given = found + ([] if threshold is None else [threshold])
+    thresholds = given + (list(SWEEP_THRESHOLDS) if sweep else [])
     simulation = simulate_fallback(
         loaded,
         scores.frame,
@@ -332,6 +351,8 @@ def fallback(
         list(dict.fromkeys(thresholds)),
         fallback_text=DEFAULT_FALLBACK_TEXT if fallback_text is None else fallback_text,
         truth=truth,
+        people=truth_labels,
+        people_label=truth_label,
         evaluator={"name": scores.evaluator["name"], "fingerprint": scores.evaluator["fingerprint"]},
     )
     if output is not None:

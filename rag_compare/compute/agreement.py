@@ -40,7 +40,9 @@ from rag_compare.compute.label_agreement import BREAKDOWNS, LabelAgreement, meas
 from rag_compare.compute.stats import mcnemar_counts_p
 from rag_compare.core.contract import REPEAT
 from rag_compare.core.errors import AgreementError
+from rag_compare.core.input_paths import check_input
 from rag_compare.core.listing import truncated
+from rag_compare.core.nesting import load_json
 from rag_compare.core.result import Report
 from rag_compare.core.signals import SIGNALS_BY_NAME
 from rag_compare.io.corpus import Corpus, load_corpus
@@ -56,6 +58,7 @@ __all__ = [
     "JudgeTest",
     "Unmeasured",
     "agreement",
+    "found_threshold",
 ]
 
 DEFAULT_SIGNALS: Mapping[str, tuple[str, ...]] = {
@@ -467,3 +470,25 @@ def _mcnemar(label: str, first: str, second: str, ones: pl.DataFrame, others: pl
     second_only = int((~both["right"] & both["right_other"]).sum())
     p = mcnemar_counts_p(first_only, second_only) if both.height else None
     return JudgeTest(label, first, second, both.height, first_only, second_only, p)
+
+
+def found_threshold(path: str | Path, signal: str, judge_fingerprint: str) -> float:
+    """The threshold of ``signal`` that an agreement's JSON (``rag-compare agreement --target-precision`` or
+    ``--target-recall``, written to ``path``) found for the judge of ``judge_fingerprint``."""
+    path = Path(path)
+    check_input(path, "agreement file", AgreementError)
+    try:
+        document = load_json(path.read_text(encoding="utf-8"), str(path))
+    except (UnicodeDecodeError, ValueError):
+        raise AgreementError(f"{path}: is not an agreement's JSON (rag-compare agreement --format json).") from None
+    if not isinstance(document, dict) or not isinstance(document.get("agreement"), list):
+        raise AgreementError(f"{path}: is not an agreement's JSON (rag-compare agreement --format json).")
+    judges = {judge.get("name"): judge.get("fingerprint") for judge in document.get("judges", [])}
+    for row in document["agreement"]:
+        found = (row.get("target") or {}).get("found")
+        if row.get("signal") == signal and judges.get(row.get("judge")) == judge_fingerprint and found:
+            return float(found["threshold"])
+    raise AgreementError(
+        f"{path}: holds no threshold found for {signal} by this judge ({judge_fingerprint[:12]}). Measure it with "
+        "`rag-compare agreement HUMAN SCORES --target-precision P` (or --target-recall R) and --format json."
+    )

@@ -16,7 +16,10 @@ or ``conflict`` case is bad when it abstained or when a required passage never r
 (``context_coverage < 1``), and unknown when it answered but the context coverage cannot be told. This is
 label-derived evidence about retrieval and abstention, not a verdict on the answer's wording: a fluent
 but wrong answer built on full context counts as good. With ``truth="COLUMN"`` a Boolean column of the
-run's records (true: the answer is good, e.g. a human review) is the truth instead; null is unknown.
+run's records (true: the answer is good, e.g. a human review) is the truth instead; null is unknown. With
+``people`` (a reviews file or a labels table, ``io.labels``), people's ``people_label`` of each answer is the
+truth (``answer_correct`` by default: yes is good, no is bad, blank unknown): a reviews file's labels of this
+run's side (refused for a reviews file of other runs), a table's rows of every side (refused when it has two).
 """
 
 from __future__ import annotations
@@ -31,14 +34,16 @@ import polars as pl
 
 from rag_compare.compute.lexical_judge import LexicalJudge
 from rag_compare.compute.metrics import context_signals
-from rag_compare.core.contract import record_ok
+from rag_compare.core.contract import REPEAT, record_ok
 from rag_compare.core.errors import ScoresError
 from rag_compare.core.listing import counted, truncated
 from rag_compare.core.result import Report, labelled
+from rag_compare.io.labels import HumanLabels, load_labels
 from rag_compare.io.outputs import check_output
 from rag_compare.io.runfile import atomic_output
 from rag_compare.io.runs import Run
 from rag_compare.io.tables import TABLE_SUFFIXES
+from rag_compare.io.verdicts import LABELS
 
 __all__ = ["DEFAULT_FALLBACK_TEXT", "SWEEP_THRESHOLDS", "FallbackSimulation", "simulate_fallback"]
 
@@ -55,7 +60,8 @@ class FallbackSimulation(Report):
 
     ``thresholds``: one row per threshold, in the order given. ``cases``: one row per run record, in run
     order, with the decision at the first threshold; ``original_answer`` is always kept, for audit.
-    ``truth`` is the Boolean column used as truth, or None for the label-derived default.
+    ``truth`` is the Boolean column used as truth, ``people`` where people's labels are (``source``, ``label``),
+    both None for the label-derived default.
     """
 
     run_name: str
@@ -66,6 +72,7 @@ class FallbackSimulation(Report):
     thresholds: pl.DataFrame = field(repr=False)
     cases: pl.DataFrame = field(repr=False)
     truth: str | None = None
+    people: Mapping[str, Any] | None = None
 
     def __repr__(self) -> str:
         run = labelled(self.run_name, self.run_fingerprint)
@@ -77,11 +84,16 @@ class FallbackSimulation(Report):
             "run": {"name": self.run_name, "fingerprint": self.run_fingerprint},
             "signal": self.signal,
             "evaluator": None if self.evaluator is None else dict(self.evaluator),
-            "truth": {"source": "labels"} if self.truth is None else {"source": "column", "column": self.truth},
+            "truth": self._truth(),
             "fallback_text": self.fallback_text,
             "thresholds": self.thresholds.to_dicts(),
             "cases": self.cases.to_dicts(),
         }
+
+    def _truth(self) -> dict[str, Any]:
+        if self.people is not None:
+            return {"source": "people", **self.people}
+        return {"source": "labels"} if self.truth is None else {"source": "column", "column": self.truth}
 
     def write_cases(self, path: str | Path) -> None:
         """Write ``cases`` as CSV, Parquet or JSONL (by suffix) atomically; an existing file is refused."""
@@ -106,6 +118,8 @@ def simulate_fallback(
     *,
     fallback_text: str = DEFAULT_FALLBACK_TEXT,
     truth: str | None = None,
+    people: str | Path | HumanLabels | None = None,
+    people_label: str = "answer_correct",
     evaluator: Mapping[str, Any] | None = None,
 ) -> FallbackSimulation:
     """Simulate "show ``fallback_text`` when ``signal`` < T" on ``run`` for each of ``thresholds``.
@@ -117,7 +131,13 @@ def simulate_fallback(
     _check_signal(scores, signal)
     checked = _check_thresholds(thresholds)
     _check_ids(run, scores)
-    bad = _bad_by_labels(run.records) if truth is None else _truth_column(run.records, truth)
+    if truth is not None and people is not None:
+        raise ScoresError("give `truth` (a column of the run) or `people` (people's labels), not both.")
+    labels = None if people is None else (people if isinstance(people, HumanLabels) else load_labels(people))
+    if labels is not None:
+        bad = _bad_by_people(run, labels, people_label)
+    else:
+        bad = _bad_by_labels(run.records) if truth is None else _truth_column(run.records, truth)
     cases = _cases(run.records, scores, signal, bad, checked[0], fallback_text)
     return FallbackSimulation(
         run_name=run.name,
@@ -128,6 +148,7 @@ def simulate_fallback(
         thresholds=_counts(cases, checked),
         cases=cases,
         truth=truth,
+        people=None if labels is None else {"labels": labels.source, "label": people_label},
     )
 
 
@@ -190,6 +211,30 @@ def _truth_column(records: pl.DataFrame, column: str) -> pl.Series:
             f"the answer is good (Boolean columns: {', '.join(boolean) or 'none'})."
         )
     return records.select(pl.when(record_ok()).then(~pl.col(column)).alias("bad")).to_series()
+
+
+def _bad_by_people(run: Run, labels: HumanLabels, label: str) -> pl.Series:
+    """People's ``label`` of each of ``run``'s answers as the truth: ``no`` bad, ``yes`` good, else unknown."""
+    if label not in LABELS or len(LABELS[label]) != 2:
+        raise ScoresError(
+            f"people's truth is a yes/no label: one of {', '.join(n for n, v in LABELS.items() if len(v) == 2)}."
+        )
+    frame = labels.frame
+    if labels.runs is not None:
+        sides = [side for side, reviewed in labels.runs.items() if reviewed["fingerprint"] == run.fingerprint]
+        if not sides:
+            raise ScoresError(
+                f"{labels.source}: reviews of other runs than '{run.name}' ({run.fingerprint[:12]}); give people's "
+                "labels of this run."
+            )
+        frame = frame.filter(pl.col("side") == sides[0])
+    elif frame.get_column("side").drop_nulls().n_unique() > 1:
+        raise ScoresError(f"{labels.source}: labels of two sides' answers; give the labels of this run's only.")
+    key = ["case_id", *([REPEAT] if frame.get_column(REPEAT).is_not_null().any() else [])]
+    given = frame.filter(pl.col(label).is_not_null()).select(*key, (pl.col(label) == "no").alias("bad"))
+    records = run.records.select(*key, ok=record_ok())
+    joined = records.join(given, on=key, how="left", maintain_order="left")
+    return joined.select(pl.when("ok").then(pl.col("bad"))).to_series().alias("bad")
 
 
 def _cases(

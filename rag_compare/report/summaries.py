@@ -162,8 +162,10 @@ def audit_text(audit: CorpusAudit) -> str:
 
 
 def simulation_text(simulation: FallbackSimulation) -> str:
-    signal, column = simulation.signal, simulation.truth
+    signal, column, people = simulation.signal, simulation.truth, simulation.people
     truth = "corpus labels (abstention, context coverage)" if column is None else f"column '{column}'"
+    if people is not None:
+        truth = f"people's {people['label']} in {people['labels']}"
     head = [
         ("run", f"{simulation.run_name} ({simulation.run_fingerprint[:12]})"),
         ("signal", signal),

@@ -195,6 +195,50 @@ def test_fallback_sweep_as_json(cli: Cli, trust_scores: Path) -> None:
     assert len(payload["cases"]) == 33
 
 
+def test_fallback_takes_people_s_labels_as_the_truth_and_the_threshold_agreement_found(
+    cli: Cli, tmp_path: Path, trust_scores: Path
+) -> None:
+    labels = tmp_path / "labels.csv"
+    # People's answer_correct of TRUST's four answers: the two label-derived bad ones are bad to people too.
+    labels.write_text(
+        "case_id,answer_correct\nsabbatical@2026-01,no\nhotel-cap@2026-01,yes\nbike-lease@2026-01,yes\n"
+        "equipment-budget@2026-01,no\n"
+    )
+    args = ("fallback", CANDIDATE, "--scores", trust_scores, "--signal", "trustworthiness", "--truth-labels", labels)
+    result = cli(*args, "--threshold", "0.5", "--format", "json")
+    assert result.exit_code == 0, result.output
+    payload = json.loads(result.stdout)
+    assert payload["truth"] == {"source": "people", "labels": str(labels), "label": "answer_correct"}
+    row = payload["thresholds"][0]
+    # Replaced at 0.5: sabbatical (bad: caught), hotel-cap (good: hidden); shown: equipment-budget (bad), bike-lease
+    # (good); the 27 other answered records are unlabelled: unknown.
+    assert {name: row[name] for name in ("bad_caught", "good_hidden", "bad_shown", "good_shown", "unknown")} == {
+        "bad_caught": 1, "good_hidden": 1, "bad_shown": 1, "good_shown": 1, "unknown": 27,
+    }  # fmt: skip
+    found = tmp_path / "agreement.json"
+    measured = cli(
+        "agreement", labels, trust_scores, "--map", "answer_correct=trustworthiness", "--target-recall", "1",
+        "--output", found,
+    )  # fmt: skip
+    assert measured.exit_code == 0, measured.output
+    # The highest threshold keeping every answer people call correct (hotel-cap 0.3, bike-lease 0.5) is 0.3.
+    chosen = cli(*args, "--agreement", found, "--format", "json")
+    assert chosen.exit_code == 0, chosen.output
+    at = json.loads(chosen.stdout)["thresholds"][0]
+    assert (at["threshold"], at["replaced"], at["bad_caught"], at["good_hidden"]) == (0.3, 1, 1, 0)
+
+
+def test_fallback_refuses_an_agreement_without_a_threshold_for_its_signal(
+    cli: Cli, tmp_path: Path, trust_scores: Path
+) -> None:
+    found = tmp_path / "agreement.json"
+    found.write_text('{"judges": [], "agreement": []}')
+    args = ("fallback", CANDIDATE, "--scores", trust_scores, "--signal", "trustworthiness", "--agreement", found)
+    result = cli(*args)
+    assert result.exit_code == 2
+    assert "holds no threshold found for trustworthiness by this judge" in result.stderr
+
+
 def test_fallback_writes_every_case_with_its_original_answer(cli: Cli, tmp_path: Path, trust_scores: Path) -> None:
     output = tmp_path / "cases.csv"
     args = ("fallback", CANDIDATE, "--scores", trust_scores, "--signal", "trustworthiness", "--threshold", "0.5")
@@ -226,7 +270,7 @@ def test_fallback_refuses_the_scores_of_another_run(cli: Cli, trust_scores: Path
     ("options", "message"),
     [
         (("--signal", "bogus", "--threshold", "0.5"), "signal 'bogus' is not a column of the scores"),
-        (("--signal", "trustworthiness"), "give --threshold T, or --sweep"),
+        (("--signal", "trustworthiness"), "give --threshold T, --agreement FILE, or --sweep"),
         (("--signal", "trustworthiness", "--threshold", "1.5"), "1.5 is not in the range 0<=x<=1"),
     ],
 )
