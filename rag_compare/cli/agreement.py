@@ -140,7 +140,7 @@ def _write(result: Agreement, output_format: str, output: Path | None, gate: Gat
 
     def written(stream: TextIO) -> None:
         if output_format == "json":
-            stream.write(result.to_json())
+            result.write_json(stream)
         else:
             write(result, stream, output_format, gate=gate)
 

@@ -27,11 +27,12 @@ McNemar test over the answers both called.
 
 from __future__ import annotations
 
+import io
 import urllib.parse
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, TextIO
 
 import polars as pl
 
@@ -43,7 +44,7 @@ from rag_compare.core.errors import AgreementError
 from rag_compare.core.input_paths import check_input
 from rag_compare.core.listing import truncated
 from rag_compare.core.nesting import load_json
-from rag_compare.core.result import Report
+from rag_compare.core.result import Report, to_json
 from rag_compare.core.signals import SIGNALS_BY_NAME
 from rag_compare.io.corpus import Corpus, load_corpus
 from rag_compare.io.labels import HUMAN_LABELS, HumanLabels, load_labels
@@ -58,6 +59,7 @@ __all__ = [
     "JudgeTest",
     "Unmeasured",
     "agreement",
+    "anchors",
     "found_threshold",
 ]
 
@@ -76,6 +78,8 @@ MIN_N = 20
 VERDICT = "verdict"
 _URI_SAFE = "-_.!~*'()"
 """What JavaScript's encodeURIComponent leaves as it is: the review page reads its anchors so."""
+_ESCAPED_ASCII = ' "#$&+,/:;<=>?@[\\]^`{|}'
+"""The printable ASCII characters but ``%`` that encodeURIComponent escapes."""
 
 
 @dataclass(frozen=True)
@@ -132,6 +136,33 @@ class Agreement(Report):
         )
 
     def to_dict(self) -> dict[str, Any]:
+        """Plain data; ``disagreements`` lists every one, of each judge and label (``to_json`` writes the same
+        quicker)."""
+        listed = [item for row in self.rows for item in _disagreement_objects(row).to_dicts()]
+        return self._summary() | {"disagreements": listed}
+
+    def to_json(self) -> str:
+        stream = io.StringIO()
+        self.write_json(stream)
+        return stream.getvalue()
+
+    def write_json(self, stream: TextIO) -> None:
+        """Write the JSON of ``to_dict`` to ``stream``, the disagreements one a line, serialised by Polars."""
+        head = to_json(self._summary() | {"disagreements": []})
+        encoded = [
+            objects.select(pl.struct(objects.columns).struct.json_encode().str.join(",\n    ")).item()
+            for row in self.rows
+            if row.disagreements.height
+            for objects in (_disagreement_objects(row),)
+        ]
+        if not encoded:
+            stream.write(head)
+            return
+        stream.write(head.removesuffix('  "disagreements": []\n}\n') + '  "disagreements": [\n    ')
+        stream.write(",\n    ".join(encoded))
+        stream.write("\n  ]\n}\n")
+
+    def _summary(self) -> dict[str, Any]:
         return {
             "human": dict(self.human),
             "judges": [dict(judge) for judge in self.judges],
@@ -142,6 +173,14 @@ class Agreement(Report):
             ],
             "judge_tests": [test.to_dict() for test in self.tests],
         }
+
+
+def _disagreement_objects(row: LabelAgreement) -> pl.DataFrame:
+    """A row's disagreements as the JSON lists them: the judge and the label first; the judge's call as
+    ``judge_call``."""
+    return row.disagreements.rename({"judge": "judge_call"}).select(
+        pl.lit(row.judge).alias("judge"), pl.lit(row.label).alias("label"), pl.all()
+    )
 
 
 def agreement(
@@ -438,7 +477,6 @@ def _disagreements(paired: pl.DataFrame, label: str, key: Sequence[str]) -> pl.D
     """The answers people and the judge called differently: both calls, the judge's value, the comment, and
     the case's anchor on the review page."""
     differ = paired.filter(pl.col("human_class") != pl.col("judge_class"))
-    anchors = [f"#case={urllib.parse.quote(case_id, safe=_URI_SAFE)}" for case_id in differ.get_column("case_id")]
     return differ.select(
         *key,
         "side",
@@ -446,8 +484,22 @@ def _disagreements(paired: pl.DataFrame, label: str, key: Sequence[str]) -> pl.D
         pl.col("judge_class").alias("judge"),
         pl.col("value").alias("judge_value"),
         "comment",
-        pl.Series("anchor", anchors, dtype=pl.String),
+        anchors(differ.get_column("case_id")),
     )
+
+
+def anchors(case_ids: pl.Series) -> pl.Series:
+    """Each case's anchor on the review page, ``#case=`` and its id as JavaScript's ``encodeURIComponent``
+    writes it: the ASCII characters it escapes replaced column-wide, an id with other characters by Python."""
+    encoded = pl.col("case_id").str.replace_all("%", "%25", literal=True)
+    for character in _ESCAPED_ASCII:
+        encoded = encoded.str.replace_all(character, f"%{ord(character):02X}", literal=True)
+    ascii_only = pl.col("case_id").str.contains(r"^[\x20-\x7e]*$")
+    frame = case_ids.to_frame("case_id").select(pl.when(ascii_only).then(encoded).alias("encoded"), "case_id")
+    others = frame.filter(pl.col("encoded").is_null()).get_column("case_id")
+    quoted = dict(zip(others, (urllib.parse.quote(case_id, safe=_URI_SAFE) for case_id in others), strict=True))
+    filled = frame.select(pl.coalesce("encoded", pl.col("case_id").replace_strict(quoted, default=None)))
+    return ("#case=" + filled.to_series()).alias("anchor")
 
 
 def _judge_tests(calls: Calls, records: Sequence[JudgeRecords]) -> list[JudgeTest]:

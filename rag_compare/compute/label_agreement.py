@@ -180,7 +180,7 @@ class LabelAgreement:
             if target is None
             else {"measure": target.measure, "at_least": target.at_least, "found": _threshold_dict(target.found)},
             "breakdowns": {name: [group.to_dict() for group in groups] for name, groups in self.breakdowns.items()},
-            "disagreements": self.disagreements.to_dicts(),
+            "disagreements": self.disagreements.height,
         }
 
 

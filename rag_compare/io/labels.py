@@ -6,7 +6,8 @@ baseline; unchanged: a tie; any other status: no preference). A labels table (CS
 ``case_id``, optionally ``side`` (baseline or candidate) and ``repeat``, any of the label columns
 (``answer_correct``, ``grounded``, ``abstention_correct``, ``retrieval_ok``: the values of ``LABELS``;
 ``preferred``: baseline, tie or candidate) and ``comment``, checked against ``LabelsSchema`` with every
-broken rule reported at once. A blank cell is a label not given, never a "no".
+broken rule reported at once, and refused when a cell holds a credential (the labels are written into reports).
+A blank cell is a label not given, never a "no".
 """
 
 from __future__ import annotations
@@ -19,8 +20,9 @@ from typing import Any
 import polars as pl
 
 from rag_compare.core.contract import REPEAT, ColumnSpec
-from rag_compare.core.errors import ContractError, InputFileError
+from rag_compare.core.errors import AgreementError, ContractError, InputFileError
 from rag_compare.io.columns import coerce_columns
+from rag_compare.io.credential_scan import refuse_credentials
 from rag_compare.io.reviews import Reviews, load_reviews
 from rag_compare.io.runs import REVIEWS_FORMAT, frozen_format
 from rag_compare.io.tables import ROW, read_source
@@ -95,7 +97,9 @@ def load_labels(source: str | Path | Reviews | pl.DataFrame) -> HumanLabels:
     if problems:
         raise ContractError(name, "labels table", problems)
     kept = ["case_id", "side", REPEAT, *HUMAN_LABELS, "comment", *(name for name in ATTRIBUTES if name in raw.columns)]
-    return HumanLabels(frame.select(kept), source=name, kind="table")
+    labels = frame.select(kept)
+    refuse_credentials(labels, f"labels of {name}", "agreement report", AgreementError)
+    return HumanLabels(labels, source=name, kind="table")
 
 
 def _of_reviews(reviews: Reviews) -> HumanLabels:

@@ -5,16 +5,19 @@ from __future__ import annotations
 
 import json
 import math
+import urllib.parse
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 import polars as pl
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 from sklearn.metrics import cohen_kappa_score, confusion_matrix, roc_auc_score
 from statsmodels.stats.contingency_tables import mcnemar
 
-from rag_compare.compute.agreement import Agreement, agreement
+from rag_compare.compute.agreement import Agreement, agreement, anchors
 from rag_compare.compute.freezing import freeze_run
 from rag_compare.core.errors import AgreementError
 from rag_compare.io.runs import Run
@@ -196,3 +199,20 @@ def _numbers(value: Any) -> list[Any]:
     if isinstance(value, list):
         return [number for item in value for number in _numbers(item)]
     return [value]
+
+
+@given(st.lists(st.text(min_size=1, max_size=12), max_size=20))
+def test_anchors_are_what_encode_uri_component_writes(case_ids: list[str]) -> None:
+    """The page reads ``#case=`` and the id as JavaScript's encodeURIComponent writes it (UTF-8, percent-encoded,
+    ``-_.!~*'()`` kept): ``urllib.parse.quote`` with that safe set writes the same."""
+    expected = ["#case=" + urllib.parse.quote(case_id, safe="-_.!~*'()") for case_id in case_ids]
+    assert anchors(pl.Series(case_ids, dtype=pl.String)).to_list() == expected
+
+
+def test_the_json_lists_every_disagreement_with_its_judge_and_label(judged: tuple[Run, Scores]) -> None:
+    result = agreement(LABELS, [judged[1]])
+    document = json.loads(result.to_json())
+    listed = [(item["label"], item["case_id"], item["human"], item["judge_call"]) for item in document["disagreements"]]
+    assert ("answer_correct", "q2@v1", "yes", "no") in listed
+    assert len(listed) == sum(row.disagreements.height for row in result.rows)
+    assert document == json.loads(json.dumps(result.to_dict()))

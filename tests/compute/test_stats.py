@@ -528,3 +528,38 @@ def test_binomial_ci_holds_the_observed_rate(case: tuple[int, int]) -> None:
     interval = stats.binomial_ci(successes, trials)
     assert interval is not None
     assert 0.0 <= interval[0] <= successes / trials <= interval[1] <= 1.0
+
+
+_EXACT_CASES = [
+    (successes, trials)
+    for trials in (1, 7, 50, 1000, 1_000_000)
+    for successes in sorted({0, 1, 2, trials // 3, trials // 2, trials - 1, trials})
+    if 0 <= successes <= trials
+]
+
+
+@pytest.mark.parametrize(("successes", "trials"), _EXACT_CASES)
+@pytest.mark.parametrize("confidence", [0.5, 0.95, 0.999999])
+def test_binomial_ci_matches_scipy_from_one_to_a_million_trials(successes: int, trials: int, confidence: float) -> None:
+    interval = stats.binomial_ci(successes, trials, confidence=confidence)
+    assert interval is not None
+    # scipy's exact interval solves the binomial tails by brentq, to an absolute 2e-12 (its xtol).
+    expected = scipy_stats.binomtest(successes, trials).proportion_ci(confidence, method="exact")
+    assert interval == pytest.approx((expected.low, expected.high), rel=1e-9, abs=2e-12)
+    # The same bounds as Beta quantiles, which scipy (Boost's inverse incomplete beta) finds to a relative 1e-15.
+    tail = (1 - confidence) / 2
+    low = 0.0 if successes == 0 else scipy_stats.beta.ppf(tail, successes, trials - successes + 1)
+    high = 1.0 if successes == trials else scipy_stats.beta.isf(tail, successes + 1, trials - successes)
+    assert interval == pytest.approx((low, high), rel=1e-9, abs=0)
+
+
+@pytest.mark.parametrize("successes", [0, 3, 123_456_789, 500_000_000, 999_999_999])
+def test_binomial_ci_at_a_billion_trials(successes: int) -> None:
+    # A handful of continued-fraction evaluations, whatever the trials; the rounding of the front factor's deviance
+    # grows with them, to about 1e-8 relative at 10**9.
+    trials = 10**9
+    interval = stats.binomial_ci(successes, trials)
+    assert interval is not None
+    low = 0.0 if successes == 0 else scipy_stats.beta.ppf(0.025, successes, trials - successes + 1)
+    high = scipy_stats.beta.isf(0.025, successes + 1, trials - successes)
+    assert interval == pytest.approx((low, high), rel=1e-7, abs=0)
