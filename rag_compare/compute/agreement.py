@@ -214,7 +214,7 @@ def agreement(
     calls: Calls = {}
     for judge in records:
         answers = _answers_for(labels, judge, side)
-        for label in labels.given:
+        for label in _labels_of(judge, labels):
             measured = _measure(judge, label, answers, attributes, (signals, cutoffs, target))
             if isinstance(measured, Unmeasured):
                 unmeasured.append(measured)
@@ -369,14 +369,18 @@ def _check_repeats(frame: pl.DataFrame, judge: JudgeRecords) -> None:
         )
 
 
+def _labels_of(judge: JudgeRecords, labels: HumanLabels) -> tuple[str, ...]:
+    """The labels ``judge`` is measured on: a pairwise judge on people's preference (given or not), any other on
+    the labels of an answer people gave."""
+    if judge.kind == "pairs":
+        return ("preferred",)
+    return tuple(label for label in labels.given if label != "preferred")
+
+
 def _signal_of(judge: JudgeRecords, label: str, signals: Mapping[str, tuple[str, ...]]) -> str | Unmeasured:
     """The signal ``judge`` is measured by on ``label``, or why it cannot be."""
     if judge.kind == "pairs":
-        if label == "preferred":
-            return VERDICT
-        return Unmeasured(judge.name, label, "a pairwise judge says only which answer it prefers")
-    if label == "preferred":
-        return Unmeasured(judge.name, label, "only a pairwise judge (a pairs file) says which answer it prefers")
+        return VERDICT
     found = next((signal for signal in signals[label] if signal in judge.signals), None)
     if found is None:
         return Unmeasured(judge.name, label, f"it has no signal {' or '.join(signals[label])}")
@@ -395,6 +399,8 @@ def _measure(
     signal = _signal_of(judge, label, signals)
     if isinstance(signal, Unmeasured):
         return signal
+    if answers.get_column(label).is_null().all():
+        return Unmeasured(judge.name, label, "people gave no preference (a `preferred` label)")
     key = ["case_id", *([REPEAT] if REPEAT in judge.frame.columns else [])]
     given = _given(answers, label, judge)
     dtype = judge.frame.schema[signal]

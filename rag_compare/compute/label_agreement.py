@@ -54,8 +54,6 @@ CLASSES: Mapping[str, tuple[str, ...]] = {
 ORDINAL = ("grounded", "preferred")
 BREAKDOWNS = ("category", "answerability", "language")
 PAIRED_COLUMNS = ("human_class", "judge_class", "score", *BREAKDOWNS)
-_Calls = tuple[np.ndarray[Any, np.dtype[np.bool_]], np.ndarray[Any, np.dtype[np.bool_]]]
-"""People's calls and the judge's, ``yes`` true."""
 SWEEP = tuple(round(step * 0.05, 2) for step in range(21))
 """The thresholds of the table a numeric signal gets: 0, 0.05, ..., 1."""
 
@@ -198,9 +196,8 @@ def measure_label(
     """The agreement of ``judge`` with people on ``label`` from ``paired`` (``PAIRED_COLUMNS``, one row per
     answer both called); ``target``: the threshold to find, (``precision`` or ``recall``, at least)."""
     classes = CLASSES[label]
-    table = _confusion(paired, classes)
+    table = _tables(paired, classes, [])[()]
     binary = label != "preferred"
-    yes = _binary(paired) if binary else None
     scored = paired.filter(pl.col("score").is_not_null()) if "score" in paired.columns else paired.clear()
     numeric = binary and threshold is not None and scored.height > 0
     return LabelAgreement(
@@ -213,10 +210,10 @@ def measure_label(
         classes=classes,
         confusion=tuple(tuple(int(count) for count in row) for row in table),
         accuracy=Proportion.of(int(np.trace(table)), paired.height),
-        base_rate=None if yes is None or not paired.height else float(yes[0].sum() / paired.height),
+        base_rate=float(table[0].sum() / paired.height) if binary and paired.height else None,
         kappa=cohen_kappa(table),
         weighted_kappa=_weighted(table) if label in ORDINAL else {},
-        **_rates(yes),
+        **_rates(table, binary),
         auc=_auc(scored) if numeric else None,
         thresholds=tuple(_sweep(scored)) if numeric else (),
         target=_target(scored, target) if numeric and target is not None else None,
@@ -225,30 +222,29 @@ def measure_label(
     )
 
 
-def _confusion(paired: pl.DataFrame, classes: Sequence[str]) -> np.ndarray[Any, np.dtype[np.int64]]:
-    """The k x k counts, rows people's class, columns the judge's, in ``classes`` order."""
+_Table = np.ndarray[Any, np.dtype[np.int64]]
+
+
+def _tables(paired: pl.DataFrame, classes: Sequence[str], by: list[str]) -> dict[tuple[Any, ...], _Table]:
+    """The k x k counts (rows people's class, columns the judge's, in ``classes`` order) of each group of ``by``
+    (one query over the whole frame); with no ``by``, the one table under ``()``."""
     index = {name: position for position, name in enumerate(classes)}
-    counts = paired.group_by("human_class", "judge_class").len("count")
-    table = np.zeros((len(classes), len(classes)), dtype=np.int64)
-    for human, judged, count in counts.iter_rows():
+    counts = paired.group_by(*by, "human_class", "judge_class").len("count")
+    tables: dict[tuple[Any, ...], _Table] = {} if by else {(): np.zeros((len(classes),) * 2, dtype=np.int64)}
+    for *group, human, judged, count in counts.iter_rows():
+        table = tables.setdefault(tuple(group), np.zeros((len(classes),) * 2, dtype=np.int64))
         table[index[human], index[judged]] += count
-    return table
+    return tables
 
 
-def _binary(paired: pl.DataFrame) -> _Calls:
-    """People's and the judge's calls as booleans, ``yes`` the positive class."""
-    calls = paired.select(pl.col("human_class") == "yes", pl.col("judge_class") == "yes")
-    return calls.to_series(0).to_numpy(), calls.to_series(1).to_numpy()
-
-
-def _rates(yes: _Calls | None) -> dict[str, Proportion | None]:
-    """Sensitivity and specificity of the judge's yes/no calls, None for a preference."""
-    if yes is None:
+def _rates(table: _Table, binary: bool) -> dict[str, Proportion | None]:
+    """Sensitivity and specificity of the judge's calls, ``yes`` (the first class) against the rest; None for a
+    preference."""
+    if not binary:
         return {"sensitivity": None, "specificity": None}
-    human, judged = yes
     return {
-        "sensitivity": Proportion.of(int((human & judged).sum()), int(human.sum())),
-        "specificity": Proportion.of(int((~human & ~judged).sum()), int((~human).sum())),
+        "sensitivity": Proportion.of(int(table[0, 0]), int(table[0].sum())),
+        "specificity": Proportion.of(int(table[1:, 1:].sum()), int(table[1:].sum())),
     }
 
 
@@ -277,28 +273,25 @@ def _target(scored: pl.DataFrame, target: tuple[str, float]) -> Target:
 
 
 def _breakdowns(paired: pl.DataFrame, classes: Sequence[str], binary: bool) -> dict[str, tuple[GroupAgreement, ...]]:
-    """The agreement within each value of each breakdown attribute ``paired`` holds."""
+    """The agreement within each value of each breakdown attribute ``paired`` holds (null last)."""
     found: dict[str, tuple[GroupAgreement, ...]] = {}
     for name in BREAKDOWNS:
         if name not in paired.columns or paired.get_column(name).is_null().all():
             continue
-        groups = paired.partition_by(name, as_dict=True, maintain_order=True)
-        found[name] = tuple(
-            _group(key[0], group, classes, binary)
-            for key, group in sorted(groups.items(), key=lambda item: (item[0][0] is None, str(item[0][0])))
-        )
+        tables = _tables(paired, classes, [name])
+        ordered = sorted(tables, key=lambda key: (key[0] is None, str(key[0])))
+        found[name] = tuple(_group(key[0], tables[key], binary) for key in ordered)
     return found
 
 
-def _group(value: Any, group: pl.DataFrame, classes: Sequence[str], binary: bool) -> GroupAgreement:
-    table = _confusion(group, classes)
-    yes = _binary(group) if binary else None
+def _group(value: Any, table: _Table, binary: bool) -> GroupAgreement:
+    n = int(table.sum())
     return GroupAgreement(
         value=None if value is None else str(value),
-        n=group.height,
-        accuracy=Proportion.of(int(np.trace(table)), group.height),
+        n=n,
+        accuracy=Proportion.of(int(np.trace(table)), n),
         kappa=cohen_kappa(table),
-        **_rates(yes),
+        **_rates(table, binary),
     )
 
 
@@ -310,6 +303,7 @@ def _kappa_dict(kappa: Kappa) -> dict[str, Any]:
         "se": kappa.se,
         "method": "analytic",
         "undefined": kappa.undefined,
+        "interval_undefined": kappa.interval_undefined,
     }
 
 

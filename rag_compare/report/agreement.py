@@ -10,12 +10,13 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any, TextIO
 
+from rag_compare.compute.agreement_stats import Kappa
 from rag_compare.core.listing import counted, counts_line
 from rag_compare.report.text import text_table
 
 if TYPE_CHECKING:
     from rag_compare.compute.agreement import Agreement, JudgeTest
-    from rag_compare.compute.agreement_stats import Auc, Kappa
+    from rag_compare.compute.agreement_stats import Auc
     from rag_compare.compute.gate_result import GateResult
     from rag_compare.compute.label_agreement import LabelAgreement, Proportion
 
@@ -114,7 +115,7 @@ def interval(value: float | None, low: float | None, high: float | None) -> str:
     if value is None:
         return "undefined"
     if low is None or high is None:
-        return f"{value:.3f}"
+        return f"{value:.3f} (no interval)"
     return f"{value:.3f} [{low:.3f}, {high:.3f}]"
 
 
@@ -133,14 +134,16 @@ def _proportion(proportion: Proportion | None) -> str:
 
 
 def _undefined(rows: Sequence[LabelAgreement]) -> list[str]:
-    """Why each undefined measure is so."""
+    """Why each undefined measure, or interval, is so."""
     lines = []
     for row in rows:
-        measured: list[tuple[str, Any]] = [("kappa", row.kappa), ("AUC", row.auc)]
+        measured: list[tuple[str, Kappa | Auc | None]] = [("kappa", row.kappa), ("AUC", row.auc)]
         measured += [(f"{name} kappa", kappa) for name, kappa in row.weighted_kappa.items()]
-        lines += [
-            f"{row.judge} {row.label} {name}: {item.undefined}" for name, item in measured if item and item.undefined
-        ]
+        for name, item in measured:
+            if item is not None and item.undefined:
+                lines.append(f"{row.judge} {row.label} {name}: {item.undefined}")
+            elif isinstance(item, Kappa) and item.interval_undefined:
+                lines.append(f"{row.judge} {row.label} {name} interval: {item.interval_undefined}")
         for name, proportion in (("sensitivity", row.sensitivity), ("specificity", row.specificity)):
             if proportion is not None and proportion.value is None:
                 lines.append(

@@ -195,6 +195,10 @@ def test_kappa_of_tiny_tables_equals_the_references_or_says_why_not(
     # either sign), out of cohen_kappa as 0 or noise clipped at 0.
     assert kappa.se is not None
     assert kappa.se**2 == pytest.approx(float(reference.var_kappa), rel=1e-9, abs=1e-12)
+    if kappa.se**2 * table.sum() < 1e-12:  # no spread: no interval, and why
+        assert (kappa.low, kappa.high) == (None, None)
+        assert kappa.interval_undefined is not None
+        return
     assert kappa.low is not None
     assert kappa.high is not None
     assert -1.0 <= kappa.low <= kappa.high <= 1.0
@@ -217,7 +221,9 @@ def test_kappa_when_people_and_the_judge_each_used_a_different_single_class(weig
     assert kappa.value == _sklearn_kappa(table, weights) == 0.0
     # The large-sample variance is 0: every term of the sum vanishes; statsmodels says so too.
     assert kappa.se == _statsmodels_kappa(table, weights).std_kappa == 0.0
-    assert (kappa.low, kappa.high, kappa.undefined) == (0.0, 0.0, None)
+    # An interval of [0, 0] would claim certainty: there is none, and the reason says why.
+    assert (kappa.low, kappa.high, kappa.undefined) == (None, None, None)
+    assert "standard error is 0" in (kappa.interval_undefined or "")
 
 
 @pytest.mark.parametrize("weights", WEIGHTS)
@@ -226,7 +232,8 @@ def test_kappa_of_perfect_agreement_is_one_with_no_spread(weights: KappaWeights 
     assert kappa.value == pytest.approx(1.0, abs=1e-15)
     assert kappa.se is not None
     assert kappa.se == pytest.approx(0.0, abs=1e-7)
-    assert kappa.high == 1.0
+    assert (kappa.low, kappa.high) == (None, None)
+    assert "every answer agrees" in (kappa.interval_undefined or "")
     _assert_no_nan(kappa)
 
 
@@ -238,8 +245,8 @@ def test_kappa_interval_widens_with_confidence_and_is_clipped() -> None:
     assert narrow.high is not None
     assert wide.high is not None
     assert wide.low < narrow.low < narrow.high < wide.high
-    tiny = cohen_kappa(np.array([[2, 0], [0, 1]]), confidence=0.999)
-    assert tiny.value == pytest.approx(1.0)
+    tiny = cohen_kappa(np.array([[5, 1], [0, 2]]), confidence=0.999)  # 0.714 + 3.29 * 0.256 would pass 1
+    assert tiny.value == pytest.approx(5 / 7)
     assert tiny.high == 1.0
 
 

@@ -563,3 +563,14 @@ def test_binomial_ci_at_a_billion_trials(successes: int) -> None:
     low = 0.0 if successes == 0 else scipy_stats.beta.ppf(0.025, successes, trials - successes + 1)
     high = scipy_stats.beta.isf(0.025, successes + 1, trials - successes)
     assert interval == pytest.approx((low, high), rel=1e-7, abs=0)
+
+
+@pytest.mark.parametrize(("successes", "trials"), [(3, 10), (0, 1_000_000), (999_000, 1_000_000)])
+def test_binomial_ci_at_a_confidence_one_rounding_step_below_one(successes: int, trials: int) -> None:
+    # 1 - tail rounds to 1 here, so each bound is solved on its own tail (below the low one, above the high one).
+    confidence = 1 - 2**-53
+    tail = (1 - confidence) / 2
+    interval = stats.binomial_ci(successes, trials, confidence=confidence)
+    low = 0.0 if successes == 0 else scipy_stats.beta.ppf(tail, successes, trials - successes + 1)
+    high = scipy_stats.beta.isf(tail, successes + 1, trials - successes)
+    assert interval == pytest.approx((low, high), rel=1e-9, abs=0)
