@@ -28,7 +28,6 @@ McNemar test over the answers both called.
 from __future__ import annotations
 
 import io
-import urllib.parse
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -37,19 +36,25 @@ from typing import Any, TextIO
 import polars as pl
 
 from rag_compare.compute.judge_records import JudgeRecords, JudgeSource, judge_records
-from rag_compare.compute.label_agreement import BREAKDOWNS, LabelAgreement, measure_label
+from rag_compare.compute.label_agreement import LabelAgreement
+from rag_compare.compute.label_pairing import (
+    Settings,
+    Unmeasured,
+    judged_answers,
+    labels_of,
+    pair_label,
+    with_attributes,
+)
 from rag_compare.compute.stats import mcnemar_counts_p
-from rag_compare.core.contract import REPEAT
 from rag_compare.core.errors import AgreementError
 from rag_compare.core.input_paths import check_input
-from rag_compare.core.listing import truncated
 from rag_compare.core.nesting import load_json
 from rag_compare.core.result import Report, to_json
 from rag_compare.core.signals import SIGNALS_BY_NAME
-from rag_compare.io.corpus import Corpus, load_corpus
+from rag_compare.io.corpus import Corpus
 from rag_compare.io.labels import HUMAN_LABELS, HumanLabels, load_labels
 from rag_compare.io.reviews import Reviews
-from rag_compare.io.verdicts import LABELS, PREFERENCES, VERDICT_SIDES
+from rag_compare.io.verdicts import LABELS
 
 __all__ = [
     "DEFAULT_SIGNALS",
@@ -57,9 +62,7 @@ __all__ = [
     "MIN_N",
     "Agreement",
     "JudgeTest",
-    "Unmeasured",
     "agreement",
-    "anchors",
     "found_threshold",
 ]
 
@@ -75,20 +78,6 @@ DEFAULT_THRESHOLDS: Mapping[str, float] = {"grounded": 1.0, "answer_correct": 0.
 supported, as people's yes does."""
 MIN_N = 20
 """Fewer comparable answers than this leave a gate's agreement condition not evaluated: too few to decide."""
-VERDICT = "verdict"
-_URI_SAFE = "-_.!~*'()"
-"""What JavaScript's encodeURIComponent leaves as it is: the review page reads its anchors so."""
-_ESCAPED_ASCII = ' "#$&+,/:;<=>?@[\\]^`{|}'
-"""The printable ASCII characters but ``%`` that encodeURIComponent escapes."""
-
-
-@dataclass(frozen=True)
-class Unmeasured:
-    """A label a judge cannot be measured on, and why."""
-
-    judge: str
-    label: str
-    reason: str
 
 
 @dataclass(frozen=True)
@@ -207,20 +196,21 @@ def agreement(
     labels = human if isinstance(human, HumanLabels) else load_labels(human)
     signals, cutoffs = _checked_mapping(mapping), _checked_thresholds(thresholds)
     _check_target(target)
+    settings = Settings(signals, cutoffs, target)
     records = _named([judge_records(judge) for judge in judges])
-    attributes = _attributes(labels, records, corpus)
+    labels = with_attributes(labels, records, corpus)
     rows: list[LabelAgreement] = []
     unmeasured: list[Unmeasured] = []
     calls: Calls = {}
     for judge in records:
-        answers = _answers_for(labels, judge, side)
-        for label in _labels_of(judge, labels):
-            measured = _measure(judge, label, answers, attributes, (signals, cutoffs, target))
-            if isinstance(measured, Unmeasured):
-                unmeasured.append(measured)
+        judged = judged_answers(labels, judge, side)
+        for label in labels_of(judge, labels):
+            paired = pair_label(judge, label, judged, settings)
+            if isinstance(paired, Unmeasured):
+                unmeasured.append(paired)
             else:
-                rows.append(measured[0])
-                calls[judge.name, label] = measured[1]
+                rows.append(paired.measured)
+                calls[judge.name, label] = paired.calls
     if not rows:
         reasons = "; ".join(f"{item.judge}: {item.label}: {item.reason}" for item in unmeasured)
         raise AgreementError(f"no label can be compared with any judge: {reasons}.")
@@ -233,8 +223,8 @@ def agreement(
     )
 
 
-Calls = dict[tuple[str, str], pl.DataFrame]
-"""Per judge and label, each answer both called and whether the judge was right (``right``)."""
+Calls = dict[tuple[str, str], pl.Series]
+"""Per judge and label, whether the judge called each of its judged answers as people did (``Paired.calls``)."""
 
 
 def _checked_mapping(mapping: Mapping[str, str] | None) -> dict[str, tuple[str, ...]]:
@@ -284,230 +274,6 @@ def _named(records: list[JudgeRecords]) -> list[JudgeRecords]:
     return records
 
 
-def _attributes(
-    labels: HumanLabels, records: Sequence[JudgeRecords], corpus: str | Path | Corpus | None
-) -> pl.DataFrame:
-    """Each labelled case's breakdown attributes: the corpus', else the labels table's, else the runs'."""
-    sources = []
-    if corpus is not None:
-        frame = (corpus if isinstance(corpus, Corpus) else load_corpus(corpus)).frame
-        sources.append(frame.select("case_id", *(name for name in BREAKDOWNS if name in frame.columns)))
-    sources.append(labels.frame.select("case_id", *(name for name in BREAKDOWNS if name in labels.frame.columns)))
-    sources += [judge.attributes for judge in records if judge.attributes is not None]
-    found = labels.frame.select("case_id").unique()
-    for index, source in enumerate(sources):
-        named = source.unique("case_id", keep="first").rename(
-            {name: f"{name}.{index}" for name in source.columns if name != "case_id"}
-        )
-        found = found.join(named, on="case_id", how="left")
-    return found.select(
-        "case_id",
-        *(
-            pl.coalesce(
-                pl.lit(None, pl.String), *(pl.col(column) for column in found.columns if column.startswith(f"{name}."))
-            )
-            .cast(pl.String)
-            .alias(name)
-            for name in BREAKDOWNS
-        ),
-    )
-
-
-def _answers_for(labels: HumanLabels, judge: JudgeRecords, side: str | None) -> pl.DataFrame:
-    """People's rows about the answers ``judge`` judged (see the module), checked to share its cases."""
-    frame = labels.frame if labels.runs is None else _reviewed_side(labels, judge)
-    held = frame.get_column("side").drop_nulls().unique().sort().to_list()
-    if side is not None:
-        if side not in VERDICT_SIDES:
-            raise AgreementError(f"`side` is baseline or candidate, not {side!r}.")
-        frame = frame.filter(pl.col("side").is_null() | (pl.col("side") == side))
-    elif labels.runs is None and len(held) > 1 and judge.kind != "pairs":
-        raise AgreementError(
-            f"{labels.source}: labels of both sides' answers (baseline and candidate), and a labels table does not "
-            "say which runs those are: give `side`, or measure against a reviews file."
-        )
-    _check_repeats(frame, judge)
-    shared = frame.select("case_id").join(judge.frame.select("case_id"), on="case_id", how="semi")
-    if shared.is_empty():
-        ids = frame.get_column("case_id").unique(maintain_order=True)
-        raise AgreementError(
-            f"none of the {ids.len():,} labelled cases of {labels.source} is one {judge.name} judged (labelled: "
-            f"{truncated(ids)}): are these labels of other runs?"
-        )
-    return frame
-
-
-def _reviewed_side(labels: HumanLabels, judge: JudgeRecords) -> pl.DataFrame:
-    """A reviews file's rows about the answers of ``judge``'s run (a pairs file: of both), refused for a
-    judge of other runs."""
-    runs = labels.runs or {}
-    reviewed = tuple(str(runs[name]["fingerprint"]) for name in VERDICT_SIDES)
-    judged = tuple(str(run["fingerprint"]) for run in judge.runs)
-    sides = [name for name, fingerprint in zip(VERDICT_SIDES, reviewed, strict=True) if fingerprint in judged]
-    if judged == reviewed:
-        return labels.frame
-    if judge.kind != "pairs" and sides:
-        return labels.frame.filter(pl.col("side") == sides[0])
-    shown = " → ".join(f"'{runs[name]['name']}' ({reviewed[index][:12]})" for index, name in enumerate(VERDICT_SIDES))
-    of = " and ".join(f"'{run['name']}' ({str(run['fingerprint'])[:12]})" for run in judge.runs)
-    raise AgreementError(
-        f"{labels.source}: reviews of the runs {shown}, but {judge.name} judged {of}. Measure judges of the "
-        "reviewed runs, or give labels of these."
-    )
-
-
-def _check_repeats(frame: pl.DataFrame, judge: JudgeRecords) -> None:
-    labelled = frame.get_column(REPEAT).is_not_null().any()
-    if REPEAT in judge.frame.columns and not labelled:
-        raise AgreementError(
-            f"{judge.name} judged a run with repeats (several samples a case): label each sample, with a "
-            f"`{REPEAT}` column beside case_id."
-        )
-    if labelled and REPEAT not in judge.frame.columns:
-        raise AgreementError(
-            f"the labels give a `{REPEAT}`, but {judge.name} judged one sample a case: leave the column out."
-        )
-
-
-def _labels_of(judge: JudgeRecords, labels: HumanLabels) -> tuple[str, ...]:
-    """The labels ``judge`` is measured on: a pairwise judge on people's preference (given or not), any other on
-    the labels of an answer people gave."""
-    if judge.kind == "pairs":
-        return ("preferred",)
-    return tuple(label for label in labels.given if label != "preferred")
-
-
-def _signal_of(judge: JudgeRecords, label: str, signals: Mapping[str, tuple[str, ...]]) -> str | Unmeasured:
-    """The signal ``judge`` is measured by on ``label``, or why it cannot be."""
-    if judge.kind == "pairs":
-        return VERDICT
-    found = next((signal for signal in signals[label] if signal in judge.signals), None)
-    if found is None:
-        return Unmeasured(judge.name, label, f"it has no signal {' or '.join(signals[label])}")
-    return found
-
-
-def _measure(
-    judge: JudgeRecords,
-    label: str,
-    answers: pl.DataFrame,
-    attributes: pl.DataFrame,
-    settings: tuple[Mapping[str, tuple[str, ...]], Mapping[str, float], tuple[str, float] | None],
-) -> tuple[LabelAgreement, pl.DataFrame] | Unmeasured:
-    """``judge`` against people on ``label``, with its calls (for the tests between judges)."""
-    signals, cutoffs, target = settings
-    signal = _signal_of(judge, label, signals)
-    if isinstance(signal, Unmeasured):
-        return signal
-    if answers.get_column(label).is_null().all():
-        return Unmeasured(judge.name, label, "people gave no preference (a `preferred` label)")
-    key = ["case_id", *([REPEAT] if REPEAT in judge.frame.columns else [])]
-    given = _given(answers, label, judge)
-    dtype = judge.frame.schema[signal]
-    threshold = cutoffs[label] if dtype.is_numeric() else None
-    value = pl.col("value").fill_nan(None) if dtype.is_float() else pl.col("value")
-    joined = given.join(
-        judge.frame.select(*key, "judge_status", pl.col(signal).alias("value")), on=key, how="left"
-    ).with_columns(value.alias("value"))
-    framed = joined.with_columns(human_class=pl.col(label), judge_class=_call(label, dtype, threshold)).with_columns(
-        reason=_reason(dtype)
-    )
-    reasons = framed.filter(pl.col("reason").is_not_null()).get_column("reason").value_counts(sort=True)
-    paired = framed.filter(pl.col("reason").is_null()).join(attributes, on="case_id", how="left")
-    if threshold is not None:
-        paired = paired.with_columns(score=pl.col("value").cast(pl.Float64))
-    measured = measure_label(
-        judge.name,
-        label,
-        signal,
-        paired,
-        threshold=threshold,
-        not_comparable=dict(zip(reasons["reason"].to_list(), reasons["count"].to_list(), strict=True)),
-        disagreements=_disagreements(paired, label, key),
-        target=target if threshold is not None else None,
-    )
-    calls = paired.select(*key, right=pl.col("human_class") == pl.col("judge_class"))
-    return measured, calls
-
-
-def _given(answers: pl.DataFrame, label: str, judge: JudgeRecords) -> pl.DataFrame:
-    """The rows that give ``label``; for a pairwise judge one per case, refused when a case's rows differ."""
-    given = answers.filter(pl.col(label).is_not_null())
-    if judge.kind != "pairs":
-        return given
-    differing = given.group_by("case_id").agg(pl.col(label).n_unique()).filter(pl.col(label) > 1)
-    if differing.height:
-        raise AgreementError(
-            f"the labels prefer different sides for one case in different rows ({truncated(differing['case_id'])}); "
-            "give each case one `preferred`."
-        )
-    return given.unique("case_id", keep="first", maintain_order=True)
-
-
-def _call(label: str, dtype: pl.DataType, threshold: float | None) -> pl.Expr:
-    """The judge's class from its value: a verdict, true or false, or a score against ``threshold``."""
-    value = pl.col("value")
-    if label == "preferred":
-        return pl.when(value.is_in(PREFERENCES)).then(value)
-    if threshold is None:
-        return (
-            pl.when(value.is_null())
-            .then(pl.lit(None, pl.String))
-            .when(value)
-            .then(pl.lit("yes"))
-            .otherwise(pl.lit("no"))
-        )
-    called = pl.when(value.is_null()).then(pl.lit(None, pl.String)).when(value >= threshold).then(pl.lit("yes"))
-    if label == "grounded":
-        return called.when(value <= 0).then(pl.lit("no")).otherwise(pl.lit("partly"))
-    return called.otherwise(pl.lit("no"))
-
-
-def _reason(dtype: pl.DataType) -> pl.Expr:
-    """Why a given label has no call of the judge to compare with (null: it has one)."""
-    status = pl.col("judge_status")
-    reason = (
-        pl.when(status.is_null())
-        .then(pl.lit("no record"))
-        .when(status == "not_judged")
-        .then(pl.lit("not answered"))
-        .when(status == "judge_failed")
-        .then(pl.lit("judge failed"))
-    )
-    if dtype == pl.String:
-        reason = reason.when(pl.col("value") == "inconsistent").then(pl.lit("inconsistent"))
-    return reason.when(pl.col("judge_class").is_null()).then(pl.lit("does not apply"))
-
-
-def _disagreements(paired: pl.DataFrame, label: str, key: Sequence[str]) -> pl.DataFrame:
-    """The answers people and the judge called differently: both calls, the judge's value, the comment, and
-    the case's anchor on the review page."""
-    differ = paired.filter(pl.col("human_class") != pl.col("judge_class"))
-    return differ.select(
-        *key,
-        "side",
-        pl.col(label).alias("human"),
-        pl.col("judge_class").alias("judge"),
-        pl.col("value").alias("judge_value"),
-        "comment",
-        anchors(differ.get_column("case_id")),
-    )
-
-
-def anchors(case_ids: pl.Series) -> pl.Series:
-    """Each case's anchor on the review page, ``#case=`` and its id as JavaScript's ``encodeURIComponent``
-    writes it: the ASCII characters it escapes replaced column-wide, an id with other characters by Python."""
-    encoded = pl.col("case_id").str.replace_all("%", "%25", literal=True)
-    for character in _ESCAPED_ASCII:
-        encoded = encoded.str.replace_all(character, f"%{ord(character):02X}", literal=True)
-    ascii_only = pl.col("case_id").str.contains(r"^[\x20-\x7e]*$")
-    frame = case_ids.to_frame("case_id").select(pl.when(ascii_only).then(encoded).alias("encoded"), "case_id")
-    others = frame.filter(pl.col("encoded").is_null()).get_column("case_id")
-    quoted = dict(zip(others, (urllib.parse.quote(case_id, safe=_URI_SAFE) for case_id in others), strict=True))
-    filled = frame.select(pl.coalesce("encoded", pl.col("case_id").replace_strict(quoted, default=None)))
-    return ("#case=" + filled.to_series()).alias("anchor")
-
-
 def _judge_tests(calls: Calls, records: Sequence[JudgeRecords]) -> list[JudgeTest]:
     """Each two judges of the same answers, on each label both were measured on: exact McNemar."""
     runs = {judge.name: tuple(str(run["fingerprint"]) for run in judge.runs) for judge in records}
@@ -516,16 +282,16 @@ def _judge_tests(calls: Calls, records: Sequence[JudgeRecords]) -> list[JudgeTes
         measured = [judge.name for judge in records if (judge.name, label) in calls]
         for index, first in enumerate(measured):
             for second in measured[index + 1 :]:
-                if runs[first] == runs[second]:
+                if runs[first] == runs[second] and calls[first, label].len() == calls[second, label].len():
                     tests.append(_mcnemar(label, first, second, calls[first, label], calls[second, label]))
     return tests
 
 
-def _mcnemar(label: str, first: str, second: str, ones: pl.DataFrame, others: pl.DataFrame) -> JudgeTest:
-    key = [name for name in ones.columns if name != "right" and name in others.columns]
-    both = ones.join(others, on=key, how="inner", suffix="_other")
-    first_only = int((both["right"] & ~both["right_other"]).sum())
-    second_only = int((~both["right"] & both["right_other"]).sum())
+def _mcnemar(label: str, first: str, second: str, ones: pl.Series, others: pl.Series) -> JudgeTest:
+    """The two judges' calls, row by row of the same judged answers, over the rows both called."""
+    both = pl.DataFrame({"first": ones, "second": others}).drop_nulls()
+    first_only = int((both["first"] & ~both["second"]).sum())
+    second_only = int((~both["first"] & both["second"]).sum())
     p = mcnemar_counts_p(first_only, second_only) if both.height else None
     return JudgeTest(label, first, second, both.height, first_only, second_only, p)
 

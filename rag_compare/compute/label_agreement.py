@@ -196,7 +196,11 @@ def measure_label(
     """The agreement of ``judge`` with people on ``label`` from ``paired`` (``PAIRED_COLUMNS``, one row per
     answer both called); ``target``: the threshold to find, (``precision`` or ``recall``, at least)."""
     classes = CLASSES[label]
-    table = _tables(paired, classes, [])[()]
+    attributes = [
+        name for name in BREAKDOWNS if name in paired.columns and paired.get_column(name).null_count() < paired.height
+    ]
+    counts = paired.group_by(*attributes, "human_class", "judge_class").len("count")
+    table = _tables(counts, classes, [])[()]
     binary = label != "preferred"
     scored = paired.filter(pl.col("score").is_not_null()) if "score" in paired.columns else paired.clear()
     numeric = binary and threshold is not None and scored.height > 0
@@ -217,7 +221,7 @@ def measure_label(
         auc=_auc(scored) if numeric else None,
         thresholds=tuple(_sweep(scored)) if numeric else (),
         target=_target(scored, target) if numeric and target is not None else None,
-        breakdowns=_breakdowns(paired, classes, binary),
+        breakdowns={name: _groups(counts, classes, name, binary) for name in attributes},
         disagreements=disagreements,
     )
 
@@ -225,13 +229,13 @@ def measure_label(
 _Table = np.ndarray[Any, np.dtype[np.int64]]
 
 
-def _tables(paired: pl.DataFrame, classes: Sequence[str], by: list[str]) -> dict[tuple[Any, ...], _Table]:
-    """The k x k counts (rows people's class, columns the judge's, in ``classes`` order) of each group of ``by``
-    (one query over the whole frame); with no ``by``, the one table under ``()``."""
+def _tables(counts: pl.DataFrame, classes: Sequence[str], by: list[str]) -> dict[tuple[Any, ...], _Table]:
+    """The k x k tables (rows people's class, columns the judge's, in ``classes`` order) of each group of ``by``,
+    from ``counts`` (a ``count`` per combination of values); with no ``by``, the one table under ``()``."""
     index = {name: position for position, name in enumerate(classes)}
-    counts = paired.group_by(*by, "human_class", "judge_class").len("count")
+    summed = counts.group_by(*by, "human_class", "judge_class").agg(pl.col("count").sum())
     tables: dict[tuple[Any, ...], _Table] = {} if by else {(): np.zeros((len(classes),) * 2, dtype=np.int64)}
-    for *group, human, judged, count in counts.iter_rows():
+    for *group, human, judged, count in summed.iter_rows():
         table = tables.setdefault(tuple(group), np.zeros((len(classes),) * 2, dtype=np.int64))
         table[index[human], index[judged]] += count
     return tables
@@ -272,16 +276,11 @@ def _target(scored: pl.DataFrame, target: tuple[str, float]) -> Target:
     return Target(measure, at_least, found)
 
 
-def _breakdowns(paired: pl.DataFrame, classes: Sequence[str], binary: bool) -> dict[str, tuple[GroupAgreement, ...]]:
-    """The agreement within each value of each breakdown attribute ``paired`` holds (null last)."""
-    found: dict[str, tuple[GroupAgreement, ...]] = {}
-    for name in BREAKDOWNS:
-        if name not in paired.columns or paired.get_column(name).is_null().all():
-            continue
-        tables = _tables(paired, classes, [name])
-        ordered = sorted(tables, key=lambda key: (key[0] is None, str(key[0])))
-        found[name] = tuple(_group(key[0], tables[key], binary) for key in ordered)
-    return found
+def _groups(counts: pl.DataFrame, classes: Sequence[str], name: str, binary: bool) -> tuple[GroupAgreement, ...]:
+    """The agreement within each value of the breakdown attribute ``name`` (null last)."""
+    tables = _tables(counts, classes, [name])
+    ordered = sorted(tables, key=lambda key: (key[0] is None, str(key[0])))
+    return tuple(_group(key[0], tables[key], binary) for key in ordered)
 
 
 def _group(value: Any, table: _Table, binary: bool) -> GroupAgreement:

@@ -17,8 +17,9 @@ from hypothesis import strategies as st
 from sklearn.metrics import cohen_kappa_score, confusion_matrix, roc_auc_score
 from statsmodels.stats.contingency_tables import mcnemar
 
-from rag_compare.compute.agreement import Agreement, agreement, anchors
+from rag_compare.compute.agreement import Agreement, agreement
 from rag_compare.compute.freezing import freeze_run
+from rag_compare.compute.label_pairing import anchors
 from rag_compare.core.errors import AgreementError
 from rag_compare.io.runs import Run
 from rag_compare.io.scores import Scores, make_scores
@@ -216,3 +217,16 @@ def test_the_json_lists_every_disagreement_with_its_judge_and_label(judged: tupl
     assert ("answer_correct", "q2@v1", "yes", "no") in listed
     assert len(listed) == sum(row.disagreements.height for row in result.rows)
     assert document == json.loads(json.dumps(result.to_dict()))
+
+
+def test_breakdowns_take_the_corpus_then_the_labels_then_the_runs(judged: tuple[Run, Scores]) -> None:
+    labels = LABELS.with_columns(category=pl.lit("from the labels"))
+    answer = _row(agreement(labels, list(judged)), "llm", "answer_correct")  # the run gives its answerability
+    assert [group.value for group in answer.breakdowns["category"]] == ["from the labels"]
+    # By answerability (the run's, as neither the labels nor the scores have one): answerable q0 q1 q2 q3 q4 q5 nocontext, 5 of 7 agree
+    # (q2 and q5 do not); unanswerable none@v1 agrees.
+    by_answerability = {group.value: (group.n, group.accuracy.hits) for group in answer.breakdowns["answerability"]}
+    assert by_answerability == {"answerable": (7, 5), "unanswerable": (1, 1)}
+    corpus = CORPUS.with_columns(category=pl.lit("from the corpus"))
+    from_corpus = _row(agreement(labels, [judged[1]], corpus=corpus), "llm", "answer_correct")
+    assert [group.value for group in from_corpus.breakdowns["category"]] == ["from the corpus"]
