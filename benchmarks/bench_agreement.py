@@ -6,16 +6,18 @@ The data of ``bench_compare.py`` (generated once into the work folder, reused af
 candidate run: its offline judge (the run itself) and two scores files (``llm-a``, ``llm-b``: a ``grounded`` and
 a ``correctness`` score per answer, noisy copies of people's calls), and people's labels of every answer
 (``labels.parquet``: answer_correct, grounded, abstention_correct, retrieval_ok, drawn beside the offline
-judge's signals with some disagreement). Each repeat times ``rag-compare agreement`` as a whole process (JSON to a
-file, every disagreement in it) and, in this process, scikit-learn's ``confusion_matrix``, ``cohen_kappa_score``
-and ``roc_auc_score`` for the same judges and labels on arrays already in memory (the reference: what the same
-numbers cost without reading a file, pairing the answers or any interval). Target (issue 36): under 5 s.
+judge's signals with some disagreement). Each repeat times ``rag-compare agreement`` as a whole process, the text
+report and the JSON (every disagreement in it) each to a file, and, in this process, scikit-learn's
+``confusion_matrix``, ``cohen_kappa_score`` and ``roc_auc_score`` for the same judges and labels on arrays
+already in memory (the reference: what the same numbers cost without reading a file, pairing the answers or
+any interval). Target (issue 36): under 5 s.
 """
 
 from __future__ import annotations
 
 import json
 import statistics
+import sys
 import time
 from pathlib import Path
 
@@ -37,29 +39,31 @@ def main() -> None:
     data = prepare(workdir, options.cases, options.k, options.seed)
     print(f"cases              {options.cases:,} at k={options.k} (data in {workdir}, {data})")
     inputs = _inputs(workdir, options.seed)
-    output = workdir / "agreement.json"
-    command = ["-m", "rag_compare", "agreement", *map(str, inputs), "--format", "json", "--output", str(output)]
-    seconds, peaks, reference = [], [], []
+    outputs = {"text": workdir / "agreement.txt", "json": workdir / "agreement.json"}
+    seconds: dict[str, list[float]] = {name: [] for name in outputs}
+    peaks: dict[str, list[int]] = {name: [] for name in outputs}
+    reference = []
     for _ in range(options.repeats):
-        output.unlink(missing_ok=True)
-        elapsed, peak = measure_command([_python(), *command], "rag-compare agreement")
-        seconds.append(elapsed)
-        peaks.append(peak)
+        for name, output in outputs.items():
+            output.unlink(missing_ok=True)
+            command = [sys.executable, "-m", "rag_compare", "agreement", *map(str, inputs), "--output", str(output)]
+            elapsed, peak = measure_command(command, "rag-compare agreement")
+            seconds[name].append(elapsed)
+            peaks[name].append(peak)
         reference.append(_scikit_learn(inputs))
-    document = json.loads(output.read_text())
-    rows = len(document["agreement"])
-    print(f"rag-compare agreement  {statistics.median(seconds):.2f} s (median of {each(seconds, 2)}); {rows} rows")
-    print(f"  peak                 {statistics.median(peaks) / MIB:,.0f} MiB; the JSON {output.stat().st_size / MIB:.0f} MiB")
+    document = json.loads(outputs["json"].read_text())
+    listed = len(document["disagreements"])
+    print(f"judges x labels        {len(document['agreement'])} rows, {listed:,} disagreements")
+    for name, output in outputs.items():
+        median, peak = statistics.median(seconds[name]), statistics.median(peaks[name]) / MIB
+        size = output.stat().st_size / MIB
+        times = each(seconds[name], 2)
+        print(f"agreement, {name:<11} {median:.2f} s (median of {times}); peak {peak:,.0f} MiB; {size:.1f} MiB")
     print(f"scikit-learn           {statistics.median(reference):.2f} s (median of {each(reference, 2)})")
-    print(f"ratio                  {statistics.median(seconds) / statistics.median(reference):.1f}x")
-    met = statistics.median(seconds) < TARGET_SECONDS
-    print(f"target                 under {TARGET_SECONDS:g} s: {'met' if met else 'NOT met'}")
-
-
-def _python() -> str:
-    import sys
-
-    return sys.executable
+    for name in outputs:
+        print(f"ratio, {name:<15} {statistics.median(seconds[name]) / statistics.median(reference):.1f}x")
+    met = statistics.median(seconds["text"]) < TARGET_SECONDS
+    print(f"target                 the report under {TARGET_SECONDS:g} s: {'met' if met else 'NOT met'}")
 
 
 def _inputs(workdir: Path, seed: int) -> list[Path]:
@@ -84,7 +88,9 @@ def _inputs(workdir: Path, seed: int) -> list[Path]:
 def _flipped(calls: pl.Series, share: float, rng: np.random.Generator) -> pl.Series:
     """``calls`` (yes/no) with ``share`` of them turned to the other."""
     flip = pl.Series(rng.random(calls.len()) < share)
-    return pl.select(pl.when(flip).then(pl.when(calls == "yes").then(pl.lit("no")).otherwise(pl.lit("yes"))).otherwise(calls)).to_series()
+    return pl.select(
+        pl.when(flip).then(pl.when(calls == "yes").then(pl.lit("no")).otherwise(pl.lit("yes"))).otherwise(calls)
+    ).to_series()
 
 
 def _labels(offline: pl.DataFrame, rng: np.random.Generator) -> pl.DataFrame:
@@ -92,13 +98,25 @@ def _labels(offline: pl.DataFrame, rng: np.random.Generator) -> pl.DataFrame:
     called = offline.select(
         "case_id",
         *(
-            pl.when(pl.col(signal).is_null()).then(None).when(pl.col(signal) >= 1).then(pl.lit("yes")).otherwise(pl.lit("no")).alias(label)
-            for label, signal in (("grounded", "grounded"), ("retrieval_ok", "full_coverage"), ("abstention_correct", "abstention_correct"))
+            pl.when(pl.col(signal).is_null())
+            .then(None)
+            .when(pl.col(signal) >= 1)
+            .then(pl.lit("yes"))
+            .otherwise(pl.lit("no"))
+            .alias(label)
+            for label, signal in (
+                ("grounded", "grounded"),
+                ("retrieval_ok", "full_coverage"),
+                ("abstention_correct", "abstention_correct"),
+            )
         ),
     )
     yes = pl.Series(np.where(rng.random(offline.height) < 0.6, "yes", "no"))
     return called.with_columns(
-        *(_flipped(called.get_column(name), 0.1, rng).alias(name) for name in ("grounded", "retrieval_ok", "abstention_correct")),
+        *(
+            _flipped(called.get_column(name), 0.1, rng).alias(name)
+            for name in ("grounded", "retrieval_ok", "abstention_correct")
+        ),
         answer_correct=yes,
     )
 
@@ -112,8 +130,12 @@ def _scores(records: pl.DataFrame, labels: pl.DataFrame, rng: np.random.Generato
         "case_id",
         judge_status=pl.when(ok).then(pl.lit("ok")).otherwise(pl.lit("not_judged")),
         judge_error=pl.lit(None, pl.String),
-        grounded=pl.when(ok).then(((pl.col("grounded") == "yes").cast(pl.Float64) * 0.6 + 0.2 + noise["grounded"]).clip(0, 1)),
-        correctness=pl.when(ok).then(((pl.col("answer_correct") == "yes").cast(pl.Float64) * 0.6 + 0.2 + noise["correctness"]).clip(0, 1)),
+        grounded=pl.when(ok).then(
+            ((pl.col("grounded") == "yes").cast(pl.Float64) * 0.6 + 0.2 + noise["grounded"]).clip(0, 1)
+        ),
+        correctness=pl.when(ok).then(
+            ((pl.col("answer_correct") == "yes").cast(pl.Float64) * 0.6 + 0.2 + noise["correctness"]).clip(0, 1)
+        ),
     )
 
 
@@ -126,7 +148,11 @@ def _scikit_learn(inputs: list[Path]) -> float:
     judged = [judge_records(path).frame for path in inputs[1:]]
     pairs = []
     for frame in judged:
-        for label, signal in (("grounded", "grounded"), ("retrieval_ok", "full_coverage"), ("answer_correct", "correctness")):
+        for label, signal in (
+            ("grounded", "grounded"),
+            ("retrieval_ok", "full_coverage"),
+            ("answer_correct", "correctness"),
+        ):
             if signal not in frame.columns:
                 continue
             judged_frame = frame.select("case_id", pl.col(signal).cast(pl.Float64).alias("value"))

@@ -124,6 +124,17 @@ SCALE_RUNS: dict[str, tuple[list[str], list[str]]] = {
             "targets            first page < 1.0 s: ",
         ],
     ),
+    "bench_agreement.py": (
+        ["--cases", "300", "--k", "5", "--repeats", "1"],
+        [
+            "cases              300 at k=5",
+            "judges x labels        7 rows",
+            "agreement, text",
+            "agreement, json",
+            "scikit-learn",
+            "target                 the report under 5 s: ",
+        ],
+    ),
     "bench_case_details.py": (
         ["--cases", "300", "--k", "5", "--repeats", "1", "--shown", "20"],
         ["cases         300 at k=5", "details of 20", "details of 1 ", "summaries of 20", "JSON"],

@@ -167,8 +167,10 @@ class Agreement(Report):
 def _disagreement_objects(row: LabelAgreement) -> pl.DataFrame:
     """A row's disagreements as the JSON lists them: the judge and the label first; the judge's call as
     ``judge_call``."""
-    return row.disagreements.rename({"judge": "judge_call"}).select(
-        pl.lit(row.judge).alias("judge"), pl.lit(row.label).alias("label"), pl.all()
+    return (
+        row.listed()
+        .rename({"judge": "judge_call"})
+        .select(pl.lit(row.judge).alias("judge"), pl.lit(row.label).alias("label"), pl.all())
     )
 
 

@@ -29,6 +29,7 @@ from rag_compare.compute.agreement_stats import (
     threshold_for,
     threshold_table,
 )
+from rag_compare.compute.case_anchors import anchors
 from rag_compare.compute.stats import binomial_ci
 
 __all__ = [
@@ -140,6 +141,13 @@ class LabelAgreement:
     target: Target | None
     breakdowns: Mapping[str, tuple[GroupAgreement, ...]]
     disagreements: pl.DataFrame = field(repr=False)
+    """The answers people and the judge called differently: ``case_id`` (and ``repeat``), ``side``, ``human``
+    and ``judge`` (their calls), ``judge_value`` (its signal's value) and ``comment``."""
+
+    def listed(self, limit: int | None = None) -> pl.DataFrame:
+        """The disagreements (the first ``limit``, else all), each with its case's ``anchor`` on the review page."""
+        shown = self.disagreements if limit is None else self.disagreements.head(limit)
+        return shown.with_columns(anchors(shown.get_column("case_id")))
 
     def measure(self, name: str) -> float | None:
         """A gate's measure: ``kappa``, ``linear_kappa``, ``quadratic_kappa``, ``accuracy``, ``sensitivity``,

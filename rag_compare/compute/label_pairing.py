@@ -8,7 +8,6 @@ judges of the same answers line up row by row (``Paired.calls``) for the test be
 
 from __future__ import annotations
 
-import urllib.parse
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
@@ -29,7 +28,6 @@ __all__ = [
     "Paired",
     "Settings",
     "Unmeasured",
-    "anchors",
     "judged_answers",
     "labels_of",
     "pair_label",
@@ -39,10 +37,6 @@ __all__ = [
 JUDGE_PREFIX = "judge."
 """The judge's columns in the frame of judged answers, apart from people's labels of the same names."""
 VERDICT = "verdict"
-_URI_SAFE = "-_.!~*'()"
-"""What JavaScript's encodeURIComponent leaves as it is: the review page reads its anchors so."""
-_NOT_KEPT = r"[^A-Za-z0-9\-_.!~*'()]"
-"""A character encodeURIComponent escapes."""
 
 
 @dataclass(frozen=True)
@@ -192,13 +186,23 @@ def pair_label(judge: JudgeRecords, label: str, judged: pl.DataFrame, settings: 
     dtype = judge.frame.schema[signal]
     threshold = settings.thresholds[label] if dtype.is_numeric() else None
     value = pl.col(JUDGE_PREFIX + signal)
-    framed = given.with_columns(
-        (value.fill_nan(None) if dtype.is_float() else value).alias("value"), human_class=pl.col(label)
+    kept = [*_key(judge), "side", "comment", *(name for name in BREAKDOWNS if name in given.columns)]
+    comparable = pl.col("reason").is_null() & pl.col("human_class").is_not_null()
+    framed = (
+        given.lazy()
+        .select(
+            *kept,
+            JUDGE_PREFIX + "judge_status",
+            (value.fill_nan(None) if dtype.is_float() else value).alias("value"),
+            human_class=pl.col(label),
+        )
+        .with_columns(judge_class=_call(label, dtype, threshold))
+        .with_columns(reason=_reason(dtype))
+        .with_columns(comparable=comparable)
+        .collect()
     )
-    framed = framed.with_columns(judge_class=_call(label, dtype, threshold)).with_columns(reason=_reason(dtype))
-    comparable = pl.col("reason").is_null() & pl.col(label).is_not_null()
-    reasons = framed.filter(pl.col(label).is_not_null()).get_column("reason").drop_nulls().value_counts(sort=True)
-    paired = framed.filter(comparable)
+    reasons = framed.filter(pl.col("human_class").is_not_null()).get_column("reason").drop_nulls().value_counts()
+    paired = framed.filter("comparable")
     if threshold is not None:
         paired = paired.with_columns(score=pl.col("value").cast(pl.Float64))
     measured = measure_label(
@@ -207,11 +211,11 @@ def pair_label(judge: JudgeRecords, label: str, judged: pl.DataFrame, settings: 
         signal,
         paired,
         threshold=threshold,
-        not_comparable=dict(zip(reasons["reason"].to_list(), reasons["count"].to_list(), strict=True)),
-        disagreements=_disagreements(paired, label, _key(judge)),
+        not_comparable=dict(sorted(zip(reasons["reason"], reasons["count"], strict=True), key=lambda item: -item[1])),
+        disagreements=_disagreements(paired, _key(judge)),
         target=settings.target if threshold is not None else None,
     )
-    calls = framed.select(pl.when(comparable).then(pl.col("human_class") == pl.col("judge_class"))).to_series()
+    calls = framed.select(pl.when("comparable").then(pl.col("human_class") == pl.col("judge_class"))).to_series()
     return Paired(measured, calls)
 
 
@@ -265,34 +269,15 @@ def _reason(dtype: pl.DataType) -> pl.Expr:
     return reason.when(pl.col("judge_class").is_null()).then(pl.lit("does not apply"))
 
 
-def _disagreements(paired: pl.DataFrame, label: str, key: Sequence[str]) -> pl.DataFrame:
-    """The answers people and the judge called differently: both calls, the judge's value, the comment, and
-    the case's anchor on the review page."""
+def _disagreements(paired: pl.DataFrame, key: Sequence[str]) -> pl.DataFrame:
+    """The answers people and the judge called differently: both calls, the judge's value and the comment
+    (``LabelAgreement.listed`` adds each case's anchor on the review page)."""
     differ = paired.filter(pl.col("human_class") != pl.col("judge_class"))
     return differ.select(
         *key,
         "side",
-        pl.col(label).alias("human"),
+        pl.col("human_class").alias("human"),
         pl.col("judge_class").alias("judge"),
         pl.col("value").alias("judge_value"),
         "comment",
-        anchors(differ.get_column("case_id")),
     )
-
-
-def anchors(case_ids: pl.Series) -> pl.Series:
-    """Each case's anchor on the review page, ``#case=`` and its id as JavaScript's ``encodeURIComponent``
-    writes it: the ASCII characters it escapes that the ids hold replaced column-wide, an id holding any other
-    character quoted by Python."""
-    ids = case_ids.to_frame("case_id")
-    present = ids.select(pl.col("case_id").str.extract_all(_NOT_KEPT).explode().unique().drop_nulls()).to_series()
-    escaped = sorted((character for character in present if " " <= character <= "~"), key=lambda c: c != "%")
-    encoded = pl.col("case_id")
-    for character in escaped:  # % first, so no escape is escaped again
-        encoded = encoded.str.replace_all(character, f"%{ord(character):02X}", literal=True)
-    ascii_only = pl.col("case_id").str.contains(r"^[\x20-\x7e]*$")
-    frame = ids.select(pl.when(ascii_only).then(encoded).alias("encoded"), "case_id")
-    others = frame.filter(pl.col("encoded").is_null()).get_column("case_id")
-    quoted = dict(zip(others, (urllib.parse.quote(case_id, safe=_URI_SAFE) for case_id in others), strict=True))
-    filled = frame.select(pl.coalesce("encoded", pl.col("case_id").replace_strict(quoted, default=None)))
-    return ("#case=" + filled.to_series()).alias("anchor")

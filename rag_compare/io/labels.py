@@ -98,7 +98,8 @@ def load_labels(source: str | Path | Reviews | pl.DataFrame) -> HumanLabels:
         raise ContractError(name, "labels table", problems)
     kept = ["case_id", "side", REPEAT, *HUMAN_LABELS, "comment", *(name for name in ATTRIBUTES if name in raw.columns)]
     labels = frame.select(kept)
-    refuse_credentials(labels, f"labels of {name}", "agreement report", AgreementError)
+    texts = labels.select("case_id", "comment", *(name for name in ATTRIBUTES if name in labels.columns))
+    refuse_credentials(texts, f"labels of {name}", "agreement report", AgreementError)  # the rest: a vocabulary
     return HumanLabels(labels, source=name, kind="table")
 
 

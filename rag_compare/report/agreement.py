@@ -188,7 +188,7 @@ def _disagreements(row: LabelAgreement) -> str:
         return ""
     shown = [
         (item["case_id"], item["side"] or "", item["human"], _judged(item), item["comment"] or "", item["anchor"])
-        for item in frame.head(SHOWN_DISAGREEMENTS).iter_rows(named=True)
+        for item in row.listed(SHOWN_DISAGREEMENTS).iter_rows(named=True)
     ]
     more = frame.height - len(shown)
     title = f"{row.judge} and people disagree on {row.label}: {counted(frame.height, 'answer')}"
@@ -299,6 +299,6 @@ def _disagreement_rows(row: LabelAgreement) -> dict[str, Any]:
     frame = row.disagreements
     cells = [
         (item["case_id"], item["side"] or "", item["human"], _judged(item), item["comment"] or "", item["anchor"])
-        for item in frame.head(SHOWN_DISAGREEMENTS).iter_rows(named=True)
+        for item in row.listed(SHOWN_DISAGREEMENTS).iter_rows(named=True)
     ]
     return {"judge": row.judge, "label": row.label, "count": frame.height, "rows": cells}

@@ -18,8 +18,8 @@ from sklearn.metrics import cohen_kappa_score, confusion_matrix, roc_auc_score
 from statsmodels.stats.contingency_tables import mcnemar
 
 from rag_compare.compute.agreement import Agreement, agreement
+from rag_compare.compute.case_anchors import anchors
 from rag_compare.compute.freezing import freeze_run
-from rag_compare.compute.label_pairing import anchors
 from rag_compare.core.errors import AgreementError
 from rag_compare.io.runs import Run
 from rag_compare.io.scores import Scores, make_scores
