@@ -38,6 +38,7 @@ import polars as pl
 from rag_compare.compute.judge_records import JudgeRecords, JudgeSource, judge_records
 from rag_compare.compute.label_agreement import LabelAgreement
 from rag_compare.compute.label_pairing import (
+    RecordRows,
     Settings,
     Unmeasured,
     judged_answers,
@@ -204,8 +205,9 @@ def agreement(
     rows: list[LabelAgreement] = []
     unmeasured: list[Unmeasured] = []
     calls: Calls = {}
+    rows_of = RecordRows()
     for judge in records:
-        judged = judged_answers(labels, judge, side)
+        judged = judged_answers(labels, judge, side, rows_of)
         for label in labels_of(judge, labels):
             paired = pair_label(judge, label, judged, settings)
             if isinstance(paired, Unmeasured):

@@ -26,6 +26,7 @@ from rag_compare.io.verdicts import PREFERENCES, VERDICT_SIDES
 __all__ = [
     "JUDGE_PREFIX",
     "Paired",
+    "RecordRows",
     "Settings",
     "Unmeasured",
     "judged_answers",
@@ -94,9 +95,11 @@ def _first_given(columns: Sequence[str], name: str) -> pl.Expr:
     return pl.coalesce(pl.lit(None, pl.String), *(pl.col(column).cast(pl.String) for column in given)).alias(name)
 
 
-def judged_answers(labels: HumanLabels, judge: JudgeRecords, side: str | None) -> pl.DataFrame:
+def judged_answers(labels: HumanLabels, judge: JudgeRecords, side: str | None, rows: RecordRows) -> pl.DataFrame:
     """People's rows about the answers ``judge`` judged (see ``agreement``), each with the judge's record
-    (columns under ``JUDGE_PREFIX``, null where it has none); refused when they share no case."""
+    (columns under ``JUDGE_PREFIX``, null where it has none); refused when they share no case. ``rows`` keeps
+    which record each row is, reused for a judge of the same runs whose records are in the same order (a run
+    and its scores files)."""
     frame = labels.frame if labels.runs is None else _reviewed_side(labels, judge)
     held = frame.get_column("side").drop_nulls().unique().sort().to_list()
     if side is not None:
@@ -110,8 +113,9 @@ def judged_answers(labels: HumanLabels, judge: JudgeRecords, side: str | None) -
         )
     _check_repeats(frame, judge)
     key = _key(judge)
-    records = judge.frame.rename({name: JUDGE_PREFIX + name for name in judge.frame.columns if name not in key})
-    judged = frame.join(records, on=key, how="left", maintain_order="left")
+    records = judge.frame.drop(key)
+    picked = records.select(pl.all().gather(rows.of(frame, judge, side)).name.prefix(JUDGE_PREFIX))
+    judged = frame.hstack(picked)
     if judged.get_column(JUDGE_PREFIX + "judge_status").is_null().all():
         ids = frame.get_column("case_id").unique(maintain_order=True)
         raise AgreementError(
@@ -119,6 +123,26 @@ def judged_answers(labels: HumanLabels, judge: JudgeRecords, side: str | None) -
             f"{truncated(ids)}): are these labels of other runs?"
         )
     return judged
+
+
+class RecordRows:
+    """For the labels' rows, the row of each judge's records they are about, remembered per runs and side."""
+
+    def __init__(self) -> None:
+        self._held: dict[tuple[str, ...], tuple[pl.DataFrame, pl.Series]] = {}
+
+    def of(self, frame: pl.DataFrame, judge: JudgeRecords, side: str | None) -> pl.Series:
+        """The row of ``judge``'s records each row of ``frame`` is about (null where none is)."""
+        key = _key(judge)
+        keys = judge.frame.select(key)
+        runs = (*(str(run["fingerprint"]) for run in judge.runs), side or "", *key)
+        held = self._held.get(runs)
+        if held is not None and held[0].equals(keys):
+            return held[1]
+        indexed = keys.with_row_index("record_row")
+        rows = frame.select(key).join(indexed, on=key, how="left", maintain_order="left").get_column("record_row")
+        self._held[runs] = (keys, rows)
+        return rows
 
 
 def _key(judge: JudgeRecords) -> list[str]:

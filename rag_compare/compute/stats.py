@@ -325,16 +325,19 @@ def _beta_tails(p: float, a: int, b: int, front: float) -> tuple[float, float]:
 def _beta_fraction(p: float, a: int, b: int) -> float:
     """The continued fraction of I_p(a, b) by the modified Lentz method (Numerical Recipes' betacf): its terms
     alternate d_2m = m (b - m) p / ((a + 2m - 1)(a + 2m)) and d_2m+1 = -(a + m)(a + b + m) p / ((a + 2m)(a + 2m + 1)).
-    """
+    A denominator nearly 0 is replaced by _TINY (``_not_zero``, written out in the loop, which runs hot)."""
     c, d = 1.0, _not_zero(1 - (a + b) * p / (a + 1))
     fraction = d = 1 / d
+    tiny = _TINY
     for m in range(1, _MOST_FRACTION_TERMS):
-        even = m * (b - m) * p / ((a + 2 * m - 1) * (a + 2 * m))
-        d, c = 1 / _not_zero(1 + even * d), _not_zero(1 + even / c)
-        fraction *= d * c
-        odd = -(a + m) * (a + b + m) * p / ((a + 2 * m) * (a + 2 * m + 1))
-        d, c = 1 / _not_zero(1 + odd * d), _not_zero(1 + odd / c)
-        fraction *= d * c
+        for term in (
+            m * (b - m) * p / ((a + 2 * m - 1) * (a + 2 * m)),
+            -(a + m) * (a + b + m) * p / ((a + 2 * m) * (a + 2 * m + 1)),
+        ):
+            d, c = 1 + term * d, 1 + term / c
+            d = 1 / (d if d >= tiny or d <= -tiny else tiny)
+            c = c if c >= tiny or c <= -tiny else tiny
+            fraction *= d * c
         if abs(d * c - 1) <= _FRACTION_RTOL:
             break
     return fraction
