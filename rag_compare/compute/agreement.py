@@ -29,6 +29,7 @@ from __future__ import annotations
 
 import io
 from collections.abc import Mapping, Sequence
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, TextIO
@@ -196,11 +197,8 @@ def agreement(
     Raises ``AgreementError`` when nothing can be measured, or the labels are of other runs."""
     if isinstance(judges, str | Path) or not judges:
         raise AgreementError("give at least one judge: a frozen run, a scores file or a pairs file, in a list.")
-    labels = human if isinstance(human, HumanLabels) else load_labels(human)
-    signals, cutoffs = _checked_mapping(mapping), _checked_thresholds(thresholds)
-    _check_target(target)
-    settings = Settings(signals, cutoffs, target)
-    records = _named([judge_records(judge) for judge in judges])
+    settings = Settings(_checked_mapping(mapping), _checked_thresholds(thresholds), _checked_target(target))
+    labels, records = _loaded(human, judges)
     labels = with_attributes(labels, records, corpus)
     rows: list[LabelAgreement] = []
     unmeasured: list[Unmeasured] = []
@@ -259,14 +257,26 @@ def _checked_thresholds(thresholds: Mapping[str, float] | None) -> dict[str, flo
     return chosen
 
 
-def _check_target(target: tuple[str, float] | None) -> None:
+def _checked_target(target: tuple[str, float] | None) -> tuple[str, float] | None:
     if target is None:
-        return
+        return None
     measure, at_least = target
     if measure not in ("precision", "recall") or isinstance(at_least, bool) or not 0 < at_least <= 1:
         raise AgreementError(
             f"`target` is ('precision', P) or ('recall', R) with P or R above 0 and at most 1, not {target!r}."
         )
+    return target
+
+
+def _loaded(
+    human: str | Path | Reviews | HumanLabels | pl.DataFrame, judges: Sequence[JudgeSource]
+) -> tuple[HumanLabels, list[JudgeRecords]]:
+    """People's labels and each judge's records, read on two threads (each read is mostly Polars and hashing,
+    which let go of the interpreter); the labels' errors first, then the judges' in order."""
+    with ThreadPoolExecutor(max_workers=2) as pool:
+        labels = pool.submit(lambda: human if isinstance(human, HumanLabels) else load_labels(human))
+        records = [pool.submit(judge_records, judge) for judge in judges]
+        return labels.result(), _named([record.result() for record in records])
 
 
 def _named(records: list[JudgeRecords]) -> list[JudgeRecords]:

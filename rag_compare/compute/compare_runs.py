@@ -46,7 +46,7 @@ from rag_compare.compute.partials import finish_aggregates, finish_breakdowns, m
 from rag_compare.compute.preference import preference_columns, preference_of
 from rag_compare.compute.repeats import FLAKY_SCHEMA, NoiseFloor, merged_repeat_counts, noise_numbers
 from rag_compare.compute.side_samples import NARROW_LABELS, UNREVIEWED
-from rag_compare.compute.stored_signals import reads_stored
+from rag_compare.compute.stored_signals import reads_stored, run_k
 from rag_compare.core.contract import REPEAT
 from rag_compare.core.errors import CompareError
 from rag_compare.core.listing import counted, truncated
@@ -56,7 +56,7 @@ from rag_compare.io.pairs import Pairs, load_pairs
 from rag_compare.io.runs import OpenedRun, Run, open_run, repeated_cases
 from rag_compare.io.scores import Scores, evaluator_label, evaluator_summary, load_scores
 
-__all__ = ["compare", "run_k"]
+__all__ = ["compare"]
 
 DEFAULT_TOLERANCE = 1e-9
 
@@ -357,21 +357,6 @@ def _unjudged_warning(name: str, unread: pl.DataFrame, judge: LexicalJudge) -> l
         "their abstention and grounding are not judged. Give the judge a language file for them "
         "(`languages`), or judge them with an LLM."
     ]
-
-
-def run_k(run: Run | OpenedRun, k: int | None) -> int | None:
-    """``k`` when given, else the run's ``top_k``, else ``None`` (each list's own length)."""
-    if k is not None:
-        return k
-    top_k: object = run.config.get("top_k")
-    if top_k is None:
-        return None
-    if not is_k(top_k):
-        raise CompareError(
-            f"run '{run.name}': its config's top_k is {top_k!r}, not {K_EXPECTED}. "
-            "Pass `k` to choose the cut-off for both runs."
-        )
-    return top_k
 
 
 def _corpus_label_warnings(name: str, drifted: list[str], unknown: list[str]) -> list[str]:

@@ -15,9 +15,8 @@ from typing import Any
 
 import polars as pl
 
-from rag_compare.compute.compare_runs import run_k
 from rag_compare.compute.lexical_judge import LexicalJudge
-from rag_compare.compute.stored_signals import StoredSignals, reads_stored
+from rag_compare.compute.stored_signals import StoredSignals, reads_stored, run_k
 from rag_compare.core.contract import LANGUAGE, REPEAT, STORED_SIGNALS, record_ok
 from rag_compare.core.errors import AgreementError
 from rag_compare.core.signals import SIGNALS

@@ -25,11 +25,12 @@ from rag_compare.compute.bucket_passes import SLICE_ROWS
 from rag_compare.compute.case_signals import case_signals
 from rag_compare.compute.lexical_judge import LexicalJudge
 from rag_compare.core.contract import LABEL_COLUMNS, LANGUAGE, STORED_SIGNALS
-from rag_compare.core.protocols import Judge
+from rag_compare.core.errors import CompareError
+from rag_compare.core.protocols import K_EXPECTED, Judge, is_k
 from rag_compare.io.runs import OpenedRun, Run
 from rag_compare.io.scores import Scores
 
-__all__ = ["StoredSignals", "reads_stored"]
+__all__ = ["StoredSignals", "reads_stored", "run_k"]
 
 
 class StoredSignals:
@@ -90,3 +91,18 @@ def _relabelled(run: Run | OpenedRun, schema: pl.Schema, labels: pl.DataFrame) -
     read = ["case_id", *(name for name in names if name in schema)]
     batches = [run.records.select(read)] if isinstance(run, Run) else run.batches(read)
     return any(batch.join(corpus, on="case_id", how="inner").select(moved).item() for batch in batches)
+
+
+def run_k(run: Run | OpenedRun, k: int | None) -> int | None:
+    """``k`` when given, else the run's ``top_k``, else ``None`` (each list's own length)."""
+    if k is not None:
+        return k
+    top_k: object = run.config.get("top_k")
+    if top_k is None:
+        return None
+    if not is_k(top_k):
+        raise CompareError(
+            f"run '{run.name}': its config's top_k is {top_k!r}, not {K_EXPECTED}. "
+            "Pass `k` to choose the cut-off for both runs."
+        )
+    return top_k
