@@ -150,3 +150,31 @@ def test_the_corpus_clears_its_warning_and_the_unreviewed_draft_is_not_missing(c
         "35 cases: missing_in_candidate 1 · failed_in_candidate 1 · improved 3 · regressed 7 · unchanged 23 · "
         "not run: unreviewed synthetic 1" in result.stdout.splitlines()
     )
+
+
+def test_the_example_reviews_are_made_again_byte_for_byte(tmp_path: Path) -> None:
+    """``make example-reviews`` gives the reviewer's labels as verdicts through a review session and exports them:
+    made again from elsewhere, the file is the shipped one."""
+    output = tmp_path / "reviews.arrow"
+    env = {**os.environ, "SOURCE_DATE_EPOCH": example_epoch(), "PYTHONPATH": str(ROOT)}
+    subprocess.run(
+        [sys.executable, str(ROOT / "examples" / "reviews.py"), str(output)],
+        cwd=tmp_path,
+        env=env,
+        check=True,
+        capture_output=True,
+    )
+    assert output.read_bytes() == (RUNS / "reviews.arrow").read_bytes()
+
+
+def test_the_readme_shows_the_offline_judge_s_agreement_as_it_is(cli: Callable[..., Result]) -> None:
+    """The walkthrough's agreement table is the command's, line for line."""
+    readme = (ROOT / "README.md").read_text(encoding="utf-8")
+    block = readme.split("$ rag-compare agreement runs/reviews.arrow runs/candidate.arrow\n", 1)[1].split("```", 1)[0]
+    shown = [line for line in block.splitlines() if line != "..."]
+    result = cli("agreement", RUNS / "reviews.arrow", RUNS / "candidate.arrow")
+    assert result.exit_code == 0, result.output
+    lines = result.stdout.splitlines()
+    start = lines.index(shown[0])
+    assert lines[start : start + 8] == shown[:8]
+    assert "\n".join(shown[8:]) in result.stdout

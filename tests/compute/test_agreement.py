@@ -21,9 +21,15 @@ from rag_compare.compute.agreement import Agreement, agreement
 from rag_compare.compute.case_anchors import anchors
 from rag_compare.compute.freezing import freeze_run
 from rag_compare.core.errors import AgreementError
+from rag_compare.io.pairs import judge_pairs
 from rag_compare.io.runs import Run
 from rag_compare.io.scores import Scores, make_scores
 from tests.helpers.judged import CORPUS, RECORDS
+from tests.helpers.pairs import BASELINE as PAIRS_BASELINE
+from tests.helpers.pairs import CANDIDATE as PAIRS_CANDIDATE
+from tests.helpers.pairs import CORPUS as PAIRS_CORPUS
+from tests.helpers.pairs import IDS as PAIRS_IDS
+from tests.helpers.pairs import ScriptedPairJudge
 
 # The run of tests.helpers.judged: q0..q5 answerable, none@v1 unanswerable (abstains), nocontext@v1 answerable,
 # failed@v1 failed. An LLM-like judge's scores of it, per case in that order:
@@ -72,6 +78,9 @@ def judged(tmp_path_factory: pytest.TempPathFactory) -> tuple[Run, Scores]:
     )
     scores = make_scores(run, frame, {"name": "llm", "fingerprint": "f" * 64, "config": {}}, output=folder / "s.arrow")
     return run, scores
+
+
+SIDES = {"baseline": PAIRS_BASELINE, "candidate": PAIRS_CANDIDATE}
 
 
 def _row(result: Agreement, judge: str, label: str) -> Any:
@@ -230,3 +239,24 @@ def test_breakdowns_take_the_corpus_then_the_labels_then_the_runs(judged: tuple[
     corpus = CORPUS.with_columns(category=pl.lit("from the corpus"))
     from_corpus = _row(agreement(labels, [judged[1]], corpus=corpus), "llm", "answer_correct")
     assert [group.value for group in from_corpus.breakdowns["category"]] == ["from the corpus"]
+
+
+def test_a_pairwise_judge_against_people_s_preference(tmp_path: Path) -> None:
+    """The pairs of tests.helpers.pairs against people's preference, worked by hand: a, b and c agree; e (people:
+    candidate; judge: tie, identical answers) does not; d and i are inconsistent, f not answered, h judge failed.
+    Confusion (rows people baseline, tie, candidate): [1, 0, 0], [0, 1, 0], [0, 1, 1]; p_o 3/4, p_e (1*1 + 1*2 +
+    2*1) / 16 = 5/16, kappa (12 - 5) / (16 - 5) = 7/11."""
+    runs = [freeze_run(frame, PAIRS_CORPUS, {"name": name}, environ={}) for name, frame in SIDES.items()]
+    pairs = judge_pairs(*runs, ScriptedPairJudge(), output=tmp_path / "pairs.arrow")
+    preferred = ["candidate", "baseline", "tie", "candidate", "candidate", "baseline", None, "candidate", "tie"]
+    labels = pl.DataFrame({"case_id": PAIRS_IDS, "preferred": preferred, "answer_correct": ["yes"] * 9})
+    result = agreement(labels, [pairs])
+    row = _row(result, "scripted", "preferred")
+    assert row.confusion == ((1, 0, 0), (0, 1, 0), (0, 1, 1))
+    assert row.kappa.value == pytest.approx(7 / 11)
+    assert dict(row.not_comparable) == {"inconsistent": 2, "not answered": 1, "judge failed": 1}
+    assert set(row.weighted_kappa) == {"linear", "quadratic"}
+    assert (row.sensitivity, row.specificity, row.base_rate) == (None, None, None)
+    assert row.disagreements.select("case_id", "human", "judge").rows() == [("e_same@v1", "candidate", "tie")]
+    assert [row.label for row in result.rows] == ["preferred"]  # a pairwise judge is measured on preference only
+    assert result.unmeasured == ()
