@@ -15,6 +15,7 @@ from rag_compare import (
     ImportedRun,
     JudgePlan,
     LexicalJudge,
+    agreement,
     audit_corpora,
     compare,
     export_reviews,
@@ -61,7 +62,7 @@ def test_errors_share_one_root_and_every_one_is_public() -> None:
     assert all(issubclass(error, rag_compare.RagCompareError) for error in errors)
     every = {value for name, value in vars(defined).items() if name.endswith("Error") and not name.startswith("_")}
     assert errors == {error for error in every if issubclass(error, rag_compare.RagCompareError)}
-    assert len(errors) == 19
+    assert len(errors) == 20
 
 
 def test_version_is_pyprojects() -> None:
@@ -91,6 +92,7 @@ def _results(directory: Path) -> dict[str, Report]:
     ]
     imported = ImportedRecords(run.records, "spans.jsonl", "openinference", "span", 40, "case_id", skipped=({},))
     return {
+        "Agreement": agreement(ROOT / "runs" / "reviews.arrow", [ROOT / "runs" / "candidate.arrow"]),
         "Comparison": comparison,
         "Corpus": load_corpus(EXAMPLE_CORPUS),
         "CorpusAudit": audit_corpora(EXAMPLE_OLD_CORPUS, EXAMPLE_CORPUS),

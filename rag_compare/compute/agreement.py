@@ -311,16 +311,16 @@ def _mcnemar(label: str, first: str, second: str, ones: pl.Series, others: pl.Se
 
 
 def found_threshold(path: str | Path, signal: str, judge_fingerprint: str) -> float:
-    """The threshold of ``signal`` that an agreement's JSON (``rag-compare agreement --target-precision`` or
-    ``--target-recall``, written to ``path``) found for the judge of ``judge_fingerprint``."""
+    """The threshold of ``signal`` that an agreement's JSON (``Agreement.to_json`` of ``agreement(...,
+    target=...)``, written to ``path``) found for the judge of ``judge_fingerprint``."""
     path = Path(path)
     check_input(path, "agreement file", AgreementError)
     try:
         document = load_json(path.read_text(encoding="utf-8"), str(path))
     except (UnicodeDecodeError, ValueError):
-        raise AgreementError(f"{path}: is not an agreement's JSON (rag-compare agreement --format json).") from None
+        raise AgreementError(f"{path}: is not an agreement's JSON (`Agreement.to_json`).") from None
     if not isinstance(document, dict) or not isinstance(document.get("agreement"), list):
-        raise AgreementError(f"{path}: is not an agreement's JSON (rag-compare agreement --format json).")
+        raise AgreementError(f"{path}: is not an agreement's JSON (`Agreement.to_json`).")
     judges = {judge.get("name"): judge.get("fingerprint") for judge in document.get("judges", [])}
     for row in document["agreement"]:
         found = (row.get("target") or {}).get("found")
@@ -328,5 +328,5 @@ def found_threshold(path: str | Path, signal: str, judge_fingerprint: str) -> fl
             return float(found["threshold"])
     raise AgreementError(
         f"{path}: holds no threshold found for {signal} by this judge ({judge_fingerprint[:12]}). Measure it with "
-        "`rag-compare agreement HUMAN SCORES --target-precision P` (or --target-recall R) and --format json."
+        "`agreement(human, [scores], target=('precision', P))` (or `('recall', R)`) and write its `to_json()`."
     )
