@@ -24,7 +24,7 @@ from rag_compare.core.errors import AgreementError
 from rag_compare.io.pairs import judge_pairs
 from rag_compare.io.runs import Run
 from rag_compare.io.scores import Scores, make_scores
-from tests.helpers.judged import CORPUS, RECORDS
+from tests.helpers.judged import CORPUS, RECORDS, SAMPLED_RECORDS
 from tests.helpers.pairs import BASELINE as PAIRS_BASELINE
 from tests.helpers.pairs import CANDIDATE as PAIRS_CANDIDATE
 from tests.helpers.pairs import CORPUS as PAIRS_CORPUS
@@ -260,3 +260,20 @@ def test_a_pairwise_judge_against_people_s_preference(tmp_path: Path) -> None:
     assert row.disagreements.select("case_id", "human", "judge").rows() == [("e_same@v1", "candidate", "tie")]
     assert [row.label for row in result.rows] == ["preferred"]  # a pairwise judge is measured on preference only
     assert result.unmeasured == ()
+
+
+def test_labels_of_each_sample_of_a_run_with_repeats(tmp_path: Path) -> None:
+    """A run with repeats (tests.helpers.judged: repeat 1 answers q0 "9 days", which its context does not
+    support) is measured on labels of each sample; labels without ``repeat`` are refused with the fix."""
+    run = freeze_run(SAMPLED_RECORDS, CORPUS, {"name": "sampled"}, output=tmp_path / "run.arrow", environ={})
+    labels = pl.DataFrame(
+        {"case_id": ["q0@v1", "q0@v1", "q1@v1"], "repeat": [0, 1, 0], "grounded": ["yes", "no", "yes"]}
+    )
+    grounded = _row(agreement(labels, [run]), "offline", "grounded")
+    assert grounded.n == 3
+    assert grounded.accuracy.hits == 3  # the judge finds the "9 days" of repeat 1 unsupported, as people do
+    with pytest.raises(AgreementError, match="label each sample, with a `repeat` column"):
+        agreement(labels.drop("repeat").unique("case_id", keep="first"), [run])
+    single = freeze_run(RECORDS, CORPUS, {"name": "single"}, output=tmp_path / "single.arrow", environ={})
+    with pytest.raises(AgreementError, match="judged one sample a case: leave the column out"):
+        agreement(labels, [single])
