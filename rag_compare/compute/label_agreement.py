@@ -31,6 +31,7 @@ from rag_compare.compute.agreement_stats import (
 )
 from rag_compare.compute.case_anchors import anchors
 from rag_compare.compute.stats import binomial_ci
+from rag_compare.io.verdicts import LABELS, PREFERENCES
 
 __all__ = [
     "BREAKDOWNS",
@@ -44,14 +45,8 @@ __all__ = [
     "measure_label",
 ]
 
-CLASSES: Mapping[str, tuple[str, ...]] = {
-    "answer_correct": ("yes", "no"),
-    "grounded": ("yes", "partly", "no"),
-    "abstention_correct": ("yes", "no"),
-    "retrieval_ok": ("yes", "no"),
-    "preferred": ("baseline", "tie", "candidate"),
-}
-"""Each label's classes; an ordinal one's in order."""
+CLASSES: Mapping[str, tuple[str, ...]] = {**LABELS, "preferred": PREFERENCES}
+"""Each label's classes (``yes`` first where it has one); an ordinal one's in order."""
 ORDINAL = ("grounded", "preferred")
 BREAKDOWNS = ("category", "answerability", "language")
 PAIRED_COLUMNS = ("human_class", "judge_class", "score", *BREAKDOWNS)

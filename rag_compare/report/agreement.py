@@ -166,33 +166,18 @@ def _target(row: LabelAgreement) -> str:
 
 
 def _tests(result: Agreement) -> str:
-    rows = [
-        (
-            test.label,
-            test.first,
-            test.second,
-            f"{test.n:,}",
-            f"{test.first_only_right:,}",
-            f"{test.second_only_right:,}",
-            "-" if test.p is None else f"{test.p:.3g}",
-        )
-        for test in result.tests
-    ]
+    rows = [_test_cells(test) for test in result.tests]
     headers = ("label", "first", "second", "n", "only first right", "only second right", "p (exact McNemar)")
     return text_table(headers, rows, title="Judges compared on the same answers")
 
 
 def _disagreements(row: LabelAgreement) -> str:
-    frame = row.disagreements
-    if frame.is_empty():
+    listed = _disagreement_rows(row)
+    if not listed["count"]:
         return ""
-    shown = [
-        (item["case_id"], item["side"] or "", item["human"], _judged(item), item["comment"] or "", item["anchor"])
-        for item in row.listed(SHOWN_DISAGREEMENTS).iter_rows(named=True)
-    ]
-    more = frame.height - len(shown)
-    title = f"{row.judge} and people disagree on {row.label}: {counted(frame.height, 'answer')}"
-    table = text_table(("case", "side", "people", "judge", "comment", "review page"), shown, title=title)
+    more = listed["count"] - len(listed["rows"])
+    title = f"{row.judge} and people disagree on {row.label}: {counted(listed['count'], 'answer')}"
+    table = text_table(("case", "side", "people", "judge", "comment", "review page"), listed["rows"], title=title)
     return table + (f"\n... and {more:,} more (the JSON lists every one)" if more > 0 else "")
 
 
