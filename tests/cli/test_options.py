@@ -47,6 +47,8 @@ FLOAT_OPTIONS = [
     ("capture", "--timeout", ("corpus.csv", "--passages", "p.csv", "--top-k", "1", "--output", "out.arrow")),
     ("draft-cases", "--timeout", ("--passages", "p.csv", "--model", "m", "--n", "1", "--output", "out.csv")),
     ("fallback", "--threshold", (RUN, "--scores", "scores.arrow", "--signal", "grounded")),
+    ("agreement", "--target-precision", ("labels.csv", RUN)),
+    ("agreement", "--target-recall", ("labels.csv", RUN)),
 ]
 
 
