@@ -152,11 +152,13 @@ def _undefined(rows: Sequence[LabelAgreement]) -> list[str]:
     return lines
 
 
-def _target(row: LabelAgreement) -> str:
+def _target(row: LabelAgreement, *, named: bool = True) -> str:
+    """The threshold found for the target asked, ``named`` by its judge and label where no heading names them."""
     if row.target is None:
         return ""
     target, found = row.target, row.target.found
-    asked = f"{row.judge} {row.label}: the threshold of {row.signal} for {target.measure} >= {target.at_least:g}"
+    asked = f"the threshold of {row.signal} for {target.measure} >= {target.at_least:g}"
+    asked = f"{row.judge} {row.label}: {asked}" if named else asked[0].upper() + asked[1:]
     if found is None:
         return f"{asked}: none reaches it."
     return (
@@ -247,7 +249,13 @@ def _thresholds(row: LabelAgreement) -> dict[str, Any]:
         (f"{item['thresholds']:g}", share(item["precision"]), share(item["recall"]), share(item["flagged"]))
         for item in row.thresholds
     ]
-    return {"judge": row.judge, "label": row.label, "signal": row.signal, "rows": cells, "target": _target(row)}
+    return {
+        "judge": row.judge,
+        "label": row.label,
+        "signal": row.signal,
+        "rows": cells,
+        "target": _target(row, named=False),
+    }
 
 
 def _breakdown(row: LabelAgreement) -> dict[str, Any]:
