@@ -8,11 +8,11 @@ from typing import TYPE_CHECKING, TextIO
 
 import click
 
-from rag_compare.cli.gates import gate_of, say_gate
+from rag_compare.cli.gates import gate_of, say_gate, write_for_github
 from rag_compare.cli.options import PATH, Command, OutputPath, finite_float, format_option
 from rag_compare.cli.output import emit, wants_json
 from rag_compare.compute.gate_grammar import GATE_GRAMMAR
-from rag_compare.core.result import FORMATS, REPORT_FORMATS
+from rag_compare.core.result import CI_FORMATS, FORMATS, REPORT_FORMATS
 
 if TYPE_CHECKING:
     from rag_compare.compute.agreement import Agreement
@@ -71,7 +71,12 @@ def _pairs(ctx: click.Context, param: click.Parameter, values: Sequence[str]) ->
     type=finite_float(0, 1, min_open=True),
     help="Find each numeric signal's highest threshold whose recall is at least this.",
 )
-@format_option((*FORMATS, *REPORT_FORMATS), "Output for a terminal, for programs, or a report.", written_to="--output")
+@format_option(
+    (*FORMATS, *REPORT_FORMATS, *CI_FORMATS),
+    "Output for a terminal, for programs, a report, or CI with the gate's verdict (github: workflow commands, the "
+    "Markdown report as the job's summary; junit: JUnit XML).",
+    written_to="--output",
+)
 @click.option("--output", type=OutputPath("report", existing="replaced"), help="Write the output to this file.")
 @click.option(
     "--fail-on",
@@ -137,6 +142,12 @@ def _number(value: str, label: str) -> float:
 
 def _write(result: Agreement, output_format: str, output: Path | None, gate: GateResult | None) -> None:
     from rag_compare.report.rendering import write
+
+    if output_format == "github":
+        from rag_compare.report.github import write_agreement_github
+
+        write_for_github(lambda commands, summary: write_agreement_github(result, commands, summary, gate), output)
+        return
 
     def written(stream: TextIO) -> None:
         if output_format == "json":

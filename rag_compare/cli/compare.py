@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import os
-import sys
 from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING, NamedTuple, TextIO, cast
@@ -11,7 +9,7 @@ from typing import TYPE_CHECKING, NamedTuple, TextIO, cast
 import click
 
 from rag_compare.cli.exits import say
-from rag_compare.cli.gates import gate_of, say_gate
+from rag_compare.cli.gates import gate_of, say_gate, write_for_github
 from rag_compare.cli.options import (
     COMPARED,
     COMPARED_ON,
@@ -223,18 +221,10 @@ def _check_folder_format(output_format: str) -> None:
 def _write_github(
     comparison: Comparison, gate: GateResult | None, output: Path | None, *, all_cases: bool, max_cases: int | None
 ) -> None:
-    """The workflow commands on stdout; the Markdown report to ``output`` (atomically), else appended to
-    ``$GITHUB_STEP_SUMMARY`` (the job's summary page) when it is set, else on stdout after the commands."""
-    from rag_compare.io.outputs import check_output
+    """The workflow commands on stdout, the Markdown report as the job's summary (``write_for_github``)."""
     from rag_compare.report.github import write_github
 
-    def write(summary: TextIO) -> None:
-        write_github(comparison, sys.stdout, summary, all_cases=all_cases, max_cases=max_cases, gate=gate)
+    def write(commands: TextIO, summary: TextIO) -> None:
+        write_github(comparison, commands, summary, all_cases=all_cases, max_cases=max_cases, gate=gate)
 
-    step_summary = os.environ.get("GITHUB_STEP_SUMMARY")
-    if output is None and step_summary:
-        check_output(step_summary, "step summary", existing="updated")  # appended to, so never a FIFO
-        with open(step_summary, "a", encoding="utf-8") as summary:
-            write(summary)
-    else:
-        emit(write, output)
+    write_for_github(write, output)

@@ -1,20 +1,22 @@
-"""A release gate at the command line: the gate of ``--gate`` and ``--fail-on``, and its verdict said on stderr
-with exit code 1 when a condition held (``compare``, ``agreement``)."""
+"""A release gate at the command line: the gate of ``--gate`` and ``--fail-on``, its verdict said on stderr with
+exit code 1 when a condition held, and the ``github`` format's two outputs (``compare``, ``agreement``)."""
 
 from __future__ import annotations
 
+import os
 import sys
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, TextIO
 
 from rag_compare.cli.exits import EXIT_FOUND, say
+from rag_compare.cli.output import emit
 
 if TYPE_CHECKING:
     from rag_compare.compute.gate_result import GateResult
     from rag_compare.compute.gating import Gate
 
-__all__ = ["gate_of", "say_gate"]
+__all__ = ["gate_of", "say_gate", "write_for_github"]
 
 
 def gate_of(fail_on: Sequence[str], gate_file: Path | None, alpha: float | None) -> Gate | None:
@@ -44,3 +46,17 @@ def say_gate(result: GateResult | None) -> None:
     say(gate_verdict(result), err=True)
     if not result.passed:
         sys.exit(EXIT_FOUND)
+
+
+def write_for_github(write: Callable[[TextIO, TextIO], None], output: Path | None) -> None:
+    """``write(commands, summary)``: the workflow commands on stdout; the summary to ``output`` (atomically), else
+    appended to ``$GITHUB_STEP_SUMMARY`` (the job's summary page) when it is set, else on stdout after them."""
+    from rag_compare.io.outputs import check_output
+
+    step_summary = os.environ.get("GITHUB_STEP_SUMMARY")
+    if output is None and step_summary:
+        check_output(step_summary, "step summary", existing="updated")  # appended to, so never a FIFO
+        with open(step_summary, "a", encoding="utf-8") as summary:
+            write(sys.stdout, summary)
+    else:
+        emit(lambda summary: write(sys.stdout, summary), output)

@@ -105,6 +105,12 @@ def _row(row: LabelAgreement) -> tuple[str, ...]:
     )
 
 
+def agreement_line(row: LabelAgreement) -> str:
+    """A judge's figures on a label in one line: ``n 27, base rate 0.852, accuracy 1.000 [0.872, 1.000], ...``."""
+    cells = _row(row)
+    return ", ".join(f"{header} {cell}" for header, cell in zip(_HEADERS[2:], cells[2:], strict=True))
+
+
 def share(value: float | None) -> str:
     """A share in [0, 1] to 3 decimals; ``-`` when there is none."""
     return "-" if value is None else f"{value:.3f}"

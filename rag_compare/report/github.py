@@ -1,5 +1,5 @@
-"""A comparison for GitHub Actions: workflow commands that annotate the job, and the Markdown report as
-its summary.
+"""A comparison (or an agreement with people) for GitHub Actions: workflow commands that annotate the job, and
+the Markdown report as its summary.
 
 The commands, in order: ``::warning title=rag-compare::...`` for each of the comparison's warnings,
 ``::error title=rag-compare gate::CONDITION: NUMBERS`` for each gate condition that held, a warning for
@@ -18,10 +18,20 @@ from rag_compare.core.result import DEFAULT_MAX_CASES, terminal_safe
 from rag_compare.report.documents import write_report
 
 if TYPE_CHECKING:
+    from rag_compare.compute.agreement import Agreement
     from rag_compare.compute.comparison import Comparison
     from rag_compare.compute.gate_result import GateResult
 
-__all__ = ["GATE_TITLE", "TITLE", "escape_data", "escape_property", "workflow_commands", "write_github"]
+__all__ = [
+    "GATE_TITLE",
+    "TITLE",
+    "agreement_commands",
+    "escape_data",
+    "escape_property",
+    "workflow_commands",
+    "write_agreement_github",
+    "write_github",
+]
 
 TITLE = "rag-compare"
 """The title of the warnings and of the notice."""
@@ -42,15 +52,38 @@ def escape_property(text: str) -> str:
 def workflow_commands(comparison: Comparison, gate: GateResult | None = None) -> list[str]:
     """The workflow command lines (without line ends) for ``comparison`` and the verdict of ``gate``."""
     lines = [_command("warning", TITLE, warning) for warning in comparison.warnings]
-    if gate is not None:
-        lines += [_command("error", GATE_TITLE, f"{result.condition}: {result.numbers}") for result in gate.held]
-    if gate is not None:
-        lines += [
-            _command("warning", TITLE, f"gate condition {result.condition} was not evaluated: {result.numbers}")
-            for result in gate.conditions
-            if not result.evaluated and not result.held
-        ]
-    return [*lines, _command("notice", TITLE, _summary_line(comparison, gate))]
+    line = (
+        f"{comparison.baseline.name} → {comparison.candidate.name}: "
+        f"{counted(comparison.n_cases, 'case')}: {comparison.counts_text(', ')}"
+    )
+    return [*lines, *_gate_commands(gate), _command("notice", TITLE, _with_verdict(line, gate))]
+
+
+def agreement_commands(result: Agreement, gate: GateResult | None = None) -> list[str]:
+    """The workflow command lines for an agreement with people and the verdict of ``gate``."""
+    judges = counted(len(result.judges), "judge")
+    line = f"{judges} measured against people ({result.human['source']}): {counted(len(result.rows), 'label')}"
+    return [*_gate_commands(gate), _command("notice", TITLE, _with_verdict(line, gate))]
+
+
+def write_agreement_github(result: Agreement, commands: TextIO, summary: TextIO, gate: GateResult | None) -> None:
+    """Write the workflow commands to ``commands``, then the Markdown agreement report to ``summary``."""
+    from rag_compare.report.agreement import write_agreement
+
+    commands.write("".join(f"{line}\n" for line in agreement_commands(result, gate)))
+    write_agreement(result, summary, "markdown", gate=gate)
+
+
+def _gate_commands(gate: GateResult | None) -> list[str]:
+    """An error per gate condition that held, a warning per one that could not be evaluated."""
+    if gate is None:
+        return []
+    held = [_command("error", GATE_TITLE, f"{result.condition}: {result.numbers}") for result in gate.held]
+    return held + [
+        _command("warning", TITLE, f"gate condition {result.condition} was not evaluated: {result.numbers}")
+        for result in gate.conditions
+        if not result.evaluated and not result.held
+    ]
 
 
 def write_github(
@@ -72,12 +105,8 @@ def _command(name: str, title: str, message: str) -> str:
     return f"::{name} title={escape_property(title)}::{escape_data(terminal_safe(redact(message)))}"
 
 
-def _summary_line(comparison: Comparison, gate: GateResult | None) -> str:
-    """``baseline → candidate: 35 cases: regressed 4, improved 5; gate failed: 1 of 3 conditions held``."""
-    line = (
-        f"{comparison.baseline.name} → {comparison.candidate.name}: "
-        f"{counted(comparison.n_cases, 'case')}: {comparison.counts_text(', ')}"
-    )
+def _with_verdict(line: str, gate: GateResult | None) -> str:
+    """``line`` and the gate's verdict: ``...; gate failed: 1 of 3 conditions held``."""
     if gate is None:
         return line
     total = counted(len(gate.conditions), "condition")

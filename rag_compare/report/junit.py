@@ -13,6 +13,9 @@ One ``<testsuites>`` holds up to two suites, the comparison's warnings first in 
   (``left_out.STATUS``) and its ``<system-out>``, how many unreviewed synthetic cases a run left out by
   design in ``not_run.unreviewed_synthetic``.
 
+An agreement with people is written the same way: the gate's suite, then ``rag-compare agreement``, a passing
+test case per judge (``classname``) and label (``name``), its figures in ``<system-out>``.
+
 The XML is built by ``xml.etree.ElementTree``; every text from data goes through ``xml_safe`` first, and
 every text and attribute of the tree is redacted (``credentials.redact``) before it is written.
 """
@@ -31,12 +34,22 @@ from rag_compare.core.listing import counted
 from rag_compare.core.result import DEFAULT_MAX_CASES, shown_as_escapes
 
 if TYPE_CHECKING:
+    from rag_compare.compute.agreement import Agreement
     from rag_compare.compute.comparison import Comparison
     from rag_compare.compute.gate_result import ConditionResult, GateResult
 
-__all__ = ["CASES_SUITE", "FAILING_STATUSES", "GATE_SUITE", "write_junit", "xml_safe"]
+__all__ = [
+    "AGREEMENT_SUITE",
+    "CASES_SUITE",
+    "FAILING_STATUSES",
+    "GATE_SUITE",
+    "write_agreement_junit",
+    "write_junit",
+    "xml_safe",
+]
 
 GATE_SUITE = "rag-compare gate"
+AGREEMENT_SUITE = "rag-compare agreement"
 CASES_SUITE = "rag-compare cases"
 FAILING_STATUSES = (
     "regressed",
@@ -72,6 +85,28 @@ def write_junit(
         root.append(_gate_suite(gate))
     root.append(_cases_suite(comparison, max_cases))
     _warn(root[0], comparison.warnings)
+    _write_tree(root, stream)
+
+
+def write_agreement_junit(result: Agreement, stream: TextIO, *, gate: GateResult | None = None) -> None:
+    """Write an agreement with people and the verdict of ``gate`` as JUnit XML: the gate's suite, then a test
+    case per judge and label (its figures as output)."""
+    from rag_compare.report.agreement import agreement_line
+
+    root = ET.Element("testsuites", name="rag-compare")
+    if gate is not None:
+        root.append(_gate_suite(gate))
+    suite = _suite(AGREEMENT_SUITE, {"human": str(result.human["source"])})
+    for row in result.rows:
+        case = _element("testcase", classname=row.judge, name=row.label)
+        case.append(_element("system-out", agreement_line(row)))
+        suite.append(case)
+    root.append(_counted(suite))
+    _write_tree(root, stream)
+
+
+def _write_tree(root: ET.Element, stream: TextIO) -> None:
+    """Total the suites' counts on ``root``, redact it, and write it as an XML document."""
     for name in _COUNTS:
         root.set(name, str(sum(int(suite.get(name, "0")) for suite in root)))
     _redact_tree(root)

@@ -31,7 +31,7 @@ from rag_compare.report.agreement import agreement_text, write_agreement
 from rag_compare.report.comparison_text import comparison_text
 from rag_compare.report.documents import write_report
 from rag_compare.report.github import write_github
-from rag_compare.report.junit import write_junit
+from rag_compare.report.junit import write_agreement_junit, write_junit
 from rag_compare.report.page import notebook_page, write_page
 from rag_compare.report.preference import pairs_text
 from rag_compare.report.reviews import reviews_text
@@ -51,6 +51,8 @@ def write(result: Report, stream: TextIO, format: str, **options: Any) -> None:
         _write_comparison(result, stream, format, **options)
     elif isinstance(result, Agreement) and format in ("markdown", "html"):
         write_agreement(result, stream, format, gate=options.get("gate"))
+    elif isinstance(result, Agreement) and format == "junit":
+        write_agreement_junit(result, stream, gate=options.get("gate"))
     else:
         raise ValueError(f"a {type(result).__name__} renders as text or in a notebook, not as {format!r}")
 

@@ -9,6 +9,7 @@ from pathlib import Path
 
 import pytest
 from click.testing import Result
+from junitparser import JUnitXml
 
 from tests.helpers.reviews import CANDIDATE as HANDMADE_CANDIDATE
 
@@ -91,3 +92,23 @@ def test_a_label_outside_its_vocabulary_is_named_with_its_row(cli: Cli, tmp_path
     assert result.exit_code == 2
     assert "mostly" in result.stderr
     assert "yes, partly or no" in result.stderr
+
+
+def test_ci_formats_carry_the_agreement_gate(cli: Cli, tmp_path: Path) -> None:
+    gate = ("--fail-on", "specificity[retrieval_ok]<1.1", "--fail-on", "kappa[abstention_correct]<0.5")
+    summary = tmp_path / "summary.md"
+    github = cli(
+        "agreement", REVIEWS, CANDIDATE, *gate, "--format", "github", env={"GITHUB_STEP_SUMMARY": str(summary)}
+    )
+    assert github.exit_code == 1, github.output
+    commands = github.stdout.splitlines()
+    assert commands[0].startswith("::error title=rag-compare gate::specificity[retrieval_ok]<1.1: ")
+    assert commands[1].startswith("::warning title=rag-compare::gate condition kappa[abstention_correct]<0.5 was not")
+    assert commands[2].endswith("3 labels; gate failed: 1 of 2 conditions held")
+    assert "## Release gate" in summary.read_text()
+    junit = tmp_path / "agreement.xml"
+    assert cli("agreement", REVIEWS, CANDIDATE, *gate, "--output", junit).exit_code == 1
+    suites = {suite.name: suite for suite in JUnitXml.fromfile(str(junit))}
+    assert (suites["rag-compare gate"].tests, suites["rag-compare gate"].failures) == (2, 1)
+    cases = [(case.classname, case.name) for case in suites["rag-compare agreement"]]
+    assert ("offline judge of 'candidate'", "retrieval_ok") in cases
