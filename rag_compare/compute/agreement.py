@@ -4,16 +4,11 @@ People's labels (``io.labels``: a reviews file or a labels table) are paired wit
 the same answers (``judge_records``: a frozen run's offline judge, a scores file, a pairs file). A label maps
 to a signal by ``DEFAULT_SIGNALS`` (the first the judge holds), or as ``mapping`` says:
 
-=====================  ===========================================  ==================================
-label                  signal                                       the judge's call
-=====================  ===========================================  ==================================
-``abstention_correct``  ``abstention_correct``                       its true or false
-``grounded``           ``grounded``                                 yes at the threshold (1) or above,
-                                                                    no at 0, partly between
-``answer_correct``     ``correctness``, ``response``, ``helpfulness``  yes at the threshold (0.5) or above
-``retrieval_ok``       ``full_coverage``                            its true or false
-``preferred``          a pairs file's debiased ``verdict``           baseline, tie or candidate
-=====================  ===========================================  ==================================
+- ``abstention_correct``: ``abstention_correct``, its true or false;
+- ``grounded``: ``grounded``, yes at the threshold (1) or above, no at 0, partly between;
+- ``answer_correct``: ``correctness``, ``response`` or ``helpfulness``, yes at the threshold (0.5) or above;
+- ``retrieval_ok``: ``full_coverage``, its true or false;
+- ``preferred``: a pairs file's debiased ``verdict``: baseline, tie or candidate.
 
 A label given where the judge has no call is *not comparable*, counted apart by reason and never as a
 disagreement: the judge has no record of the case (``no record``), the record failed (``not answered``),
