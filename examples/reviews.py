@@ -51,7 +51,9 @@ def _verdict(row: dict[str, str]) -> dict[str, object]:
         "side": row["side"],
         "agree": corrected is None,
         "status": corrected,
-        "labels": {name: row[name] or None for name in ("answer_correct", "grounded", "abstention_correct", "retrieval_ok")},
+        "labels": {
+            name: row[name] or None for name in ("answer_correct", "grounded", "abstention_correct", "retrieval_ok")
+        },
         "comment": row["comment"],
     }
 
