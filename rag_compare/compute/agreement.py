@@ -45,6 +45,7 @@ from rag_compare.compute.label_pairing import (
 from rag_compare.compute.stats import mcnemar_counts_p
 from rag_compare.core.errors import AgreementError
 from rag_compare.core.input_paths import check_input
+from rag_compare.core.listing import counted
 from rag_compare.core.nesting import load_json
 from rag_compare.core.result import Report, to_json
 from rag_compare.core.signals import SIGNALS_BY_NAME
@@ -70,7 +71,12 @@ DEFAULT_SIGNALS: Mapping[str, tuple[str, ...]] = {
     "retrieval_ok": ("full_coverage",),
 }
 """The signals each label maps to, the first a judge holds; ``preferred`` maps to a pairs file's verdict."""
-DEFAULT_THRESHOLDS: Mapping[str, float] = {"grounded": 1.0, "answer_correct": 0.5}
+DEFAULT_THRESHOLDS: Mapping[str, float] = {
+    "answer_correct": 0.5,
+    "grounded": 1.0,
+    "abstention_correct": 0.5,
+    "retrieval_ok": 0.5,
+}
 """The score at or above which a numeric signal's call is ``yes``: ``grounded`` yes means every claim is
 supported, as people's yes does."""
 MIN_N = 20
@@ -116,10 +122,8 @@ class Agreement(Report):
     min_n: int = MIN_N
 
     def __repr__(self) -> str:
-        return (
-            f"<Agreement of {len(self.judges)} judge{'s' * (len(self.judges) != 1)} with people "
-            f"({self.human['source']}): {len(self.rows)} label{'s' * (len(self.rows) != 1)} measured>"
-        )
+        judges, labels = counted(len(self.judges), "judge"), counted(len(self.rows), "label")
+        return f"<Agreement of {judges} with people ({self.human['source']}): {labels} measured>"
 
     def to_dict(self) -> dict[str, Any]:
         """Plain data; ``disagreements`` lists every one, of each judge and label (``to_json`` writes the same
@@ -242,7 +246,7 @@ def _checked_mapping(mapping: Mapping[str, str] | None) -> dict[str, tuple[str, 
 
 
 def _checked_thresholds(thresholds: Mapping[str, float] | None) -> dict[str, float]:
-    chosen = {label: DEFAULT_THRESHOLDS.get(label, 0.5) for label in LABELS}
+    chosen = dict(DEFAULT_THRESHOLDS)
     for label, value in (thresholds or {}).items():
         if label not in LABELS:
             raise AgreementError(f"`thresholds`: unknown label {label!r}; give any of {', '.join(LABELS)}.")

@@ -221,14 +221,14 @@ def _bad_by_people(run: Run, labels: HumanLabels, label: str) -> pl.Series:
         )
     frame = labels.frame
     if labels.runs is not None:
-        sides = [side for side, reviewed in labels.runs.items() if reviewed["fingerprint"] == run.fingerprint]
-        if not sides:
+        side = labels.side_of(run.fingerprint)
+        if side is None:
             raise ScoresError(
                 f"{labels.source}: reviews of other runs than '{run.name}' ({run.fingerprint[:12]}); give people's "
                 "labels of this run."
             )
-        frame = frame.filter(pl.col("side") == sides[0])
-    elif frame.get_column("side").drop_nulls().n_unique() > 1:
+        frame = frame.filter(pl.col("side") == side)
+    elif len(labels.sides) > 1:
         raise ScoresError(f"{labels.source}: labels of two sides' answers; give the labels of this run's only.")
     key = ["case_id", *([REPEAT] if frame.get_column(REPEAT).is_not_null().any() else [])]
     given = frame.filter(pl.col(label).is_not_null()).select(*key, (pl.col(label) == "no").alias("bad"))

@@ -25,10 +25,8 @@ from rag_compare.io.pairs import Pairs, load_pairs
 from rag_compare.io.runs import FORMAT_VERSION, PAIRS_FORMAT, SCORES_FORMAT, OpenedRun, Run, frozen_format, open_run
 from rag_compare.io.scores import Scores, load_scores
 
-__all__ = ["JUDGE_KINDS", "JudgeRecords", "JudgeSource", "judge_records"]
+__all__ = ["JudgeRecords", "JudgeSource", "judge_records"]
 
-JUDGE_KINDS = ("run", "scores", "pairs")
-"""A judge measured against people: a frozen run's offline judge, a scores file, a pairs file."""
 JudgeSource = Run | OpenedRun | Scores | Pairs | str | Path
 _ATTRIBUTES = ("answerability", "category", LANGUAGE)
 

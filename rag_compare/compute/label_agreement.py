@@ -37,7 +37,6 @@ __all__ = [
     "BREAKDOWNS",
     "CLASSES",
     "ORDINAL",
-    "PAIRED_COLUMNS",
     "GroupAgreement",
     "LabelAgreement",
     "Proportion",
@@ -49,7 +48,6 @@ CLASSES: Mapping[str, tuple[str, ...]] = {**LABELS, "preferred": PREFERENCES}
 """Each label's classes (``yes`` first where it has one); an ordinal one's in order."""
 ORDINAL = ("grounded", "preferred")
 BREAKDOWNS = ("category", "answerability", "language")
-PAIRED_COLUMNS = ("human_class", "judge_class", "score", *BREAKDOWNS)
 SWEEP = tuple(round(step * 0.05, 2) for step in range(21))
 """The thresholds of the table a numeric signal gets: 0, 0.05, ..., 1."""
 
@@ -196,8 +194,9 @@ def measure_label(
     disagreements: pl.DataFrame,
     target: tuple[str, float] | None = None,
 ) -> LabelAgreement:
-    """The agreement of ``judge`` with people on ``label`` from ``paired`` (``PAIRED_COLUMNS``, one row per
-    answer both called); ``target``: the threshold to find, (``precision`` or ``recall``, at least)."""
+    """The agreement of ``judge`` with people on ``label`` from ``paired`` (one row per answer both called:
+    ``human_class``, ``judge_class``, ``score`` for a numeric signal, and any of ``BREAKDOWNS``); ``target``:
+    the threshold to find (``precision`` or ``recall``, at least)."""
     classes = CLASSES[label]
     attributes = [
         name for name in BREAKDOWNS if name in paired.columns and paired.get_column(name).null_count() < paired.height
@@ -205,6 +204,7 @@ def measure_label(
     counts = paired.group_by(*attributes, "human_class", "judge_class").len("count")
     table = _tables(counts, classes, [])[()]
     binary = label != "preferred"
+    overall = _group(None, table, binary)
     scored = paired.filter(pl.col("score").is_not_null()) if "score" in paired.columns else paired.clear()
     numeric = binary and threshold is not None and scored.height > 0
     return LabelAgreement(
@@ -212,15 +212,16 @@ def measure_label(
         label=label,
         signal=signal,
         threshold=threshold,
-        n=paired.height,
+        n=overall.n,
         not_comparable=dict(not_comparable),
         classes=classes,
         confusion=tuple(tuple(int(count) for count in row) for row in table),
-        accuracy=Proportion.of(int(np.trace(table)), paired.height),
-        base_rate=float(table[0].sum() / paired.height) if binary and paired.height else None,
-        kappa=cohen_kappa(table),
+        accuracy=overall.accuracy,
+        base_rate=float(table[0].sum() / overall.n) if binary and overall.n else None,
+        kappa=overall.kappa,
         weighted_kappa=_weighted(table) if label in ORDINAL else {},
-        **_rates(table, binary),
+        sensitivity=overall.sensitivity,
+        specificity=overall.specificity,
         auc=_auc(scored) if numeric else None,
         thresholds=tuple(_sweep(scored)) if numeric else (),
         target=_target(scored, target) if numeric and target is not None else None,
@@ -255,7 +256,7 @@ def _rates(table: _Table, binary: bool) -> dict[str, Proportion | None]:
     }
 
 
-def _weighted(table: np.ndarray[Any, np.dtype[np.int64]]) -> dict[str, Kappa]:
+def _weighted(table: _Table) -> dict[str, Kappa]:
     return {weights: cohen_kappa(table, weights=weights) for weights in ("linear", "quadratic")}
 
 

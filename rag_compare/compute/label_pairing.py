@@ -19,6 +19,7 @@ from rag_compare.compute.label_agreement import BREAKDOWNS, LabelAgreement, meas
 from rag_compare.core.contract import REPEAT
 from rag_compare.core.errors import AgreementError
 from rag_compare.core.listing import truncated
+from rag_compare.core.signals import JUDGE_FAILED
 from rag_compare.io.corpus import Corpus, load_corpus
 from rag_compare.io.labels import HumanLabels
 from rag_compare.io.verdicts import PREFERENCES, VERDICT_SIDES
@@ -101,12 +102,11 @@ def judged_answers(labels: HumanLabels, judge: JudgeRecords, side: str | None, r
     which record each row is, reused for a judge of the same runs whose records are in the same order (a run
     and its scores files)."""
     frame = labels.frame if labels.runs is None else _reviewed_side(labels, judge)
-    held = frame.get_column("side").drop_nulls().unique().sort().to_list()
     if side is not None:
         if side not in VERDICT_SIDES:
             raise AgreementError(f"`side` is baseline or candidate, not {side!r}.")
         frame = frame.filter(pl.col("side").is_null() | (pl.col("side") == side))
-    elif labels.runs is None and len(held) > 1 and judge.kind != "pairs":
+    elif labels.runs is None and len(labels.sides) > 1 and judge.kind != "pairs":
         raise AgreementError(
             f"{labels.source}: labels of both sides' answers (baseline and candidate), and a labels table does not "
             "say which runs those are: give `side`, or measure against a reviews file."
@@ -155,11 +155,11 @@ def _reviewed_side(labels: HumanLabels, judge: JudgeRecords) -> pl.DataFrame:
     runs = labels.runs or {}
     reviewed = tuple(str(runs[name]["fingerprint"]) for name in VERDICT_SIDES)
     judged = tuple(str(run["fingerprint"]) for run in judge.runs)
-    sides = [name for name, fingerprint in zip(VERDICT_SIDES, reviewed, strict=True) if fingerprint in judged]
     if judged == reviewed:
         return labels.frame
-    if judge.kind != "pairs" and sides:
-        return labels.frame.filter(pl.col("side") == sides[0])
+    side = labels.side_of(judged[0])
+    if judge.kind != "pairs" and side is not None:
+        return labels.frame.filter(pl.col("side") == side)
     shown = " → ".join(f"'{runs[name]['name']}' ({reviewed[index][:12]})" for index, name in enumerate(VERDICT_SIDES))
     of = " and ".join(f"'{run['name']}' ({str(run['fingerprint'])[:12]})" for run in judge.runs)
     raise AgreementError(
@@ -285,7 +285,7 @@ def _reason(dtype: pl.DataType) -> pl.Expr:
         .then(pl.lit("no record"))
         .when(status == "not_judged")
         .then(pl.lit("not answered"))
-        .when(status == "judge_failed")
+        .when(status == JUDGE_FAILED)
         .then(pl.lit("judge failed"))
     )
     if dtype == pl.String:

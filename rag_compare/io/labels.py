@@ -67,6 +67,17 @@ class HumanLabels:
         counts = self.frame.select(pl.col(HUMAN_LABELS).is_not_null().any())
         return tuple(name for name in HUMAN_LABELS if counts.item(0, name))
 
+    @property
+    def sides(self) -> list[str]:
+        """The sides the rows name, sorted (a table without a ``side`` column: none)."""
+        return sorted(self.frame.get_column("side").drop_nulls().unique().to_list())
+
+    def side_of(self, fingerprint: str) -> str | None:
+        """The side of a reviews file whose run has ``fingerprint`` (the baseline first); None for a table, or
+        for a run the reviews are not of."""
+        runs = self.runs or {}
+        return next((side for side, run in runs.items() if str(run["fingerprint"]) == fingerprint), None)
+
     def describe(self) -> dict[str, Any]:
         """What an agreement report records of these labels."""
         runs = None if self.runs is None else {side: dict(run) for side, run in self.runs.items()}

@@ -42,51 +42,42 @@ _HEADERS = ("judge", "label", "n", "base rate", "accuracy", "kappa", "sensitivit
 
 
 def agreement_text(result: Agreement) -> str:
-    """The summary of an agreement: its sources, a row per judge and label, and the parts below."""
+    """The summary of an agreement: its sources, a row per judge and label, and the parts below (the cells the
+    Markdown and HTML reports show, ``agreement_context``)."""
+    shown = agreement_context(result, None)
     judges = [
         (str(index), judge["name"], judge["kind"], judge["path"] or "") for index, judge in enumerate(result.judges, 1)
     ]
     parts = [
         f"People's labels: {result.human['source']} ({result.human['kind']})",
         text_table(("", "judge", "kind", "path"), judges, title="Judges"),
-        text_table(_HEADERS, [_row(row) for row in result.rows], title="Agreement with people (95% intervals)"),
+        text_table(_HEADERS, shown["rows"], title="Agreement with people (95% intervals)"),
+        *_optional_parts(result, shown),
+        HOW_TO_READ,
     ]
-    parts += _optional_parts(result)
-    parts.append(HOW_TO_READ)
     return "\n\n".join(parts) + "\n"
 
 
-def _optional_parts(result: Agreement) -> list[str]:
+def _optional_parts(result: Agreement, shown: dict[str, Any]) -> list[str]:
     """What a report adds where it applies: reasons, weighted kappa, thresholds, tests, disagreements."""
     parts = []
-    undefined = _undefined(result.rows)
-    if undefined:
-        parts.append("Undefined:\n" + "\n".join(f"  {line}" for line in undefined))
-    skipped = [
-        f"  {row.judge} {row.label}: {counts_line(dict(row.not_comparable), ', ')}"
-        for row in result.rows
-        if row.not_comparable
-    ]
-    if skipped:
+    if shown["undefined"]:
+        parts.append("Undefined:\n" + "\n".join(f"  {line}" for line in shown["undefined"]))
+    if shown["not_comparable"]:
+        skipped = [f"  {judge} {label}: {counts}" for judge, label, counts in shown["not_comparable"]]
         parts.append(
             "Not comparable (labels the judge has no call on, never counted as disagreement):\n" + "\n".join(skipped)
         )
-    unmeasured = [(item.judge, item.label, item.reason) for item in result.unmeasured]
-    if unmeasured:
-        parts.append(text_table(("judge", "label", "not measured, because"), unmeasured, title="Not measured"))
-    weighted = [
-        (row.judge, row.label, *(_kappa(row.weighted_kappa[name]) for name in ("linear", "quadratic")))
-        for row in result.rows
-        if row.weighted_kappa
-    ]
-    if weighted:
-        parts.append(
-            text_table(("judge", "label", "linear", "quadratic"), weighted, title="Weighted kappa (ordinal labels)")
-        )
+    if shown["unmeasured"]:
+        parts.append(text_table(("judge", "label", "not measured, because"), shown["unmeasured"], title="Not measured"))
+    if shown["weighted"]:
+        weighted = ("judge", "label", "linear", "quadratic")
+        parts.append(text_table(weighted, shown["weighted"], title="Weighted kappa (ordinal labels)"))
     parts += [part for row in result.rows for part in (_target(row),) if part]
-    if result.tests:
-        parts.append(_tests(result))
-    parts += [part for row in result.rows for part in (_disagreements(row),) if part]
+    if shown["tests"]:
+        tests = ("label", "first", "second", "n", "only first right", "only second right", "p (exact McNemar)")
+        parts.append(text_table(tests, shown["tests"], title="Judges compared on the same answers"))
+    parts += [_disagreements(listed) for listed in shown["disagreements"]]
     return parts
 
 
@@ -173,18 +164,10 @@ def _target(row: LabelAgreement, *, named: bool = True) -> str:
     )
 
 
-def _tests(result: Agreement) -> str:
-    rows = [_test_cells(test) for test in result.tests]
-    headers = ("label", "first", "second", "n", "only first right", "only second right", "p (exact McNemar)")
-    return text_table(headers, rows, title="Judges compared on the same answers")
-
-
-def _disagreements(row: LabelAgreement) -> str:
-    listed = _disagreement_rows(row)
-    if not listed["count"]:
-        return ""
+def _disagreements(listed: dict[str, Any]) -> str:
+    """The first disagreements of a judge on a label (``_disagreement_rows``), and how many more there are."""
     more = listed["count"] - len(listed["rows"])
-    title = f"{row.judge} and people disagree on {row.label}: {counted(listed['count'], 'answer')}"
+    title = f"{listed['judge']} and people disagree on {listed['label']}: {counted(listed['count'], 'answer')}"
     table = text_table(("case", "side", "people", "judge", "comment", "review page"), listed["rows"], title=title)
     return table + (f"\n... and {more:,} more (the JSON lists every one)" if more > 0 else "")
 
