@@ -207,6 +207,7 @@ def measure_label(
     overall = _group(None, table, binary)
     scored = paired.filter(pl.col("score").is_not_null()) if "score" in paired.columns else paired.clear()
     numeric = binary and threshold is not None and scored.height > 0
+    scores = _scores(scored) if numeric else None
     return LabelAgreement(
         judge=judge,
         label=label,
@@ -222,9 +223,9 @@ def measure_label(
         weighted_kappa=_weighted(table) if label in ORDINAL else {},
         sensitivity=overall.sensitivity,
         specificity=overall.specificity,
-        auc=_auc(scored) if numeric else None,
-        thresholds=tuple(_sweep(scored)) if numeric else (),
-        target=_target(scored, target) if numeric and target is not None else None,
+        auc=None if scores is None else roc_auc(*scores),
+        thresholds=() if scores is None else tuple(threshold_table(*scores, SWEEP).rows()),
+        target=None if scores is None or target is None else _target(scores, target),
         breakdowns={name: _groups(counts, classes, name, binary) for name in attributes},
         disagreements=disagreements,
     )
@@ -260,24 +261,19 @@ def _weighted(table: _Table) -> dict[str, Kappa]:
     return {weights: cohen_kappa(table, weights=weights) for weights in ("linear", "quadratic")}
 
 
-def _scores(scored: pl.DataFrame) -> tuple[np.ndarray[Any, np.dtype[np.float64]], np.ndarray[Any, np.dtype[np.bool_]]]:
+_Scores = tuple[np.ndarray[Any, np.dtype[np.float64]], np.ndarray[Any, np.dtype[np.bool_]]]
+"""The judge's scores and whether people said yes, answer by answer."""
+
+
+def _scores(scored: pl.DataFrame) -> _Scores:
     return scored.get_column("score").cast(pl.Float64).to_numpy(), (
         scored.get_column("human_class") == "yes"
     ).to_numpy()
 
 
-def _auc(scored: pl.DataFrame) -> Auc:
-    return roc_auc(*_scores(scored))
-
-
-def _sweep(scored: pl.DataFrame) -> list[dict[str, Any]]:
-    return threshold_table(*_scores(scored), SWEEP).rows()
-
-
-def _target(scored: pl.DataFrame, target: tuple[str, float]) -> Target:
+def _target(scores: _Scores, target: tuple[str, float]) -> Target:
     measure, at_least = target
-    found = threshold_for(*_scores(scored), **{measure: at_least})
-    return Target(measure, at_least, found)
+    return Target(measure, at_least, threshold_for(*scores, **{measure: at_least}))
 
 
 def _groups(counts: pl.DataFrame, classes: Sequence[str], name: str, binary: bool) -> tuple[GroupAgreement, ...]:
