@@ -1,6 +1,6 @@
 """How well one judge agrees with people on one label: the measures of ``Agreement``, from the paired calls.
 
-The paired frame (``PAIRED_COLUMNS``) holds, per labelled answer both people and the judge called, people's
+The paired frame holds, per labelled answer both people and the judge called, people's
 class and the judge's (``human_class``, ``judge_class``: a label's values, ``CLASSES``), the judge's score
 where its signal is a number, and the breakdown attributes. A yes/no label's positive class is ``yes``:
 sensitivity is the share of people's ``yes`` the judge also calls ``yes``, specificity the share of their
