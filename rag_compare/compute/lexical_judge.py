@@ -353,7 +353,7 @@ def _found(pairs: pl.DataFrame, haystacks: pl.Series, kind: _Kind) -> pl.Series:
     for _ in range(_ROUNDS):
         if work.height == 0:
             break
-        located = work.with_columns(at=pl.col("start") + rest.str.find(pl.col("needle"), literal=True).cast(pl.Int64))
+        located = work.with_columns(at=pl.col("start") + _byte_offset(rest, pl.col("needle")))
         located = located.drop_nulls("at")
         whole = kind.whole(located)
         found = found.scatter(located.filter(whole).get_column("pair"), True)
@@ -364,6 +364,14 @@ def _found(pairs: pl.DataFrame, haystacks: pl.Series, kind: _Kind) -> pl.Series:
     if undecided.height == 0:
         return found
     return found.scatter(undecided.filter(kind.among_tokens).get_column("pair"), True)
+
+
+def _byte_offset(text: pl.Expr, needle: pl.Expr) -> pl.Expr:
+    """The offset in bytes of ``needle``'s first occurrence in ``text``, null where it has none: the length in
+    bytes of what comes before it (``str.find`` counts bytes in some Polars releases, characters in others)."""
+    parts = text.str.split_exact(needle, 1)
+    before, after = parts.struct.field("field_0"), parts.struct.field("field_1")
+    return pl.when(after.is_not_null()).then(before.str.len_bytes().cast(pl.Int64))
 
 
 def _byte(offset: int) -> pl.Expr:

@@ -309,6 +309,15 @@ def test_sentences_copied_from_the_context_are_fully_grounded(sentences: list[st
     assert judged(" ".join(copied), context="\n".join(sentences))["grounded"] == 1.0
 
 
+@pytest.mark.parametrize(
+    "context", ["Zürich.\nstays.", "Hotel.\nHotel.\nZürich.\nstays.", "Größe stays: Zürich stays."]
+)
+def test_a_word_after_a_character_past_ascii_is_found_where_it_is(context: str) -> None:
+    """The search goes by byte offsets: a two-byte character before the word must not shift where it is looked
+    for (a search counting characters put it one byte early, and the copied sentence was judged unsupported)."""
+    assert judged("stays.", context=context)["grounded"] == 1.0
+
+
 def test_records_are_judged_in_slices_of_one_size_a_multiple_of_the_threads() -> None:
     from rag_compare.compute.lexical_judge import _slice_size
 
