@@ -15,7 +15,7 @@ from dataclasses import dataclass
 
 import polars as pl
 
-from rag_compare.compute.case_status import CASE_STATUSES, SIDES, case_status, with_reasons
+from rag_compare.compute.case_status import CASE_STATUSES, SIDES, case_stage, case_status, with_reasons
 from rag_compare.compute.partials import AggregatePartial, BreakdownPartial, aggregate_partial, breakdown_partial
 from rag_compare.compute.repeats import (
     FLAKY_SCHEMA,
@@ -166,13 +166,10 @@ def join_bucket(
         joined = joined.join(preference, on="case_id", how="left", maintain_order="left")
     signals = signals_in(joined.columns, prefix="baseline_")
     status_rules = {"reduced": rules.reduced, "preferred": rules.preferred}
-    cases = with_reasons(
-        joined.with_columns(case_status(signals, rules.tolerance, **status_rules)),
-        signals,
-        rules.tolerance,
-        **status_rules,
-    )
-    first = ("case_id", "status", "reasons", *NARROW_LABELS)
+    statuses = joined.with_columns(case_status(signals, rules.tolerance, **status_rules))
+    staged = statuses.with_columns(case_stage(signals, rules.tolerance, **status_rules))
+    cases = with_reasons(staged, signals, rules.tolerance, **status_rules)
+    first = ("case_id", "status", "stage", "reasons", "reason_stages", *NARROW_LABELS)
     cases = cases.select(*first, pl.exclude(*first))
     counts = count_by(cases.select(pl.col("status").cast(pl.String)), "status", CASE_STATUSES)
     return BucketResult(

@@ -56,7 +56,9 @@ def case_summaries(comparison: Comparison, cases: pl.DataFrame, texts: pl.DataFr
             cases.select(
                 "case_id",
                 pl.col("status").cast(pl.String),
+                pl.col("stage").cast(pl.String),
                 "reasons",
+                pl.col("reason_stages").cast(pl.List(pl.String)),
                 "category",
                 "answerability",
                 _deltas(comparison, cases.columns).alias("deltas"),
@@ -67,7 +69,18 @@ def case_summaries(comparison: Comparison, cases: pl.DataFrame, texts: pl.DataFr
         ],
         how="horizontal",
     )
-    order = ("case_id", "status", "reasons", "category", "answerability", LANGUAGE, "question", "deltas")
+    order = (
+        "case_id",
+        "status",
+        "stage",
+        "reasons",
+        "reason_stages",
+        "category",
+        "answerability",
+        LANGUAGE,
+        "question",
+        "deltas",
+    )
     return [{name: _plain(row[name]) for name in order} for row in summaries.iter_rows(named=True)]
 
 

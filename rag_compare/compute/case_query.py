@@ -27,6 +27,7 @@ from rag_compare.core.contract import ANSWERABILITY, LANGUAGE
 from rag_compare.core.errors import QueryError
 from rag_compare.core.listing import truncated
 from rag_compare.core.rows import count_by
+from rag_compare.core.signals import STAGES
 
 if TYPE_CHECKING:
     from rag_compare.compute.comparison import Comparison
@@ -51,10 +52,10 @@ SEARCH_COLUMNS = ("question", "language", "baseline_answer", "candidate_answer")
 """The texts beside each case of the index: what search reads and a list shows."""
 SEARCHED = ("case_id", "question", "baseline_answer", "candidate_answer")
 """What a query's ``text`` is looked for in."""
-FACETS = ("category", "answerability", "language")
+FACETS = ("category", "answerability", "language", "stage")
 MAX_PAGE_SIZE = 500
 MAX_TEXT_CHARS = 1_000
-PARAMETERS = ("status", "category", "answerability", "language", "moved", "q", "sort", "page", "page_size")
+PARAMETERS = ("status", "category", "answerability", "language", "stage", "moved", "q", "sort", "page", "page_size")
 """The query-string parameters of ``CaseQuery.from_params``."""
 FLAKY = "flaky"
 """The index's column saying whether either side's repeats of the case disagree (``Comparison.flaky``)."""
@@ -91,17 +92,19 @@ def delta_expressions(signals: Iterable[str], *, preferred: bool) -> list[pl.Exp
 class CaseQuery:
     """Which cases to list, in what order, and which page of them.
 
-    Every filter given must hold: a case's status is one of ``statuses`` (none given: any), likewise its
-    category, answerability and language; every ``(signal, direction)`` of ``moved`` moved that way; and
-    ``text``, when not empty, is found (case-insensitive, as written, not a pattern) in its id, its question
-    or either answer. ``sort`` is ``case_id``, or ``delta:<signal>:asc`` / ``delta:<signal>:desc``: by that
-    delta, cases without one last, ties by ``case_id``. ``page`` counts from 1, ``page_size`` cases each.
+    Every filter given must hold: a case's status is one of ``statuses`` (none given: any), likewise its category,
+    answerability, language and stage (where it changed, see ``case_status``); every ``(signal, direction)`` of
+    ``moved`` moved that way; and ``text``, when not empty, is found (case-insensitive, as written, not a pattern)
+    in its id, its question or either answer. ``sort`` is ``case_id``, or ``delta:<signal>:asc`` /
+    ``delta:<signal>:desc``: by that delta, cases without one last, ties by ``case_id``. ``page`` counts from 1,
+    ``page_size`` cases each.
     """
 
     statuses: tuple[str, ...] = ()
     categories: tuple[str, ...] = ()
     answerabilities: tuple[str, ...] = ()
     languages: tuple[str, ...] = ()
+    stages: tuple[str, ...] = ()
     moved: tuple[tuple[str, Direction], ...] = ()
     text: str = ""
     sort: str = "case_id"
@@ -117,7 +120,7 @@ class CaseQuery:
             raise QueryError(f"`page_size` must be a whole number from 1 to {MAX_PAGE_SIZE}; got {self.page_size!r}.")
         if len(self.text) > MAX_TEXT_CHARS:
             raise QueryError(f"`text` is {len(self.text)} characters long; search for at most {MAX_TEXT_CHARS}.")
-        for name in ("statuses", "categories", "answerabilities", "languages", "moved", "text", "sort"):
+        for name in ("statuses", "categories", "answerabilities", "languages", "stages", "moved", "text", "sort"):
             value = getattr(self, name)
             texts = [value] if isinstance(value, str) else [text for item in value for text in _texts(item)]
             if not all(_is_text(text) for text in texts):
@@ -137,11 +140,11 @@ class CaseQuery:
         cls, params: Mapping[str, Sequence[str]], *, signals: Sequence[str], statuses: Sequence[str] = CASE_STATUSES
     ) -> CaseQuery:
         """The query a URL's query string asks for, its values by parameter (each may be given several
-        times): ``status``, ``category``, ``answerability``, ``language`` (each a value a case may have),
+        times): ``status``, ``category``, ``answerability``, ``language``, ``stage`` (each a value a case may have),
         ``moved`` (``<signal>:up`` or ``<signal>:down``), ``q`` (the search text), ``sort``, ``page`` and
         ``page_size``. An empty value is no filter. ``signals`` are those a query may name (``CaseIndex.signals``).
         Raises ``QueryError``, naming the parameter, for an unknown parameter, status, answerability,
-        signal or sort, a page that is not a whole number from 1, a page size over ``MAX_PAGE_SIZE``, or a
+        stage, signal or sort, a page that is not a whole number from 1, a page size over ``MAX_PAGE_SIZE``, or a
         parameter of one value given twice."""
         unknown = sorted(set(params) - set(PARAMETERS))
         if unknown:
@@ -155,6 +158,7 @@ class CaseQuery:
                 raise QueryError(f"`{name}` was given {len(given[name])} times; give it once.")
         _check_known("status", given["status"], statuses, "statuses")
         _check_known("answerability", given["answerability"], ANSWERABILITY, "answerability labels")
+        _check_known("stage", given["stage"], STAGES, "stages")
         if given["q"] and len(given["q"][0]) > MAX_TEXT_CHARS:
             raise QueryError(f"`q` is {len(given['q'][0])} characters long; search for at most {MAX_TEXT_CHARS}.")
         query = cls(
@@ -162,6 +166,7 @@ class CaseQuery:
             categories=_unique(given["category"]),
             answerabilities=_unique(given["answerability"]),
             languages=_unique(given["language"]),
+            stages=_unique(given["stage"]),
             moved=_unique(_moved(value) for value in given["moved"]),
             text=next(iter(given["q"]), "").strip(),
             sort=next(iter(given["sort"]), "case_id"),
@@ -350,6 +355,7 @@ class CaseIndex:
                 ("category", query.categories),
                 ("answerability", query.answerabilities),
                 ("language", query.languages),
+                ("stage", query.stages),
             )
             if values
         ]

@@ -8,6 +8,12 @@ is apart but a signal's mean moved, or the share of its failed samples did, is `
 repeats can explain the change. With a pairwise judge's verdicts, a case where nothing else moved is
 ``improved`` or ``regressed`` when the judge preferred a side in both orders. Otherwise it is ``unchanged``.
 
+A case's *stage* (see ``signals.STAGES``) is where in the pipeline it changed: ``failure`` for a side
+missing or failed, else the latest stage (answer, context, retrieval coverage, retrieval rank) of a signal
+that moved in its status' direction (both directions for ``mixed``; any move for ``unstable``, or
+``failure`` when only the share of failed repeats moved); a preference counts at the answer. An
+unchanged case has none. Each reason has the stage of what it names.
+
 The frame holds ``<side>_<signal>`` per side; with repeats (``reduced``, see ``repeats``) also each
 signal's ``_low``/``_high`` and the ``repeats``, ``failed_repeats`` and ``judge_failed_repeats`` counts.
 """
@@ -20,9 +26,9 @@ import polars as pl
 
 from rag_compare.core.contract import record_ok
 from rag_compare.core.rows import row_index, spread_by_row
-from rag_compare.core.signals import JUDGE_FAILED, Signal, judge_failed
+from rag_compare.core.signals import JUDGE_FAILED, STAGES, Signal, Stage, judge_failed
 
-__all__ = ["CASE_STATUSES", "SIDES", "case_status", "with_reasons"]
+__all__ = ["CASE_STATUSES", "SIDES", "STAGED_STATUSES", "STAGE_TYPE", "case_stage", "case_status", "with_reasons"]
 
 SIDES = ("baseline", "candidate")
 CASE_STATUSES = (
@@ -41,6 +47,11 @@ CASE_STATUSES = (
     "unstable",
     "unchanged",
 )
+STAGE_TYPE = pl.Enum(STAGES)
+_SIDE_STATUSES = CASE_STATUSES[:9]
+"""The statuses of a side missing, failed or judge-failed: their stage is ``failure``."""
+STAGED_STATUSES = ("regressed", "improved", "mixed", "unstable")
+"""The statuses whose cases may have changed at any stage (the others' is ``failure``, or none)."""
 _MAX_ERROR_CHARS = 200
 _REASON_DECIMALS = range(3, 16)
 """Decimals a reason may round its two numbers to: the fewest of these at which they differ."""
@@ -103,31 +114,93 @@ def case_status(
     return status.cast(pl.Enum(CASE_STATUSES)).alias("status")
 
 
+def case_stage(
+    signals: Sequence[Signal], tolerance: float, *, reduced: bool = False, preferred: bool = False
+) -> pl.Expr:
+    """Each case's ``stage`` (an ``Enum`` of ``STAGES``, null where unchanged), read beside its ``status``
+    column: the module's rule for stages."""
+    deciding = [signal for signal in signals if signal.decides_status]
+    moves = {signal.name: _moved(signal, tolerance, reduced) for signal in deciding}
+    stages = _signal_stages(deciding, tolerance, reduced)
+
+    def latest(holds: int) -> pl.Expr:
+        """The latest stage of a signal whose move ``holds`` (0 better, 1 worse, 2 moved at all)."""
+        indexed = (pl.when(moves[name][holds]).then(stage) for name, stage in stages.items())
+        return pl.max_horizontal(pl.lit(None, dtype=pl.UInt8), *indexed)
+
+    either = pl.max_horizontal(latest(0), latest(1))
+    failure, answer = _index("failure"), _index("answer")
+    status = pl.col("status").cast(pl.String)
+    index = (
+        pl.when(status.is_in(_SIDE_STATUSES))
+        .then(failure)
+        .when(status == "improved")
+        .then(latest(0).fill_null(answer) if preferred else latest(0))
+        .when(status == "regressed")
+        .then(latest(1).fill_null(answer) if preferred else latest(1))
+        .when(status == "mixed")
+        .then(either)
+        .when(status == "unstable")
+        .then(latest(2).fill_null(failure))
+    )
+    return _named(index).alias("stage")
+
+
+def _signal_stages(signals: Sequence[Signal], tolerance: float, reduced: bool) -> dict[str, pl.Expr]:
+    """Each signal's stage as its index in ``STAGES``: a rank signal's is ``retrieval_coverage`` in a case
+    where a coverage signal moved too."""
+    coverage = [signal for signal in signals if signal.stage == "retrieval_coverage"]
+    coverage_moved = pl.any_horizontal(pl.lit(False), *(_moved(signal, tolerance, reduced)[2] for signal in coverage))
+    stages: dict[str, pl.Expr] = {}
+    for signal in signals:
+        stage = _index(signal.stage)
+        if signal.stage == "retrieval_rank":
+            stage = pl.when(coverage_moved).then(_index("retrieval_coverage")).otherwise(stage)
+        stages[signal.name] = stage
+    return stages
+
+
+def _index(stage: Stage) -> pl.Expr:
+    return pl.lit(STAGES.index(stage), dtype=pl.UInt8)
+
+
+def _named(index: pl.Expr) -> pl.Expr:
+    """A stage's index in ``STAGES`` as the stage (null stays null)."""
+    return index.replace_strict(dict(enumerate(STAGES)), default=None, return_dtype=STAGE_TYPE)
+
+
 def with_reasons(
     cases: pl.DataFrame, signals: Sequence[Signal], tolerance: float, *, reduced: bool = False, preferred: bool = False
 ) -> pl.DataFrame:
     """``cases`` with ``reasons``: a side missing or failed (in some of its repeats), its judging failed,
-    then each status signal that moved; with ``preferred``, last, a pairwise judge's decided preference.
+    then each status signal that moved; with ``preferred``, last, a pairwise judge's decided preference;
+    and ``reason_stages``, each reason's stage.
 
     Reasons are made only where they apply (a side without an ok record, a signal that moved), as one
-    long frame of (row, reason), kind after kind in the order above, then gathered per case.
+    long frame of (row, reason, stage), kind after kind in the order above, then gathered per case.
     """
-    parts = [_reason_rows(cases, *_failure_reason(side, reduced)) for side in SIDES]
-    parts += [_reason_rows(cases, *_judge_failure_reason(side, reduced)) for side in SIDES]
-    for signal in (signal for signal in signals if signal.decides_status):
+    failure = _index("failure")
+    parts = [_reason_rows(cases, *_failure_reason(side, reduced), failure) for side in SIDES]
+    parts += [_reason_rows(cases, *_judge_failure_reason(side, reduced), failure) for side in SIDES]
+    deciding = [signal for signal in signals if signal.decides_status]
+    for signal, stage in zip(deciding, _signal_stages(deciding, tolerance, reduced).values(), strict=True):
         better, worse, shifted = _moved(signal, tolerance, reduced)
         direction = (
             pl.when(better).then(pl.lit("better")).when(worse).then(pl.lit("worse")).otherwise(pl.lit("within repeats"))
         )
         reason = pl.format(f"{signal.name} {{}} -> {{}} ({{}})", *_shown(signal, reduced), direction)
-        parts.append(_reason_rows(cases, shifted, reason))
+        parts.append(_reason_rows(cases, shifted, reason, stage))
     if preferred:
         chosen = pl.col("preferred")
         reason = pl.format("the pairwise judge preferred the {} in both orders", chosen)
-        parts.append(_reason_rows(cases, chosen.is_in(SIDES), reason))
-    by_row = pl.concat(parts).group_by("row").agg("reason").collect()  # a group keeps its rows' order
+        parts.append(_reason_rows(cases, chosen.is_in(SIDES), reason, _index("answer")))
+    by_row = pl.concat(parts).group_by("row").agg("reason", "stage").collect()  # a group keeps its rows' order
     reasons = spread_by_row(cases.height, by_row, "reason")
-    return cases.with_columns(reasons.fill_null(pl.lit([], dtype=pl.List(pl.String))).alias("reasons"))
+    stages = spread_by_row(cases.height, by_row, "stage")
+    return cases.with_columns(
+        reasons.fill_null(pl.lit([], dtype=pl.List(pl.String))).alias("reasons"),
+        stages.fill_null(pl.lit([], dtype=pl.List(STAGE_TYPE))).alias("reason_stages"),
+    )
 
 
 def _error(column: str) -> pl.Expr:
@@ -164,10 +237,11 @@ def _judge_failure_reason(side: str, reduced: bool) -> tuple[pl.Expr, pl.Expr]:
     return where, reason
 
 
-def _reason_rows(cases: pl.DataFrame, where: pl.Expr, reason: pl.Expr) -> pl.LazyFrame:
-    """``row`` and ``reason`` for the rows of ``cases`` where ``where`` holds (a query: the reasons of every
-    kind are made together, on every core)."""
-    return cases.lazy().with_columns(row_index()).filter(where).select("row", reason.alias("reason"))
+def _reason_rows(cases: pl.DataFrame, where: pl.Expr, reason: pl.Expr, stage: pl.Expr) -> pl.LazyFrame:
+    """``row``, ``reason`` and its ``stage`` for the rows of ``cases`` where ``where`` holds (a query: the
+    reasons of every kind are made together, on every core)."""
+    selected = (reason.alias("reason"), _named(stage).alias("stage"))
+    return cases.lazy().with_columns(row_index()).filter(where).select("row", *selected)
 
 
 def _shown(signal: Signal, reduced: bool) -> list[pl.Expr]:

@@ -9,13 +9,14 @@ from collections import deque
 from collections.abc import Generator, Mapping
 from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, field
+from functools import cached_property
 from pathlib import Path
 from types import MappingProxyType
 from typing import TYPE_CHECKING, Any, TextIO
 
 import polars as pl
 
-from rag_compare.compute.case_status import CASE_STATUSES, SIDES
+from rag_compare.compute.case_status import CASE_STATUSES, SIDES, STAGED_STATUSES
 from rag_compare.compute.case_table import CaseTable
 from rag_compare.compute.case_texts import SIDE_TEXTS, TEXT_LABELS, CaseTexts
 from rag_compare.compute.configdiff import ConfigChange
@@ -24,7 +25,7 @@ from rag_compare.compute.repeats import NoiseFloor
 from rag_compare.core.listing import counts_line
 from rag_compare.core.result import CI_FORMATS, DEFAULT_MAX_CASES, REPORT_FORMATS, Report, labelled, to_json
 from rag_compare.core.result import FORMATS as SUMMARY_FORMATS  # the text and JSON every result renders
-from rag_compare.core.signals import JUDGE_COLUMNS, Signal, signals_in
+from rag_compare.core.signals import JUDGE_COLUMNS, STAGE_PHRASES, STAGES, Signal, signals_in
 from rag_compare.io.outputs import check_output
 from rag_compare.io.runfile import atomic_directory
 from rag_compare.io.runs import OpenedRun, Run, json_ready
@@ -42,6 +43,7 @@ __all__ = [
     "SCHEMA_VERSION",
     "SCOPE_TITLES",
     "SIDES",
+    "STAGE_ORDER",
     "Comparison",
 ]
 
@@ -72,6 +74,8 @@ PART_ROWS = 1_000_000
 """Cases per Parquet part of a comparison written as a folder (``write_directory``)."""
 NOT_RUN = "not run: unreviewed synthetic"
 """How the counts name the unreviewed synthetic cases a run left out (``Comparison.unreviewed_left_out``)."""
+STAGE_ORDER: tuple[str, ...] = tuple(reversed(STAGES[:-1])) + STAGES[-1:]
+"""Stages as reports list them: the latest in the pipeline first, then failures."""
 SCOPE_TITLES = {
     "paired": "Paired: the cases with a value on both sides",
     "all_cases": "All cases: a missing or failed case counts at the signal's worst value",
@@ -117,7 +121,8 @@ class ComparedRun:
 class Comparison(Report):
     """Two runs compared case by case.
 
-    ``cases`` has one row per case: ``case_id``, ``status``, ``reasons``, ``answerability`` and
+    ``cases`` has one row per case: ``case_id``, ``status``, ``stage`` (where in the pipeline it changed,
+    see ``case_status``), ``reasons`` and each one's stage (``reason_stages``), ``answerability`` and
     ``category``, then per side (``baseline_``/``candidate_`` prefixes) its record's status and error,
     every signal, ``missing_from_context`` and how judging went (with repeats: each signal's mean and
     spread, and the sample counts; see ``repeats``). The texts, a case's question, acceptance note,
@@ -186,6 +191,34 @@ class Comparison(Report):
         if self.unreviewed_left_out:
             counts[NOT_RUN] = len(self.unreviewed_left_out)
         return counts_line(counts, separator)
+
+    @cached_property
+    def stage_counts(self) -> dict[str, dict[str, int]]:
+        """Per status of ``STAGED_STATUSES`` with cases, its cases per stage (``STAGE_ORDER``, those with
+        cases): ``{"regressed": {"answer": 3, "retrieval_rank": 1}}``."""
+        staged = (
+            self.scan_cases()
+            .select(pl.col("status").cast(pl.String), pl.col("stage").cast(pl.String))
+            .filter(pl.col("status").is_in(STAGED_STATUSES))
+            .group_by("status", "stage")
+            .len()
+            .collect()
+        )
+        found = {(status, stage): count for status, stage, count in staged.iter_rows()}
+        counts = {
+            status: {stage: found[status, stage] for stage in STAGE_ORDER if (status, stage) in found}
+            for status in STAGED_STATUSES
+        }
+        return {status: stages for status, stages in counts.items() if stages}
+
+    def stages_text(self) -> list[str]:
+        """A line per status of ``stage_counts``: ``regressed 7: 3 at the answer, 1 at the context, 2 at
+        retrieval coverage, 1 rank only``."""
+        return [
+            f"{status} {sum(stages.values())}: "
+            + ", ".join(f"{count} {STAGE_PHRASES[stage]}" for stage, count in stages.items())
+            for status, stages in self.stage_counts.items()
+        ]
 
     def scores_text(self) -> str:
         """The evaluators of the sides' scores, ``baseline openai (0123456789ab), candidate ...``; empty
@@ -354,6 +387,7 @@ class Comparison(Report):
             "evaluator": dict(self.evaluator),
             "config_diff": [dict(change) for change in self.config_diff],
             "counts": self.counts,
+            "stage_counts": self.stage_counts,
             "unreviewed_left_out": list(self.unreviewed_left_out),
             "aggregates": self.aggregates.to_dicts(),
             "breakdowns": self.breakdowns.to_dicts(),
@@ -387,7 +421,9 @@ class Comparison(Report):
         return cases.select(
             "case_id",
             pl.col("status").cast(pl.String),
+            pl.col("stage").cast(pl.String),
             "reasons",
+            pl.col("reason_stages").cast(pl.List(pl.String)),
             "category",
             "answerability",
             *preferred,

@@ -29,11 +29,13 @@ GATE_GRAMMAR = """\
 A gate condition is one of:
   STATUS                         at least one case has it: regressed, failed_in_candidate
   STATUS OP N, STATUS OP X%      a count, or a share of all compared cases: regressed>=3, regressed>2.5%
+  STATUS[stage=STAGE] [OP N|X%]  only its cases that changed at STAGE: regressed[stage=answer]>0
   [SCOPE.]SIGNAL:worse           its 95% CI lies on the worse side of 0 and its Holm p < alpha: recall:worse
   [SCOPE.]SIGNAL:MEASURE OP X    MEASURE delta, candidate or baseline: grounded:delta<-0.02
   error_rate OP X%               the share of cases whose candidate failed, was judge-failed or is missing
   MEASURE[LABEL] OP X            a judge's agreement with people (rag-compare agreement): kappa[grounded]<0.6
-OP is >, >=, < or <=; SCOPE is paired (the default) or all_cases; N is a whole number. MEASURE is kappa,
+OP is >, >=, < or <=; SCOPE is paired (the default) or all_cases; N is a whole number. STAGE is answer,
+context, retrieval_coverage or retrieval_rank (of improved, regressed, mixed or unstable). MEASURE is kappa,
 linear_kappa, quadratic_kappa, accuracy, sensitivity, specificity or auc; LABEL answer_correct, grounded,
 abstention_correct, retrieval_ok or preferred."""
 """The grammar, in a few lines: every message about a bad condition ends with it."""
@@ -45,6 +47,10 @@ _SCOPES = ("paired", "all_cases")
 ERROR_RATE = "error_rate"
 _FORM = re.compile(
     r"^\s*(?:(?P<scope>\w+)\s*\.\s*)?(?P<name>\w+)\s*(?::\s*(?P<measure>\w+)\s*)?"
+    r"(?:(?P<op>>=|<=|>|<)\s*(?P<number>[^\s%]*)\s*(?P<percent>%)?\s*)?$"
+)
+_STAGED_FORM = re.compile(
+    r"^\s*(?P<name>\w+)\s*\[\s*stage\s*=\s*(?P<stage>\w+)\s*\]\s*"
     r"(?:(?P<op>>=|<=|>|<)\s*(?P<number>[^\s%]*)\s*(?P<percent>%)?\s*)?$"
 )
 _AGREEMENT_FORM = re.compile(
@@ -59,13 +65,15 @@ _SHARE = re.compile(r"^(?:\d+(?:\.\d*)?|\.\d+)$")
 
 @dataclass(frozen=True)
 class StatusLimit:
-    """``STATUS`` (more than 0 cases), ``STATUS OP N`` or ``STATUS OP X%`` (a share of all compared cases)."""
+    """``STATUS`` (more than 0 cases), ``STATUS OP N`` or ``STATUS OP X%`` (a share of all compared cases);
+    with ``stage``, only the status' cases that changed at that stage are counted."""
 
     text: str
     status: str
     op: str
     limit: float
     share: bool
+    stage: str | None = None
 
 
 @dataclass(frozen=True)
@@ -128,6 +136,9 @@ def parse_condition(text: str) -> Condition:
     agreement = _AGREEMENT_FORM.match(text)
     if agreement is not None:
         return _agreement_limit(text, *agreement.group("measure", "label", "op", "number"))
+    staged = _STAGED_FORM.match(text)
+    if staged is not None:
+        return _staged_limit(text, staged)
     form = _FORM.match(text)
     if form is None:
         raise _refuse(text, "not a condition this grammar reads")
@@ -148,13 +159,33 @@ def parse_condition(text: str) -> Condition:
             text,
             f"unknown status {name}; use any of: {', '.join(CASE_STATUSES)} (a signal takes a measure: recall:worse)",
         )
+    return _status_limit(text, name, op, number, percent)
+
+
+def _status_limit(
+    text: str, status: str, op: str | None, number: str, percent: bool, stage: str | None = None
+) -> StatusLimit:
     if op is None:
-        return StatusLimit(text.strip(), name, ">", 0, share=False)
+        return StatusLimit(text.strip(), status, ">", 0, share=False, stage=stage)
     if percent:
-        return StatusLimit(text.strip(), name, op, _share(text, number), share=True)
+        return StatusLimit(text.strip(), status, op, _share(text, number), share=True, stage=stage)
     if not _WHOLE.match(number):
         raise _refuse(text, f"a count is a whole number of 0 or more, not {number!r} (a share ends with %)")
-    return StatusLimit(text.strip(), name, op, int(number), share=False)
+    return StatusLimit(text.strip(), status, op, int(number), share=False, stage=stage)
+
+
+def _staged_limit(text: str, form: re.Match[str]) -> StatusLimit:
+    """``STATUS[stage=STAGE]``, with its limit when it has one."""
+    from rag_compare.compute.case_status import STAGED_STATUSES
+    from rag_compare.core.signals import STAGES
+
+    status, stage, op = form.group("name", "stage", "op")
+    if status not in STAGED_STATUSES:
+        raise _refuse(text, f"only a status of {', '.join(STAGED_STATUSES)} takes a stage, not {status}")
+    stages = [name for name in STAGES if name != "failure"]
+    if stage not in stages:
+        raise _refuse(text, f"unknown stage {stage}; use one of: {', '.join(stages)}")
+    return _status_limit(text, status, op, form.group("number") or "", bool(form.group("percent")), stage)
 
 
 def _signal_limit(

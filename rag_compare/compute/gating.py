@@ -33,7 +33,7 @@ from rag_compare.compute.gate_grammar import (
 from rag_compare.compute.gate_result import ConditionResult, GateResult
 from rag_compare.core.contract import record_ok
 from rag_compare.core.errors import GateError
-from rag_compare.core.signals import SIGNALS_BY_NAME, judge_failed
+from rag_compare.core.signals import SIGNALS_BY_NAME, STAGE_PHRASES, judge_failed
 from rag_compare.io.gate_file import read_gate_file
 
 if TYPE_CHECKING:
@@ -163,8 +163,11 @@ def _share_result(condition: StatusLimit | ErrorRateLimit, count: int, total: in
 
 
 def _status_result(condition: StatusLimit, comparison: Comparison) -> ConditionResult:
-    count = comparison.counts[condition.status]
-    return _share_result(condition, count, comparison.n_cases, condition.status)
+    if condition.stage is None:
+        return _share_result(condition, comparison.counts[condition.status], comparison.n_cases, condition.status)
+    count = comparison.stage_counts.get(condition.status, {}).get(condition.stage, 0)
+    what = f"{condition.status} {STAGE_PHRASES[condition.stage]}"
+    return _share_result(condition, count, comparison.n_cases, what)
 
 
 def _error_rate_result(condition: ErrorRateLimit, comparison: Comparison) -> ConditionResult:

@@ -12,6 +12,7 @@ import polars as pl
 
 from rag_compare.compute.comparison import CASE_STATUSES, REPORTED_STATUSES, SCOPE_TITLES, SIDES
 from rag_compare.core.listing import truncated
+from rag_compare.core.signals import STAGE_PHRASES
 from rag_compare.report import preference
 from rag_compare.report.repeats import (
     FLAKY_HEADERS,
@@ -67,7 +68,8 @@ def comparison_text(comparison: Comparison) -> str:
     repeats = repeats_text(comparison)
     if repeats:
         parts.append(f"repeats: {repeats}")
-    parts.append(f"{comparison.n_cases} cases: {comparison.counts_text()}")
+    stages = "".join(f"\n  {line}" for line in comparison.stages_text())
+    parts.append(f"{comparison.n_cases} cases: {comparison.counts_text()}{stages}")
     noise = noise_rows(comparison)
     if noise:
         parts.append(f"{NOISE_TITLE}\n" + text_table(NOISE_HEADERS, noise))
@@ -122,11 +124,18 @@ def _cut_table(title: str, headers: Sequence[str], rows: Sequence[Sequence[str]]
 
 
 def _listed_cases(cases: pl.LazyFrame) -> str:
-    """The reported cases, in ``REPORTED_STATUSES`` order then by id, each with its reasons."""
+    """The reported cases, in ``REPORTED_STATUSES`` order then by id, each with where it changed (but a
+    failure's) and its reasons."""
     order = {status: rank for rank, status in enumerate(REPORTED_STATUSES)}
     judged = pl.col("preference_reason") if "preference_reason" in cases.collect_schema() else pl.lit(None, pl.String)
     listed = (
-        cases.select("case_id", pl.col("status").cast(pl.String), "reasons", judged.alias("judge"))
+        cases.select(
+            "case_id",
+            pl.col("status").cast(pl.String),
+            pl.col("stage").cast(pl.String).replace_strict(STAGE_PHRASES, default=None),
+            "reasons",
+            judged.alias("judge"),
+        )
         .filter(pl.col("status").is_in(REPORTED_STATUSES))
         .sort(pl.col("status").replace_strict(order, return_dtype=pl.Int32), "case_id")
         .collect()
@@ -137,12 +146,12 @@ def _listed_cases(cases: pl.LazyFrame) -> str:
     blocks = [
         "\n".join(
             [
-                f"{status:<{_STATUS_WIDTH}} {case_id}",
+                f"{status:<{_STATUS_WIDTH}} {case_id}" + (f"  ({stage})" if stage and stage != "a failure" else ""),
                 *(indent + reason for reason in reasons),
                 *([f"{indent}judge: {config_text(judge, _REASON_CHARS)}"] if judge else []),
             ]
         )
-        for case_id, status, reasons, judge in listed.head(_MAX_LISTED).iter_rows()
+        for case_id, status, stage, reasons, judge in listed.head(_MAX_LISTED).iter_rows()
     ]
     every = " (--format json lists every case)"
     shown = truncated(blocks, _MAX_LISTED, separator="\n", prefix="\n", suffix=every, total=listed.height)

@@ -28,12 +28,13 @@ import polars as pl
 
 from rag_compare._version import __version__
 from rag_compare.compute.aggregates import BREAKDOWN_COLUMNS, SCOPES
+from rag_compare.compute.case_status import STAGED_STATUSES
 from rag_compare.compute.comparison import NOT_RUN, REPORTED_STATUSES, SCOPE_TITLES, SIDES
 from rag_compare.compute.preference import PREFERENCE_COLUMNS
 from rag_compare.core.credentials import redactor
 from rag_compare.core.listing import truncated
 from rag_compare.core.result import DEFAULT_MAX_CASES, REPORT_FORMATS
-from rag_compare.core.signals import ALL_SIGNALS, JUDGE_FAILED, SCORE_SIGNALS
+from rag_compare.core.signals import ALL_SIGNALS, JUDGE_FAILED, SCORE_SIGNALS, STAGE_PHRASES
 from rag_compare.core.templates import template_environment
 from rag_compare.report import preference, repeats
 from rag_compare.report.charts import category_grid, delta_chart, delta_tone, status_chart, tone_of
@@ -77,6 +78,14 @@ def write_report(
     context["views"] = _case_views(comparison, listed_cases(comparison, listed, max_cases), context["answer_signals"])
     for chunk in template.generate(c=context, redact=redactor()):
         stream.write(chunk)
+
+
+def _stages(comparison: Comparison) -> dict[str, str]:
+    """Per status whose cases have stages, where they changed: ``3 at the answer, 1 rank only``."""
+    return {
+        status: ", ".join(f"{count} {STAGE_PHRASES[stage]}" for stage, count in stages.items())
+        for status, stages in comparison.stage_counts.items()
+    }
 
 
 def markdown_escape(value: object) -> str:
@@ -143,6 +152,7 @@ def report_context(
         "warnings": list(comparison.warnings),
         "total": comparison.n_cases,
         "counts": [(status, count, tone_of(status)) for status, count in counts.items()],
+        "stages": _stages(comparison),
         "not_run": _not_run(comparison.unreviewed_left_out),
         "status_chart": status_chart(counts),
         "aggregate_headers": AGGREGATE_HEADERS,
@@ -331,6 +341,7 @@ def _case_views(
         .select(
             "case_id",
             pl.col("status").cast(pl.String),
+            pl.col("stage").cast(pl.String).replace_strict(STAGE_PHRASES, default=None),
             "reasons",
             "answerability",
             "category",
@@ -345,6 +356,7 @@ def _case_views(
         views[row["status"]].append(
             {
                 "case_id": row["case_id"],
+                "stage": None if row["status"] not in STAGED_STATUSES else row["stage"],
                 "reasons": row["reasons"],
                 "question": row["question"],
                 "labels": [label for label in (row["answerability"], row["category"]) if label],

@@ -1,11 +1,11 @@
 """A comparison (or an agreement with people) for GitHub Actions: workflow commands that annotate the job, and
 the Markdown report as its summary.
 
-The commands, in order: ``::warning title=rag-compare::...`` for each of the comparison's warnings,
-``::error title=rag-compare gate::CONDITION: NUMBERS`` for each gate condition that held, a warning for
-each condition that could not be evaluated, and one ``::notice title=rag-compare::...`` with the case counts (and the
-gate's verdict). Text from data is redacted (no credential), made terminal-safe, then escaped as GitHub's
-toolkit escapes it, so no value can end a command or start another.
+The commands, in order: ``::warning title=rag-compare::...`` for each of the comparison's warnings, ``::error
+title=rag-compare gate::CONDITION: NUMBERS`` for each gate condition that held, a warning for each condition that
+could not be evaluated, and one ``::notice title=rag-compare::...`` with the case counts, where the changed cases
+changed (their stages), and the gate's verdict. Text from data is redacted (no credential), made terminal-safe,
+then escaped as GitHub's toolkit escapes it, so no value can end a command or start another.
 """
 
 from __future__ import annotations
@@ -55,6 +55,7 @@ def workflow_commands(comparison: Comparison, gate: GateResult | None = None) ->
     line = (
         f"{comparison.baseline.name} → {comparison.candidate.name}: "
         f"{counted(comparison.n_cases, 'case')}: {comparison.counts_text(', ')}"
+        + "".join(f"; {line}" for line in comparison.stages_text())
     )
     return [*lines, *_gate_commands(gate), _command("notice", TITLE, _with_verdict(line, gate))]
 

@@ -6,12 +6,12 @@ One ``<testsuites>`` holds up to two suites, the comparison's warnings first in 
 - ``rag-compare gate`` (with a gate only): a test case per condition, in the gate's order, named by the
   condition; a ``<failure>`` with its numbers when it held, ``<skipped>`` when it could not be
   evaluated, passed otherwise (its numbers in ``<system-out>``).
-- ``rag-compare cases``: a test case per case whose candidate side regressed, failed, was judge-failed
-  or is missing (``FAILING_STATUSES``: a missing candidate is an error of the candidate, as the gate's
-  error rate counts it), ``classname`` its status, ``name`` its id, its reasons in the failure. At most
-  ``max_cases`` per status, by case id; how many were left out is in the suite's properties
-  (``left_out.STATUS``) and its ``<system-out>``, how many unreviewed synthetic cases a run left out by
-  design in ``not_run.unreviewed_synthetic``.
+- ``rag-compare cases``: a test case per case whose candidate side regressed, failed, was judge-failed or is
+  missing (``FAILING_STATUSES``: a missing candidate is an error of the candidate, as the gate's error rate counts
+  it), ``classname`` its status, ``name`` its id, where it changed and its reasons in the failure. At most
+  ``max_cases`` per status, by case id; how many were left out is in the suite's properties (``left_out.STATUS``)
+  and its ``<system-out>``, how many unreviewed synthetic cases a run left out by design in
+  ``not_run.unreviewed_synthetic``.
 
 An agreement with people is written the same way: the gate's suite, then ``rag-compare agreement``, a passing
 test case per judge (``classname``) and label (``name``), its figures in ``<system-out>``.
@@ -29,9 +29,11 @@ from typing import TYPE_CHECKING, Any, TextIO
 
 import polars as pl
 
+from rag_compare.compute.case_status import STAGED_STATUSES
 from rag_compare.core.credentials import redactor
 from rag_compare.core.listing import counted
 from rag_compare.core.result import DEFAULT_MAX_CASES, shown_as_escapes
+from rag_compare.core.signals import STAGE_PHRASES
 
 if TYPE_CHECKING:
     from rag_compare.compute.agreement import Agreement
@@ -173,7 +175,12 @@ def _failing_cases(cases: pl.LazyFrame, max_cases: int | None) -> pl.DataFrame:
     texts not yet read)."""
     rank = pl.col("status").replace_strict({status: rank for rank, status in enumerate(FAILING_STATUSES)})
     failing = (
-        cases.select("case_id", pl.col("status").cast(pl.String), "reasons")
+        cases.select(
+            "case_id",
+            pl.col("status").cast(pl.String),
+            pl.col("stage").cast(pl.String).replace_strict(STAGE_PHRASES, default=None),
+            "reasons",
+        )
         .filter(pl.col("status").is_in(FAILING_STATUSES))
         .sort(rank, "case_id")
     )
@@ -184,7 +191,9 @@ def _failing_cases(cases: pl.LazyFrame, max_cases: int | None) -> pl.DataFrame:
 
 def _case(row: Mapping[str, Any]) -> ET.Element:
     reasons = row["reasons"] or [row["status"]]
+    where = [f"where it changed: {row['stage']}"] if row["status"] in STAGED_STATUSES else []
     details = [
+        *where,
         *reasons,
         f"question: {row['question']}",
         *(f"{side} answer: {row[f'{side}_answer']}" for side in ("baseline", "candidate") if row[f"{side}_answer"]),

@@ -1,8 +1,8 @@
 """What the interactive page's script is given: the comparison's signals and statuses, and in the static
 page the listed cases' details (``compute.case_details``), each passage's text once for the whole page.
 
-Static: ``{"mode": "static", "signals", "tolerance", "max_diff_words", "statuses", "packed"}``, ``packed``
-holding ``{"cases", "passages"}`` (see ``packed``);
+Static: ``{"mode": "static", "signals", "tolerance", "stage_phrases", "max_diff_words", "statuses", "packed"}``,
+``packed`` holding ``{"cases", "passages"}`` (see ``packed``);
 served: ``{"mode": "served", "api", "review", "token", "reviewer", "case_statuses", ...}`` without cases
 (``case_statuses``: every status a reviewer may say a case should have). ``statuses``: each
 status with cases, its tone, how many cases it has and how many the page lists; ``signals``: those a case's
@@ -22,7 +22,7 @@ from rag_compare.compute.case_details import MAX_DIFF_WORDS, case_details
 from rag_compare.compute.case_status import CASE_STATUSES, SIDES
 from rag_compare.compute.preference import PREFERENCE_COLUMNS
 from rag_compare.core.result import to_json
-from rag_compare.core.signals import JUDGE_COLUMNS, JUDGE_FAILED
+from rag_compare.core.signals import JUDGE_COLUMNS, JUDGE_FAILED, STAGE_PHRASES
 from rag_compare.report.charts import tone_of
 
 if TYPE_CHECKING:
@@ -81,6 +81,7 @@ def _common(comparison: Comparison, groups: Sequence[dict[str, Any]]) -> dict[st
     return {
         "signals": signals + ([_PREFERRED] if comparison.preference is not None else []),
         "tolerance": comparison.tolerance,
+        "stage_phrases": dict(STAGE_PHRASES),
         "max_diff_words": MAX_DIFF_WORDS,
         "statuses": [
             {

@@ -29,10 +29,12 @@ from rag_compare.core.digest import case_hash
 from rag_compare.core.signals import JUDGE_FAILED, Signal
 
 SIGNALS = (
-    Signal("continuous", flag=False, higher_is_better=True, applies_to="gold"),  # mostly distinct: Poisson
-    Signal("levels", flag=False, higher_is_better=True, applies_to="gold"),  # five levels: multinomial
-    Signal("flagged", flag=True, higher_is_better=False, applies_to="answerable"),  # McNemar
-    Signal("verdict", flag=False, higher_is_better=True, applies_to="all", judged=True),
+    Signal(
+        "continuous", flag=False, higher_is_better=True, applies_to="gold", stage="answer"
+    ),  # mostly distinct: Poisson
+    Signal("levels", flag=False, higher_is_better=True, applies_to="gold", stage="answer"),  # five levels: multinomial
+    Signal("flagged", flag=True, higher_is_better=False, applies_to="answerable", stage="answer"),  # McNemar
+    Signal("verdict", flag=False, higher_is_better=True, applies_to="all", stage="answer", judged=True),
 )
 STATISTICS = ["n", "ci_low", "ci_high", "p_value", "p_adjusted"]
 MEANS = ["baseline", "candidate", "delta", "baseline_within_variance", "candidate_within_variance"]

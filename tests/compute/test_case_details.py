@@ -23,7 +23,18 @@ from tests.helpers.data import HANDMADE_RUNS, ROOT, SMALL_CORPUS, SMALL_RECORDS
 EXAMPLES = ROOT / "runs"
 PASSAGES = ROOT / "corpora" / "handbook_passages.csv"
 REPEATS = ROOT / "tests" / "fixtures" / "repeats"
-SUMMARY_KEYS = ["case_id", "status", "reasons", "category", "answerability", "language", "question", "deltas"]
+SUMMARY_KEYS = [
+    "case_id",
+    "status",
+    "stage",
+    "reasons",
+    "reason_stages",
+    "category",
+    "answerability",
+    "language",
+    "question",
+    "deltas",
+]
 DETAIL_KEYS = [*SUMMARY_KEYS, "acceptance_note", "source_version", "required_passage_ids", "sides", "answer_diff"]
 SIDE_KEYS = [
     "present",
@@ -173,6 +184,7 @@ def test_deltas_are_candidate_minus_baseline_for_every_signal_flags_as_numbers(h
         assert summary["deltas"] == pytest.approx(expected)
         assert summary["case_id"] == row["case_id"]
         assert summary["status"] == row["status"]
+        assert (summary["stage"], summary["reason_stages"]) == (row["stage"], row["reason_stages"])
         assert [summary[name] for name in ("reasons", "category", "answerability")] == [
             row["reasons"],
             row["category"],

@@ -56,6 +56,7 @@ def test_the_index_holds_every_case_in_id_order_with_its_texts_deltas_and_facets
         "category": ("distractor", "rule", "rule_exception", "unanswerable", "version_conflict"),
         "answerability": ("answerable", "conflict", "unanswerable"),
         "language": (),
+        "stage": ("answer", "context", "failure"),
     }
 
 
@@ -132,6 +133,26 @@ def test_category_and_answerability_filter_and_several_values_are_either(index: 
         "sabbatical@2026-01",
         "stock-options@2026-01",
     ]
+
+
+def test_the_stage_filters_where_cases_changed_beside_the_status(index: CaseIndex) -> None:
+    # handmade: regressed 4 at the answer; mixed 3, 2 at the answer and equipment-budget@2026-01 at the context.
+    assert ids(index, params(index, stage="context")) == ["equipment-budget@2026-01"]
+    at_answer = index.query(params(index, stage="answer"))
+    assert {status: count for status, count in at_answer.counts.items() if count} == {
+        "improved": 5,
+        "regressed": 4,
+        "mixed": 2,
+    }
+    assert ids(index, params(index, stage=["answer", "context"], status="mixed")) == [
+        "equipment-budget@2026-01",
+        "meal-allowance-client-meal@2026-01",
+        "parental-leave-weeks@2025-01",
+    ]
+    failures = index.query(CaseQuery(stages=("failure",)))
+    assert failures.total == 4
+    with pytest.raises(QueryError, match="`stage`: unknown value 'model'; the stages are retrieval_rank"):
+        params(index, stage="model")
 
 
 def test_search_is_literal_and_case_insensitive_over_ids_questions_and_both_answers(index: CaseIndex) -> None:

@@ -35,13 +35,24 @@ def expected_cases() -> pl.DataFrame:
     return pl.read_ndjson(FIXTURE / "expected.jsonl")
 
 
-def test_every_status_and_its_reasons_as_worked_out_by_hand(runs: tuple[Run, Run]) -> None:
+def test_every_status_stage_and_reason_as_worked_out_by_hand(runs: tuple[Run, Run]) -> None:
     comparison = compare(*runs, corpus=FIXTURE / "corpus.csv")
-    got = comparison.cases.select("case_id", pl.col("status").cast(pl.String), "reasons")
+    strings = [pl.col(name).cast(pl.String) for name in ("status", "stage")]
+    got = comparison.cases.select("case_id", *strings, "reasons", pl.col("reason_stages").cast(pl.List(pl.String)))
     assert got.to_dicts() == expected_cases().to_dicts()
     assert set(comparison.counts) == set(CASE_STATUSES)
     assert comparison.counts["regressed"] == 3
     assert comparison.counts["missing_in_both"] == 1
+    assert comparison.stage_counts == {
+        "regressed": {"answer": 2, "context": 1},
+        "improved": {"answer": 1, "context": 1},
+        "mixed": {"answer": 1},
+    }
+    assert comparison.stages_text() == [
+        "regressed 3: 2 at the answer, 1 at the context",
+        "improved 2: 1 at the answer, 1 at the context",
+        "mixed 1: 1 at the answer",
+    ]
 
 
 def test_without_a_corpus_only_cases_of_the_runs_are_joined(runs: tuple[Run, Run]) -> None:
@@ -107,6 +118,7 @@ def test_json_has_exactly_the_documented_keys_and_round_trips(runs: tuple[Run, R
         "evaluator",
         "config_diff",
         "counts",
+        "stage_counts",
         "unreviewed_left_out",
         "aggregates",
         "breakdowns",
@@ -130,7 +142,9 @@ def test_json_has_exactly_the_documented_keys_and_round_trips(runs: tuple[Run, R
     assert list(cases["c-cut@v1"]) == [
         "case_id",
         "status",
+        "stage",
         "reasons",
+        "reason_stages",
         "category",
         "answerability",
         "baseline",

@@ -86,6 +86,11 @@ def _decided(comparison: Comparison, condition: str, alpha: float = 0.05) -> Con
             SignalLimit("paired.helpfulness:baseline>=1", "paired", "helpfulness", "baseline", ">=", 1),
         ),
         ("error_rate>5%", ErrorRateLimit("error_rate>5%", ">", 5)),
+        ("regressed[stage=answer]", StatusLimit("regressed[stage=answer]", "regressed", ">", 0, False, "answer")),
+        (
+            " mixed [ stage = context ] >= 10% ",
+            StatusLimit("mixed [ stage = context ] >= 10%", "mixed", ">=", 10, True, "context"),
+        ),
     ],
 )
 def test_every_form_parses(text: str, parsed: object) -> None:
@@ -144,6 +149,11 @@ def test_a_gate_without_conditions_cannot_be_made(conditions: tuple[()]) -> None
         ("error_rate", "error_rate is a share of all compared cases"),
         ("regressed=2", "not a condition this grammar reads"),
         ("regressed > 2 cases", "not a condition this grammar reads"),
+        ("regressed[stage=model]", "unknown stage model; use one of: retrieval_rank, retrieval_coverage, context"),
+        ("regressed[stage=failure]", "unknown stage failure"),
+        ("failed_in_candidate[stage=answer]", "only a status of regressed, improved, mixed, unstable takes a stage"),
+        ("regressed[stage=answer]>1.5", "a count is a whole number of 0 or more, not '1.5'"),
+        ("regressed[phase=answer]", "not a condition this grammar reads"),
     ],
 )
 def test_a_bad_condition_is_named_with_what_is_wrong_and_the_grammar(text: str, message: str) -> None:
@@ -188,6 +198,23 @@ def test_a_share_shows_the_digits_that_set_it_apart_from_its_limit(handmade: Com
     assert _decided(handmade, "regressed>11.9%").numbers == "4 of 34 cases (11.8%) regressed; the limit is > 11.9%"
     # 11.76% against 11.8%: shown with a fourth digit.
     assert _decided(handmade, "regressed>11.8%").numbers.startswith("4 of 34 cases (11.76%)")
+
+
+@pytest.mark.parametrize(
+    ("condition", "held", "numbers"),
+    [
+        # handmade: regressed 4, all at the answer; mixed 3, 2 at the answer and 1 at the context.
+        ("regressed[stage=answer]", True, "4 of 34 cases (11.8%) regressed at the answer; the limit is > 0"),
+        ("regressed[stage=context]", False, "0 of 34 cases (0%) regressed at the context; the limit is > 0"),
+        ("mixed[stage=context]>=1", True, "1 of 34 cases (2.94%) mixed at the context; the limit is >= 1"),
+        ("mixed[stage=answer]>5%", True, "2 of 34 cases (5.88%) mixed at the answer; the limit is > 5%"),
+        ("improved[stage=retrieval_rank]", False, "0 of 34 cases (0%) improved rank only; the limit is > 0"),
+    ],
+)
+def test_a_status_at_a_stage_counts_only_its_cases_that_changed_there(
+    handmade: Comparison, condition: str, held: bool, numbers: str
+) -> None:
+    assert _decided(handmade, condition) == ConditionResult(condition, held, True, numbers)
 
 
 def test_error_rate_counts_the_candidate_side_whatever_the_status(comparison: Comparison) -> None:

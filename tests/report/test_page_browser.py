@@ -12,6 +12,7 @@ import polars as pl
 import pytest
 
 from rag_compare import Comparison, compare, freeze_run, load_corpus
+from rag_compare.core.signals import STAGE_PHRASES
 from tests.helpers.browser import body_text, browser, console_problems, open_page
 from tests.helpers.hostile import PAGE_PAYLOAD, hostile_page_comparison
 from tests.helpers.page import page_parts
@@ -330,3 +331,25 @@ def test_the_context_highlights_required_passages_and_marks_where_one_was_cut(
         [[f"[required meal: {rule}]"], []],
         [[f"[required meal: {rule[:30]}]"], ["✂ cut: meal continues beyond the context"]],
     ]
+
+
+def test_the_stage_filter_lists_the_cases_that_changed_there_and_each_shows_its_stage(
+    browser: WebDriver, every_case: Path, examples: Comparison
+) -> None:
+    open_page(browser, every_case)
+    stages = examples.cases.select("case_id", pl.col("stage").cast(pl.String))
+    options = browser.execute_script(
+        "return [...document.querySelectorAll('#filter-stage option')].map(o => [o.value, o.textContent])"
+    )
+    present = sorted(stages.get_column("stage").drop_nulls().unique())
+    assert options == [["", "any stage"], *([stage, STAGE_PHRASES[stage]] for stage in present)]
+    choose(browser, "filter-stage", "answer")
+    at_answer = stages.filter(pl.col("stage") == "answer").get_column("case_id")
+    assert len(at_answer) > 0
+    assert sorted(listed(browser)) == sorted(at_answer)
+    tags = browser.execute_script(
+        "return [...document.querySelectorAll('#case-list details.case .tag.stage')].map(e => e.textContent.trim())"
+    )
+    assert tags == ["at the answer"] * len(at_answer)
+    browser.find_element("id", "clear-filters").click()
+    assert len(listed(browser)) == examples.n_cases

@@ -89,7 +89,7 @@ def test_the_text_shows_the_counts_the_win_rate_and_the_position_bias(comparison
 def test_the_text_lists_the_judges_reason_under_each_listed_case(comparison: Comparison) -> None:
     text = comparison.render("text")
     for case_id in ("a_better@v1", "b_worse@v1"):
-        lines = text[text.index(f" {case_id}\n") :].splitlines()[:3]
+        lines = text[text.index(f" {case_id}  (at the answer)\n") :].splitlines()[:3]
         assert lines[1].strip().startswith("the pairwise judge preferred the ")
         assert lines[2].strip() == "judge: baseline_first reason"
     failed = text[text.index(" f_failed@v1\n") :].splitlines()[:3]

@@ -13,7 +13,18 @@ from tests.helpers.data import HANDMADE_RUNS, ROOT
 from tests.helpers.loopback import call
 from tests.helpers.review import VERDICT, ReviewClient, case_path, reviewing
 
-SUMMARY_KEYS = {"case_id", "status", "reasons", "category", "answerability", "language", "question", "deltas"}
+SUMMARY_KEYS = {
+    "case_id",
+    "status",
+    "stage",
+    "reasons",
+    "reason_stages",
+    "category",
+    "answerability",
+    "language",
+    "question",
+    "deltas",
+}
 REGRESSED = "hotel-approval@2026-01"
 
 

@@ -3,6 +3,7 @@
 // in the page as text (textContent), never as markup.
 (function () {
   "use strict";
+  const FACETS = ["category", "answerability", "language", "stage"];
 
   const PAGE_SIZE = 100;
   const SIDES = ["baseline", "candidate"];
@@ -89,6 +90,10 @@
     return text;
   }
 
+  function stagePhrase(stage) {
+    return (data.stage_phrases && data.stage_phrases[stage]) || stage;
+  }
+
   function movedAs(c, moved) {
     const delta = c.deltas ? c.deltas[moved.signal] : null;
     if (delta === null || delta === undefined) return false;
@@ -97,7 +102,7 @@
 
   function matches(c, state, withStatus) {
     if (withStatus && state.statuses.size && !state.statuses.has(c.status)) return false;
-    for (const facet of ["category", "answerability", "language"]) {
+    for (const facet of FACETS) {
       if (state[facet] && c[facet] !== state[facet]) return false;
     }
     if (state.moved && !movedAs(c, state.moved)) return false;
@@ -135,7 +140,7 @@
   function staticFacets() {
     if (!facetsCache) {
       facetsCache = {};
-      for (const facet of ["category", "answerability", "language"]) {
+      for (const facet of FACETS) {
         const values = new Set(staticCases.map((c) => c[facet]).filter((v) => v !== null && v !== undefined));
         facetsCache[facet] = Array.from(values).sort();
       }
@@ -168,7 +173,7 @@
   function servedQuery(state, page) {
     const params = new URLSearchParams();
     for (const status of state.statuses) params.append("status", status);
-    for (const facet of ["category", "answerability", "language"]) if (state[facet]) params.set(facet, state[facet]);
+    for (const facet of FACETS) if (state[facet]) params.set(facet, state[facet]);
     if (state.moved) params.set("moved", state.moved.signal + ":" + state.moved.direction);
     if (state.q) params.set("q", state.q);
     if (state.sort && state.sort !== "report") params.set("sort", state.sort);
@@ -193,6 +198,7 @@
     category: "",
     answerability: "",
     language: "",
+    stage: "",
     moved: null,
     q: "",
     sort: served ? "case_id" : "report",
@@ -222,7 +228,7 @@
     });
     return select;
   }
-  const facetSelects = { category: facetSelect("category"), answerability: facetSelect("answerability"), language: facetSelect("language") };
+  const facetSelects = Object.fromEntries(FACETS.map((facet) => [facet, facetSelect(facet)]));
 
   const movedSignal = el("select", { id: "moved-signal", "aria-label": "signal that moved" }, el("option", { value: "", text: "any signal moved or not" }));
   for (const signal of data.signals) movedSignal.append(el("option", { value: signal.name, text: signal.name }));
@@ -284,7 +290,7 @@
     "div",
     { class: "toolbar" },
     statusBoxes,
-    el("div", { class: "filters" }, facetSelects.category, facetSelects.answerability, facetSelects.language, movedSignal, movedDirection, search, sort, reset)
+    el("div", { class: "filters" }, ...FACETS.map((facet) => facetSelects[facet]), movedSignal, movedDirection, search, sort, reset)
   );
   const help = el("p", { class: "muted keys", text: "Keys: j next case, k previous case. A case's address (#case=…) opens it." });
   root.replaceChildren(toolbar, help, summaryLine, list, more);
@@ -308,7 +314,7 @@
       if (select.options.length - 1 === values.length) continue;
       const keep = select.value;
       select.replaceChildren(select.options[0]);
-      for (const value of values) select.append(el("option", { value: value, text: value }));
+      for (const value of values) select.append(el("option", { value: value, text: facet === "stage" ? stagePhrase(value) : value }));
       select.value = keep;
     }
   }
@@ -375,6 +381,7 @@
       el("span", { class: "badge " + tone, text: c.status }),
       " ",
       el("code", { class: "case-id", text: c.case_id }),
+      c.stage && c.stage !== "failure" ? el("span", { class: "tag stage", "data-stage": c.stage, text: " " + stagePhrase(c.stage) }) : null,
       c.reasons && c.reasons.length ? el("span", { class: "summary-reasons", text: " " + c.reasons.join("; ") }) : null,
       c.review && c.review.reviewed ? el("span", { class: "tag reviewed", text: " ✓ reviewed" }) : null
     );
@@ -509,7 +516,12 @@
     fact("labels", labels);
     const required = d.required_passage_ids || [];
     fact("required passages", required.length ? passageIds(required) : el("span", { class: "muted", text: "none" }));
-    if (d.reasons && d.reasons.length) fact("reasons", el("ul", { class: "reasons" }, ...d.reasons.map((r) => el("li", { text: r }))));
+    if (d.stage) fact("where it changed", el("span", { class: "data", text: stagePhrase(d.stage) }));
+    if (d.reasons && d.reasons.length) {
+      const stages = d.reason_stages || [];
+      const reasons = d.reasons.map((r, i) => el("li", {}, stages[i] ? el("span", { class: "muted", text: stages[i] + ": " }) : null, r));
+      fact("reasons", el("ul", { class: "reasons" }, ...reasons));
+    }
     const moved = Object.entries(d.deltas || {}).filter(([, v]) => v !== null && v !== undefined && Math.abs(v) > data.tolerance);
     if (moved.length) fact("deltas", el("span", {}, moved.map(([name, v]) => name + " " + signed(v)).join(" · ")));
     if (d.preference && d.preference.preferred) {
