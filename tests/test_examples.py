@@ -118,14 +118,22 @@ def test_the_missing_case_was_added_after_the_candidates_corpus(demo: Comparison
     assert missing == added
 
 
-def test_make_demo_shows_every_kind_on_its_first_screen(cli: Callable[..., Result]) -> None:
-    result = cli(RUNS / "baseline.arrow", RUNS / "candidate.arrow", "--passages", PASSAGES)
+def test_make_demo_shows_every_kind_and_stage_on_its_first_screen_as_the_readme_does(
+    cli: Callable[..., Result], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.chdir(ROOT)  # the paths as make demo gives them
+    result = cli("runs/baseline.arrow", "runs/candidate.arrow", "--passages", "corpora/handbook_passages.csv")
     assert result.exit_code == 0
     first_screen = result.stdout.splitlines()[:24]
-    assert (
-        "35 cases: missing_in_candidate 1 · failed_in_candidate 1 · improved 3 · regressed 7 · unchanged 23"
-        in first_screen
-    )
+    counts = next(index for index, line in enumerate(first_screen) if line.startswith("35 cases: "))
+    assert first_screen[counts : counts + 3] == [
+        "35 cases: missing_in_candidate 1 · failed_in_candidate 1 · improved 3 · regressed 7 · unchanged 23",
+        "  regressed 7: 3 at the answer, 3 at the context, 1 rank only",
+        "  improved 3: 1 at the answer, 2 at the context",
+    ]
+    readme = (ROOT / "README.md").read_text(encoding="utf-8")
+    block = readme.split("What `make demo` shows, from the top", 1)[1].split("```\n", 2)[1]
+    assert block.splitlines() == result.stdout.splitlines()[: len(block.splitlines())]
 
 
 def test_without_passages_the_runs_knowledge_base_gives_the_same_verdict_and_says_so(demo: Comparison) -> None:

@@ -78,7 +78,8 @@ def test_each_failing_case_is_a_failed_test_case_with_its_reasons(examples: Comp
     sabbatical = next(case for case in cases if case.name == "sabbatical@2026-01")
     failure = sabbatical.result[0]
     assert (failure.message, failure.type) == ("abstention_correct true -> false (worse)", "regressed")
-    assert failure.text.splitlines()[:2] == [
+    assert failure.text.splitlines()[:3] == [
+        "where it changed: at the answer",
         "abstention_correct true -> false (worse)",
         "question: Can I take an unpaid sabbatical of several months, and how long can it be?",
     ]
