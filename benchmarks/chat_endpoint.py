@@ -20,7 +20,7 @@ _RATED = {"explanation": "ok", "rating": 5}
 CHECK_REPLIES: dict[str, dict[str, Any]] = {
     "context_sufficiency": {"explanation": "ok", "verdict": "sufficient"},
     "correctness": {"explanation": "ok", "verdict": "correct"},
-    "groundedness": {"explanation": "ok", "claims": [{"claim": "ok", "verdict": "supported"}]},
+    "groundedness": {"explanation": "ok", "claims": [{"claim": "ok", "verdict": "supported", "evidence": "ok"}]},
     "helpfulness": _RATED,
     "query_ease": _RATED,
     "response": _RATED,

@@ -6,8 +6,9 @@ evidence from a model, not truth labels.
 - ``context_sufficiency`` (question, context): does the context sent hold what the question needs?
   sufficient / partial / insufficient: 1 / 0.5 / 0.
 - ``groundedness`` (question, answer, context): the answer's material claims, each supported by the
-  context or not. Signal ``grounded``: the share supported; null for an answer without claims (an
-  abstention is not sent). The unsupported claims are kept.
+  context or not, with the span of the context it cited as evidence. Signal ``grounded``: the share
+  supported; null for an answer without claims (an abstention is not sent). Every claim is kept
+  (``claim_verdicts``).
 - ``helpfulness`` (question, answer, label, acceptance note): does the answer help, keeping the note's
   conditions? Declining helps only on an unanswerable case. Rating 1-5: (rating - 1) / 4.
 - ``query_ease`` (question): how easy is the question to answer well? Rating 1-5: (rating - 1) / 4.
@@ -28,9 +29,9 @@ from typing import Any
 from rag_compare.core.digest import bytes_digest
 from rag_compare.core.templates import template_environment
 
-__all__ = ["CHECKS", "DEFAULT_CHECKS", "PROMPT_VERSION", "Check", "prompt_digest", "render_messages"]
+__all__ = ["CHECKS", "DEFAULT_CHECKS", "PROMPT_VERSION", "Check", "claim_verdicts", "prompt_digest", "render_messages"]
 
-PROMPT_VERSION = "v1"
+PROMPT_VERSION = "v2"
 _PROMPTS = Path(__file__).parent / "prompts" / PROMPT_VERSION
 _RATINGS = [1, 2, 3, 4, 5]
 
@@ -58,6 +59,27 @@ def _rating(reply: Mapping[str, Any]) -> float | None:
 def _supported_share(reply: Mapping[str, Any]) -> float | None:
     verdicts = [claim["verdict"] for claim in reply["claims"]]
     return verdicts.count("supported") / len(verdicts) if verdicts else None
+
+
+def claim_verdicts(reply: Mapping[str, Any], context: str) -> list[dict[str, Any]]:
+    """A groundedness reply's claims as ``claims.CLAIM_TYPE`` values: each claim's text, whether it is
+    supported, what it cited, and where that citation starts and ends in ``context`` (its first place,
+    null when the context does not hold it as written)."""
+    verdicts = []
+    for claim in reply["claims"]:
+        cited = claim["evidence"] or None
+        start = context.find(cited) if cited else -1
+        verdicts.append(
+            {
+                "text": claim["claim"],
+                "supported": claim["verdict"] == "supported",
+                "passage_id": None,
+                "start": start if start >= 0 else None,
+                "end": start + len(cited) if cited and start >= 0 else None,
+                "cited": cited,
+            }
+        )
+    return verdicts
 
 
 @dataclass(frozen=True)
@@ -100,8 +122,9 @@ CHECKS: dict[str, Check] = {
                         "properties": {
                             "claim": {"type": "string"},
                             "verdict": {"type": "string", "enum": ["supported", "unsupported"]},
+                            "evidence": {"type": "string"},
                         },
-                        "required": ["claim", "verdict"],
+                        "required": ["claim", "verdict", "evidence"],
                         "additionalProperties": False,
                     },
                 }

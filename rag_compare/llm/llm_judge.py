@@ -22,6 +22,7 @@ from typing import Any
 import polars as pl
 
 from rag_compare._version import __version__
+from rag_compare.compute.claims import CLAIM_TYPE
 from rag_compare.compute.lexical_judge import LexicalJudge
 from rag_compare.core.contract import record_ok
 from rag_compare.core.errors import ConfigError, ContractError, Problem
@@ -29,7 +30,15 @@ from rag_compare.core.nesting import load_json
 from rag_compare.core.signals import JUDGE_FAILED, SCORED_SIGNALS
 from rag_compare.llm.dispatch import Outcome
 from rag_compare.llm.endpoint_judge import EndpointJudge
-from rag_compare.llm.judge_checks import CHECKS, DEFAULT_CHECKS, PROMPT_VERSION, Check, prompt_digest, render_messages
+from rag_compare.llm.judge_checks import (
+    CHECKS,
+    DEFAULT_CHECKS,
+    PROMPT_VERSION,
+    Check,
+    claim_verdicts,
+    prompt_digest,
+    render_messages,
+)
 from rag_compare.llm.limits import Limits, limits_from
 from rag_compare.llm.plan import JudgePlan, estimated_tokens, tokens_of
 from rag_compare.llm.pool import EndpointUsage
@@ -132,10 +141,10 @@ class OpenAIJudge(EndpointJudge):
         return JudgePlan(cases.height, len(requests), len(requests) - len(to_send), prompt, completion)
 
     def judge(self, cases: pl.DataFrame) -> pl.DataFrame:
-        """Verdicts for each row of ``cases`` (run records), in order: ``abstained``,
-        ``abstention_correct``, each check's signal and ``<check>_explanation``, ``unsupported_claims``
-        with groundedness, ``prompt_tokens``, ``completion_tokens``, ``requests`` (HTTP requests sent
-        now), ``judge_status`` and ``judge_error``."""
+        """Verdicts for each row of ``cases`` (run records), in order: ``abstained``, ``abstention_correct``, each
+        check's signal and ``<check>_explanation``, ``claims`` with groundedness (``claims.CLAIM_TYPE``:
+        every claim, supported or not, and what it cited), ``prompt_tokens``, ``completion_tokens``,
+        ``requests`` (HTTP requests sent now), ``judge_status`` and ``judge_error``."""
         inputs = _inputs(cases)
         requests = self._requests(inputs)
         outcomes = self._send([request.body for request in requests], f"judging {inputs.height} cases")
@@ -168,7 +177,7 @@ class OpenAIJudge(EndpointJudge):
             columns[CHECKS[name].signal] = [None] * height
             columns[f"{name}_explanation"] = [None] * height
         if "groundedness" in self.checks:
-            columns["unsupported_claims"] = [None] * height
+            columns["claims"] = [None] * height
         prompt_tokens, completion_tokens, sent = [0] * height, [0] * height, [0] * height
         errors: list[list[str]] = [[] for _ in range(height)]
         for request, outcome in zip(requests, outcomes, strict=True):
@@ -183,9 +192,7 @@ class OpenAIJudge(EndpointJudge):
             columns[check.signal][row] = check.score(reply)
             columns[f"{check.name}_explanation"][row] = reply["explanation"]
             if check.name == "groundedness":
-                columns["unsupported_claims"][row] = [
-                    claim["claim"] for claim in reply["claims"] if claim["verdict"] != "supported"
-                ]
+                columns["claims"][row] = claim_verdicts(reply, inputs.item(row, "context") or "")
         failed = pl.Series([bool(found) for found in errors], dtype=pl.Boolean)
         frame = pl.DataFrame(
             {
@@ -214,8 +221,8 @@ class OpenAIJudge(EndpointJudge):
 
 
 def _dtype(name: str) -> pl.DataType:
-    if name == "unsupported_claims":
-        return pl.List(pl.String)
+    if name == "claims":
+        return pl.List(CLAIM_TYPE)
     return pl.String() if name.endswith("_explanation") else pl.Float64()
 
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 import jsonschema
 import pytest
 
-from rag_compare.llm.judge_checks import CHECKS, DEFAULT_CHECKS, Check, prompt_digest, render_messages
+from rag_compare.llm.judge_checks import CHECKS, DEFAULT_CHECKS, Check, claim_verdicts, prompt_digest, render_messages
 
 CASE = {
     "question": "What is the hotel cap in Paris?",
@@ -18,8 +18,8 @@ CASE = {
 SCALES = [
     ("context_sufficiency", {"explanation": "e", "verdict": "partial"}, 0.5),
     ("context_sufficiency", {"explanation": "e", "verdict": "insufficient"}, 0.0),
-    ("groundedness", {"explanation": "e", "claims": [{"claim": "a", "verdict": "supported"}] * 3
-                      + [{"claim": "b", "verdict": "unsupported"}]}, 0.75),
+    ("groundedness", {"explanation": "e", "claims": [{"claim": "a", "verdict": "supported", "evidence": "a"}] * 3
+                      + [{"claim": "b", "verdict": "unsupported", "evidence": ""}]}, 0.75),
     ("groundedness", {"explanation": "e", "claims": []}, None),
     ("helpfulness", {"explanation": "e", "rating": 5}, 1.0),
     ("query_ease", {"explanation": "e", "rating": 2}, 0.25),
@@ -71,3 +71,22 @@ def test_defaults_and_digest() -> None:
     assert set(DEFAULT_CHECKS) <= set(CHECKS)
     assert len(prompt_digest()) == 64
     assert CHECKS["groundedness"].signal == "grounded"
+
+
+def test_each_claim_keeps_what_it_cited_and_where_the_context_holds_it() -> None:
+    # CASE's context: "[hotel-1] The cap is 150 euros. [hotel-exc-1] In Paris it is 210 euros."
+    reply = {
+        "explanation": "e",
+        "claims": [
+            {"claim": "Paris: 210 euros.", "verdict": "supported", "evidence": "In Paris it is 210 euros."},
+            {"claim": "Rome: 300 euros.", "verdict": "unsupported", "evidence": ""},
+            {"claim": "The cap is 150.", "verdict": "supported", "evidence": "the cap is 150"},  # not as written
+        ],
+    }
+    claims = claim_verdicts(reply, str(CASE["context"]))
+    assert [(claim["text"], claim["supported"], claim["start"], claim["end"], claim["cited"]) for claim in claims] == [
+        ("Paris: 210 euros.", True, 46, 71, "In Paris it is 210 euros."),
+        ("Rome: 300 euros.", False, None, None, None),
+        ("The cap is 150.", True, None, None, "the cap is 150"),
+    ]
+    assert str(CASE["context"])[46:71] == "In Paris it is 210 euros."

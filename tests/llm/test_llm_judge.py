@@ -184,13 +184,16 @@ def test_checks_are_switches(run: Run, tmp_path: Path) -> None:
 
 
 def test_scores_follow_the_documented_scales(run: Run, tmp_path: Path) -> None:
-    """One supported and one unsupported claim: grounded 0.5, the unsupported claim kept; rating 4 -> 0.75;
+    """One supported and one unsupported claim: grounded 0.5, both claims kept; rating 4 -> 0.75;
     partial -> 0.5."""
 
     def responder(request: dict[str, Any], attempt: int) -> Reply:
         check = check_of(request)
         if check == "groundedness":
-            claims = [{"claim": "a", "verdict": "supported"}, {"claim": "b", "verdict": "unsupported"}]
+            claims = [
+                {"claim": "a", "verdict": "supported", "evidence": "Rule 0 is 0 days."},
+                {"claim": "b", "verdict": "unsupported", "evidence": ""},
+            ]
             return Reply(content=json.dumps({"explanation": "half", "claims": claims}))
         if check == "helpfulness":
             return Reply(content=json.dumps({"explanation": "good", "rating": 4}))
@@ -201,7 +204,11 @@ def test_scores_follow_the_documented_scales(run: Run, tmp_path: Path) -> None:
         verdicts = judge_for(server, tmp_path).judge(run.records.head(1))
     row = verdicts.row(0, named=True)
     assert (row["grounded"], row["helpfulness"], row["context_sufficiency"]) == (0.5, 0.75, 0.5)
-    assert row["unsupported_claims"] == ["b"]
+    # q0's context: "[p0] Rule 0 is 0 days."
+    assert row["claims"] == [
+        {"text": "a", "supported": True, "passage_id": None, "start": 5, "end": 22, "cited": "Rule 0 is 0 days."},
+        {"text": "b", "supported": False, "passage_id": None, "start": None, "end": None, "cited": None},
+    ]
     assert row["groundedness_explanation"] == "half"
 
 
@@ -304,3 +311,23 @@ def test_a_body_that_is_no_chat_completion_fails_the_case_not_the_run(
         verdicts = judge_for(server, tmp_path, max_retries=0).judge(run.records.head(2))
     assert verdicts.get_column("judge_status").to_list() == ["judge_failed"] * 2
     assert all(f"{error}" in found and "(gave up after 1 attempt)" in found for found in verdicts["judge_error"])
+
+
+def test_a_malformed_claim_list_is_judge_failed_with_the_reason_never_dropped(run: Run, tmp_path: Path) -> None:
+    """q0's groundedness reply gives a claim without its evidence, every time it is asked: q0 is judge_failed,
+    its error says why, and no claim of it is kept."""
+
+    def responder(request: dict[str, Any], attempt: int) -> Reply:
+        schema = request["response_format"]["json_schema"]["schema"]
+        if check_of(request) == "groundedness" and question_of(request) == QUESTIONS[0]:
+            return Reply(content=json.dumps({"explanation": "e", "claims": [{"claim": "a", "verdict": "supported"}]}))
+        return Reply(content=json.dumps(sample_for_schema(schema)))
+
+    with ChatServer(responder) as server:
+        verdicts = judge_for(server, tmp_path, checks=("groundedness",)).judge(run.records.head(2))
+    first, second = verdicts.rows(named=True)
+    assert first["judge_status"] == "judge_failed"
+    assert first["judge_error"].startswith("groundedness: the reply does not match the schema: 'evidence'")
+    assert (first["claims"], first["grounded"]) == (None, None)
+    assert second["judge_status"] == "ok"
+    assert second["claims"] is not None
