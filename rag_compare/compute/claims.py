@@ -21,19 +21,10 @@ from __future__ import annotations
 import polars as pl
 
 from rag_compare.compute.words import WORD_PATTERN, normalized
+from rag_compare.core.contract import CLAIM_TYPE
 
 __all__ = ["CHANGES", "CHANGE_TYPE", "CLAIM_TYPE", "PAIRING_OVERLAP", "pair_claims"]
 
-CLAIM_TYPE = pl.Struct(
-    {
-        "text": pl.String,
-        "supported": pl.Boolean,
-        "passage_id": pl.String,
-        "start": pl.Int64,
-        "end": pl.Int64,
-        "cited": pl.String,
-    }
-)
 PAIRING_OVERLAP = 0.5
 """The least word overlap (Jaccard) at which two claims that are not equal pair (see the module)."""
 CHANGES = ("became_unsupported", "became_supported", "dropped", "added")

@@ -37,6 +37,7 @@ from rag_compare.compute.bucket_store import BucketStore
 from rag_compare.compute.case_status import SIDES
 from rag_compare.compute.case_table import CaseTable
 from rag_compare.compute.case_texts import DETAIL_TEXTS, CaseTexts, RunFile
+from rag_compare.compute.claim_changes import ClaimChanges, SideClaims
 from rag_compare.compute.comparison import ComparedRun, Comparison
 from rag_compare.compute.configdiff import config_diff, config_warnings
 from rag_compare.compute.engines import DEFAULT_BUCKETS, ENGINES
@@ -226,6 +227,9 @@ def _comparison(sources: _Sources, inputs: Sequence[SideInputs], joined: _Joined
         unreviewed_left_out=tuple(sorted(case_id for result in joined.results for case_id in result.not_run)),
         texts=CaseTexts(sides=(_texts_of(sources.runs[0]), _texts_of(sources.runs[1])), labels=text_labels),
         passages=None if sources.passages is None else sources.passages.select("passage_id", "text"),
+        claim_changes=ClaimChanges(
+            (SideClaims.of(sources.scores[0], sources.judge), SideClaims.of(sources.scores[1], sources.judge))
+        ),
     )
 
 

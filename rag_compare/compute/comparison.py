@@ -19,6 +19,7 @@ import polars as pl
 from rag_compare.compute.case_status import CASE_STATUSES, SIDES, STAGED_STATUSES
 from rag_compare.compute.case_table import CaseTable
 from rag_compare.compute.case_texts import SIDE_TEXTS, TEXT_LABELS, CaseTexts
+from rag_compare.compute.claim_changes import CLAIM_TEXTS, ClaimChanges, ClaimSummary, SideClaims
 from rag_compare.compute.configdiff import ConfigChange
 from rag_compare.compute.preference import PREFERENCE_COLUMNS, Preference
 from rag_compare.compute.repeats import NoiseFloor
@@ -76,6 +77,7 @@ NOT_RUN = "not run: unreviewed synthetic"
 """How the counts name the unreviewed synthetic cases a run left out (``Comparison.unreviewed_left_out``)."""
 STAGE_ORDER: tuple[str, ...] = tuple(reversed(STAGES[:-1])) + STAGES[-1:]
 """Stages as reports list them: the latest in the pipeline first, then failures."""
+_NO_CLAIMS = SideClaims("unavailable", why="no claim verdicts were given")
 SCOPE_TITLES = {
     "paired": "Paired: the cases with a value on both sides",
     "all_cases": "All cases: a missing or failed case counts at the signal's worst value",
@@ -160,6 +162,8 @@ class Comparison(Report):
     passages: pl.DataFrame | None = field(default=None, compare=False, repr=False)
     """The passages the comparison checked contexts against (``passage_id``, ``text``; see
     ``knowledge_base``), whose texts a case's details show; ``None`` without any."""
+    claim_changes: ClaimChanges = field(default=ClaimChanges((_NO_CLAIMS, _NO_CLAIMS)), compare=False, repr=False)
+    """Where each side's claim verdicts come from (see ``claim_changes``): ``claims`` and ``claim_summary``."""
 
     def __repr__(self) -> str:
         runs = " → ".join(labelled(run.name, run.fingerprint) for run in (self.baseline, self.candidate))
@@ -219,6 +223,21 @@ class Comparison(Report):
             + ", ".join(f"{count} {STAGE_PHRASES[stage]}" for stage, count in stages.items())
             for status, stages in self.stage_counts.items()
         ]
+
+    def claims(self, case_ids: pl.Series | list[str]) -> pl.DataFrame:
+        """Per id of ``case_ids``, in that order: ``case_id``, each side's claim verdicts
+        (``baseline_claims``, ``candidate_claims``: lists of ``claims.CLAIM_TYPE``, null where not available)
+        and how they changed (``claim_changes``: lists of ``claims.CHANGE_TYPE``, null where a side's claims
+        are not available; see ``claims.pair_claims``). The texts the offline judge reads are read back from
+        the runs for those cases only."""
+        ids = pl.Series("case_id", case_ids, dtype=pl.String)
+        return self.claim_changes.of(self.texts.of(ids, CLAIM_TEXTS))
+
+    @cached_property
+    def claim_summary(self) -> ClaimSummary:
+        """Every case's claim changes summed up, with the sign test over cases (see ``claim_changes``): read
+        a slice of cases at a time, once."""
+        return self.claim_changes.summary(self.case_table, self.texts)
 
     def scores_text(self) -> str:
         """The evaluators of the sides' scores, ``baseline openai (0123456789ab), candidate ...``; empty

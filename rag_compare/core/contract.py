@@ -15,6 +15,8 @@ import polars as pl
 
 __all__ = [
     "ANSWERABILITY",
+    "CLAIMS",
+    "CLAIM_TYPE",
     "CORPUS_COLUMNS",
     "DTYPES",
     "KNOWLEDGE_BASE",
@@ -98,6 +100,19 @@ PASSAGE_COLUMNS = (
     ColumnSpec("text", "text", required=True),
 )
 
+CLAIMS = "claims"
+"""The column of a scores file (and the field of a run's stored signals) holding each record's claim verdicts."""
+CLAIM_TYPE = pl.Struct(
+    {
+        "text": pl.String,
+        "supported": pl.Boolean,
+        "passage_id": pl.String,
+        "start": pl.Int64,
+        "end": pl.Int64,
+        "cited": pl.String,
+    }
+)
+"""One claim verdict: the claim, whether the context supported it, and its evidence (see ``compute.claims``)."""
 REPEAT = "repeat"
 """The optional record column that numbers a case's samples (0, 1, ...) when it was run several times;
 a run without it holds one sample per case."""

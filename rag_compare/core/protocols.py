@@ -20,7 +20,7 @@ from __future__ import annotations
 
 from collections.abc import Awaitable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, Protocol, TypeAlias, TypeGuard
+from typing import TYPE_CHECKING, Any, Protocol, TypeAlias, TypeGuard, runtime_checkable
 
 if TYPE_CHECKING:
     import polars as pl
@@ -30,6 +30,7 @@ __all__ = [
     "MAX_K",
     "Case",
     "CaseFailure",
+    "ClaimJudge",
     "Context",
     "ContextBuilder",
     "Evaluator",
@@ -153,6 +154,17 @@ class Judge(Evaluator, Protocol):
         """Verdicts for each row of ``cases`` (run records), in order: ``abstained``, ``grounded``,
         ``abstention_correct`` and any other signal it decides; ``judge_status``/``judge_error`` when
         judging a case can fail."""
+        ...
+
+
+@runtime_checkable
+class ClaimJudge(Judge, Protocol):
+    """A judge that also gives its verdict on each claim of an answer (``LexicalJudge``)."""
+
+    def claims(self, cases: pl.DataFrame) -> pl.Series:
+        """For each row of ``cases`` (as ``judge`` reads them), in order, its claim verdicts: a list of
+        ``compute.claims.CLAIM_TYPE``, empty for an answer without claims, null where the case is not judged
+        or abstains."""
         ...
 
 

@@ -9,7 +9,8 @@ replaced, refused when changed. It holds one row per record of the run it scored
   ``not_judged`` (the record itself failed: there is no answer to judge);
 - ``judge_error``: why judging failed;
 - the signals it holds (any of ``SCORED_SIGNALS``), null where a check did not apply or failed;
-- whatever else the evaluator keeps: explanations, unsupported claims, tokens used.
+- ``claims``, when the evaluator gives them: each record's claim verdicts (``contract.CLAIM_TYPE``);
+- whatever else the evaluator keeps: explanations, tokens used.
 
 Its schema metadata names the evaluator (name, fingerprint, config) and the run it scored (name,
 fingerprint, path), so scores are never used with another run's records.
@@ -28,7 +29,7 @@ import polars as pl
 
 from rag_compare._version import __version__
 from rag_compare.core.clock import creation_time
-from rag_compare.core.contract import REPEAT, record_ok, sample_key
+from rag_compare.core.contract import CLAIM_TYPE, CLAIMS, REPEAT, record_ok, sample_key
 from rag_compare.core.errors import ScoresError
 from rag_compare.core.listing import counted, counts_line
 from rag_compare.core.protocols import Judge
@@ -248,6 +249,8 @@ def _check_columns(frame: pl.DataFrame, source: str) -> None:
     ]
     if REPEAT in frame.columns and frame.schema[REPEAT] != pl.Int64:
         problems.append(f"'{REPEAT}' ({pl.Int64})")
+    if CLAIMS in frame.columns and frame.schema[CLAIMS] not in (pl.List(CLAIM_TYPE), pl.Null):
+        problems.append(f"'{CLAIMS}' (a list of {CLAIM_TYPE})")
     problems += [
         f"'{name}' (a number)" if not SIGNALS_BY_NAME[name].flag else f"'{name}' (true/false)"
         for name in SCORED_SIGNALS

@@ -304,3 +304,12 @@ def test_scoring_refuses_what_it_would_record_holding_a_credential_before_judgin
     assert said[place] in str(raised.value)
     assert not any(form in str(raised.value) for form in secret_parts(secret))
     assert sorted(tmp_path.rglob("*")) == before
+
+
+def test_claims_of_another_shape_are_refused_naming_the_column(runs: tuple[Run, Run]) -> None:
+    ids = runs[0].records.get_column("case_id")
+    frame = pl.DataFrame({"case_id": ids, "claims": [["a claim"]] * ids.len()}).with_columns(
+        judge_status=pl.lit("ok"), judge_error=pl.lit(None, pl.String)
+    )
+    with pytest.raises(ScoresError, match=r"lacks or mistypes the columns 'claims' \(a list of Struct"):
+        make_scores(runs[0], frame, EVALUATOR)

@@ -1,0 +1,113 @@
+"""A comparison's claim changes from scores files written by hand, with the expected changes beside them;
+a side whose scores hold no claims is "not available", never "no change"."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import polars as pl
+import pytest
+
+from rag_compare import Scores, compare, load_run
+from rag_compare.core.contract import CLAIM_TYPE
+from rag_compare.io.scores import make_scores
+from tests.helpers.data import HANDMADE_RUNS, ROOT
+
+PASSAGES = ROOT / "corpora" / "handbook_passages.csv"
+HOTEL = "hotel-cap@2026-01"
+MEAL = "meal-allowance-daily@2026-01"
+
+
+def claim(text: str, supported: bool) -> dict[str, Any]:
+    return {"text": text, "supported": supported, "passage_id": None, "start": None, "end": None, "cited": None}
+
+
+# By hand: HOTEL's claim of the cap became unsupported (150 -> 180, words 5 of 7 shared), its Paris claim was
+# dropped, a claim was added; MEAL's claim of the receipt became supported. Every other case: one claim, the same.
+CLAIMS = {
+    "baseline": {
+        HOTEL: [claim("The hotel cap is 150 euros a night.", True), claim("Paris allows 210 euros.", True)],
+        MEAL: [claim("Meals need a receipt.", False)],
+    },
+    "candidate": {
+        HOTEL: [claim("The hotel cap is 180 euros a night.", False), claim("Book through Concur.", True)],
+        MEAL: [claim("Meals need a receipt.", True)],
+    },
+}
+
+
+def scored(side: str, *, with_claims: bool = True) -> Scores:
+    run = load_run(HANDMADE_RUNS / f"{side}.arrow")
+    records = run.records.select("case_id", "status")
+    ok = pl.col("status") == "ok"
+    given = CLAIMS[side]
+    claims = [given.get(case_id, [claim("Same as ever.", True)]) for case_id in records.get_column("case_id")]
+    frame = records.select(
+        "case_id",
+        judge_status=pl.when(ok).then(pl.lit("ok")).otherwise(pl.lit("not_judged")),
+        judge_error=pl.lit(None, pl.String),
+        grounded=pl.when(ok).then(pl.lit(1.0)),
+    )
+    if with_claims:
+        answered = pl.col("judge_status") == "ok"
+        frame = frame.with_columns(
+            pl.when(answered).then(pl.Series("claims", claims, dtype=pl.List(CLAIM_TYPE))).alias("claims")
+        )
+    return make_scores(run, frame, {"name": "by-hand", "fingerprint": "f" * 64, "config": {}})
+
+
+@pytest.fixture(scope="module")
+def both() -> Any:
+    runs = [HANDMADE_RUNS / f"{side}.arrow" for side in ("baseline", "candidate")]
+    return compare(*runs, passages=PASSAGES, baseline_scores=scored("baseline"), candidate_scores=scored("candidate"))
+
+
+def shown(changes: list[dict[str, Any]]) -> list[tuple[str, str | None, str | None]]:
+    return [
+        (change["change"], (change["baseline"] or {}).get("text"), (change["candidate"] or {}).get("text"))
+        for change in changes
+    ]
+
+
+def test_each_case_gets_the_changes_worked_out_by_hand(both: Any) -> None:
+    claims = both.claims([HOTEL, MEAL, "bike-lease@2026-01"])
+    assert claims.get_column("case_id").to_list() == [HOTEL, MEAL, "bike-lease@2026-01"]
+    hotel, meal, bike = claims.get_column("claim_changes").to_list()
+    assert shown(hotel) == [
+        ("became_unsupported", "The hotel cap is 150 euros a night.", "The hotel cap is 180 euros a night."),
+        ("dropped", "Paris allows 210 euros.", None),
+        ("added", None, "Book through Concur."),
+    ]
+    assert shown(meal) == [("became_supported", "Meals need a receipt.", "Meals need a receipt.")]
+    assert bike == []
+    assert claims.get_column("candidate_claims").to_list()[1] == CLAIMS["candidate"][MEAL]
+
+
+def test_the_summary_counts_every_case_and_tests_the_cases(both: Any) -> None:
+    summary = both.claim_summary
+    assert dict(summary.counts) == {"became_unsupported": 1, "became_supported": 1, "dropped": 1, "added": 1}
+    assert dict(summary.cases) == {"became_unsupported": 1, "became_supported": 1, "dropped": 1, "added": 1}
+    # one case worse (HOTEL: 1 became unsupported, 0 supported), one better (MEAL): two-sided sign test, p = 1.
+    assert (summary.worse, summary.better, summary.p_value) == (1, 1, 1.0)
+    # the cases with an ok record on both sides: failed and missing ones have no claims on a side
+    assert (
+        summary.compared
+        == both.cases.filter(pl.col("baseline_status").eq("ok") & pl.col("candidate_status").eq("ok")).height
+    )
+    assert summary.unavailable == ()
+
+
+def test_scores_without_claims_make_that_side_not_available() -> None:
+    runs = [HANDMADE_RUNS / f"{side}.arrow" for side in ("baseline", "candidate")]
+    comparison = compare(
+        *runs,
+        passages=PASSAGES,
+        baseline_scores=scored("baseline", with_claims=False),
+        candidate_scores=scored("candidate"),
+    )
+    claims = comparison.claims([HOTEL])
+    assert claims.row(0, named=True)["claim_changes"] is None
+    assert claims.row(0, named=True)["baseline_claims"] is None
+    summary = comparison.claim_summary
+    assert (summary.compared, summary.p_value) == (0, None)
+    assert summary.unavailable == ("baseline: the scores of by-hand hold no claims",)
