@@ -6,7 +6,8 @@ with a pairs file, ``preferred`` as +1 for the candidate, -1 for the baseline, 0
 adds the case's acceptance note and required passages, and per side what the run did: each retrieved
 passage with its rank, score and text, whether it is required and whether it reached the context; the
 context as sent, cut where the required passages are (``context_marks``); the answer, the latency and the
-tokens; a failure's error and stage. The answers are compared word by word (``word_diff``). Every key is
+tokens; a failure's error and stage; its claim verdicts (``claims``, null where not available). The answers
+are compared word by word (``word_diff``), and their claims paired (``claim_changes``). Every key is
 always there, null when unknown; the values are plain JSON (non-finite numbers are null). The objects are
 those of the review page and its API; the README's section on ``rag-compare review`` shows them.
 """
@@ -115,11 +116,18 @@ def case_details(comparison: Comparison, case_ids: Sequence[str]) -> list[dict[s
     cases = wanted.to_frame().join(found, on="case_id", how="left", maintain_order="left")
     texts = comparison.texts.of(wanted, DETAIL_TEXTS)
     passages = _passage_texts(comparison.passages, texts)
+    claims = comparison.claim_changes.of(texts).iter_rows(named=True)
     details = []
-    for summary, case, text in zip(
-        case_summaries(comparison, cases, texts), cases.iter_rows(named=True), texts.iter_rows(named=True), strict=True
+    for summary, case, text, claimed in zip(
+        case_summaries(comparison, cases, texts),
+        cases.iter_rows(named=True),
+        texts.iter_rows(named=True),
+        claims,
+        strict=True,
     ):
         sides = {side: _side(side, case, text, comparison, passages) for side in SIDES}
+        for side in SIDES:
+            sides[side]["claims"] = claimed[f"{side}_claims"]
         answers = [sides[side]["answer"] for side in SIDES]
         details.append(
             summary
@@ -129,6 +137,7 @@ def case_details(comparison: Comparison, case_ids: Sequence[str]) -> list[dict[s
                 "required_passage_ids": text["required_passage_ids"],
                 "sides": sides,
                 "answer_diff": _diff(answers[0], answers[1]),
+                "claim_changes": claimed["claim_changes"],
             }
         )
     return [_plain(detail) for detail in details]

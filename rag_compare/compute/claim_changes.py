@@ -126,20 +126,28 @@ class ClaimChanges:
     sides: tuple[SideClaims, SideClaims]
 
     @property
+    def reads_texts(self) -> bool:
+        """Whether a side's claims are read off the cases' texts (a judge's), not only their ids."""
+        return any(side.kind == "judge" for side in self.sides)
+
+    @property
     def unavailable(self) -> tuple[str, ...]:
         return tuple(f"{side}: {claims.why}" for side, claims in zip(SIDES, self.sides, strict=True) if claims.why)
 
     def of(self, texts: pl.DataFrame) -> pl.DataFrame:
         """``case_id``, each side's ``<side>_claims`` and the ``claim_changes`` (``claims.pair_claims``) of the
-        cases of ``texts`` (``CaseTexts.of`` of ``CLAIM_TEXTS``), in that order."""
+        cases of ``texts`` (``CaseTexts.of`` of ``CLAIM_TEXTS``; ``case_id`` alone will do unless
+        ``reads_texts``), in that order."""
         claims = {f"{side}_claims": source.claims(texts, side) for side, source in zip(SIDES, self.sides, strict=True)}
         frame = texts.select("case_id").with_columns(**claims)
         return frame.with_columns(pair_claims(frame))
 
     def summary(self, table: CaseTable, texts: CaseTexts) -> ClaimSummary:
         """Every case's claim changes summed up (see ``ClaimSummary``), read ``_SLICE_ROWS`` cases at a time."""
-        parts = [self._counted(self.of(part)) for part in texts.beside(table, _SLICE_ROWS, CLAIM_TEXTS)]
-        return _summed(parts, self.unavailable)
+        if self.unavailable:
+            return _summed([], self.unavailable)
+        slices = texts.beside(table, _SLICE_ROWS, CLAIM_TEXTS) if self.reads_texts else table.slices(_SLICE_ROWS)
+        return _summed((self._counted(self.of(part)) for part in slices), self.unavailable)
 
     @staticmethod
     def _counted(changes: pl.DataFrame) -> pl.DataFrame:

@@ -6,7 +6,7 @@ from __future__ import annotations
 import contextlib
 import io
 from collections import deque
-from collections.abc import Generator, Mapping
+from collections.abc import Generator, Iterable, Mapping
 from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, field
 from functools import cached_property
@@ -18,7 +18,7 @@ import polars as pl
 
 from rag_compare.compute.case_status import CASE_STATUSES, SIDES, STAGED_STATUSES
 from rag_compare.compute.case_table import CaseTable
-from rag_compare.compute.case_texts import SIDE_TEXTS, TEXT_LABELS, CaseTexts
+from rag_compare.compute.case_texts import REPORT_TEXTS, SIDE_TEXTS, TEXT_LABELS, CaseTexts, TextColumns
 from rag_compare.compute.claim_changes import CLAIM_TEXTS, ClaimChanges, ClaimSummary, SideClaims
 from rag_compare.compute.configdiff import ConfigChange
 from rag_compare.compute.preference import PREFERENCE_COLUMNS, Preference
@@ -257,11 +257,12 @@ class Comparison(Report):
         """The signals no case has a value of (``answer_completeness`` without passages, say)."""
         return self.aggregates.filter(pl.col("n") == 0).get_column("signal").unique(maintain_order=True).to_list()
 
-    def with_texts(self, cases: pl.DataFrame) -> pl.DataFrame:
+    def with_texts(self, cases: pl.DataFrame, columns: TextColumns = REPORT_TEXTS) -> pl.DataFrame:
         """``cases`` (rows of ``cases``, ``case_id`` at least) with their texts beside them: the labels of
-        ``TEXT_LABELS`` and each side's ``SIDE_TEXTS`` (see ``case_texts``), read back from the runs for
-        those cases only. Raises ``CompareError`` when a run file has changed since it was compared."""
-        texts = self.texts.of(cases.get_column("case_id"))
+        ``TEXT_LABELS`` and each side's ``SIDE_TEXTS`` (see ``case_texts``; or those of ``columns``), read back
+        from the runs for those cases only. Raises ``CompareError`` when a run file has changed since it was
+        compared."""
+        texts = self.texts.of(cases.get_column("case_id"), columns)
         return pl.concat([cases, texts.drop("case_id")], how="horizontal")
 
     def review(
@@ -387,15 +388,23 @@ class Comparison(Report):
         return path
 
     def _slices(self, rows: int, *, with_texts: bool) -> Generator[pl.DataFrame, None, None]:
-        """The cases ``rows`` at a time in ``case_id`` order (one empty slice when there are none), with
-        their texts beside them when ``with_texts``."""
+        """The cases ``rows`` at a time in ``case_id`` order (one empty slice when there are none), each with
+        its ``claim_changes``, and with their texts beside them when ``with_texts``."""
+        columns = TextColumns(
+            tuple(dict.fromkeys((*TEXT_LABELS, *CLAIM_TEXTS.labels) if with_texts else CLAIM_TEXTS.labels)),
+            tuple(dict.fromkeys((*SIDE_TEXTS, *CLAIM_TEXTS.side) if with_texts else CLAIM_TEXTS.side)),
+        )
+        shown = [*TEXT_LABELS, *(f"{side}_{name}" for side in SIDES for name in SIDE_TEXTS)] if with_texts else []
         if not self.n_cases:
-            empty = self.case_table.collect()
-            yield self.with_texts(empty) if with_texts else empty
-        elif with_texts:
-            yield from self.texts.beside(self.case_table, rows)
+            parts: Iterable[pl.DataFrame] = [self.with_texts(self.case_table.collect(), columns)]
+        elif self.claim_changes.reads_texts or with_texts:
+            parts = self.texts.beside(self.case_table, rows, columns)
         else:
-            yield from self.case_table.slices(rows)
+            parts = self.case_table.slices(rows)
+        for part in parts:
+            changes = self.claim_changes.of(part).get_column("claim_changes")
+            texts = [name for name in part.columns if name not in self.case_table.columns and name not in shown]
+            yield part.drop(texts).with_columns(changes)
 
     def _summary(self) -> dict[str, Any]:
         return {
@@ -413,6 +422,7 @@ class Comparison(Report):
             "noise_floor": None if self.noise_floor is None else self.noise_floor.to_dict(),
             "flaky": self.flaky.to_dicts(),
             "preference": None if self.preference is None else self.preference.to_dict(),
+            "claims": self.claim_summary.to_dict(),
         }
 
     def _case_objects(self, cases: pl.DataFrame) -> pl.DataFrame:
@@ -448,4 +458,5 @@ class Comparison(Report):
             *preferred,
             *labels,
             *sides,
+            "claim_changes",
         )

@@ -36,7 +36,7 @@ from rag_compare.core.listing import truncated
 from rag_compare.core.result import DEFAULT_MAX_CASES, REPORT_FORMATS
 from rag_compare.core.signals import ALL_SIGNALS, JUDGE_FAILED, SCORE_SIGNALS, STAGE_PHRASES
 from rag_compare.core.templates import template_environment
-from rag_compare.report import preference, repeats
+from rag_compare.report import claims, preference, repeats
 from rag_compare.report.charts import category_grid, delta_chart, delta_tone, status_chart, tone_of
 from rag_compare.report.summaries import condition_outcome, gate_verdict
 from rag_compare.report.text import AGGREGATE_HEADERS, aggregate_cells, config_diff_rows, k_text
@@ -174,7 +174,19 @@ def report_context(
         "unlisted": 0 if all_cases else counts["unchanged"],
         "answer_signals": answer_signals,
         "preference": _preference_context(comparison, max_cases),
+        "claims": _claims_context(comparison),
     } | _repeats_context(comparison, max_cases)
+
+
+def _claims_context(comparison: Comparison) -> dict[str, Any]:
+    """The summary of every case's claim changes: a table, or why they are not available."""
+    summary = comparison.claim_summary
+    return {
+        "title": claims.CLAIMS_TITLE,
+        "headers": claims.SUMMARY_HEADERS,
+        "rows": [] if summary.unavailable else claims.summary_rows(summary),
+        "line": claims.test_line(summary),
+    }
 
 
 def listed_cases(comparison: Comparison, statuses: Sequence[str], limit: int | None) -> pl.DataFrame:
@@ -351,6 +363,7 @@ def _case_views(
         .collect()
     )
     views: dict[str, list[dict[str, Any]]] = {status: [] for status in listed.get_column("status").unique()}
+    changes = dict(comparison.claims(selected.get_column("case_id")).select("case_id", "claim_changes").iter_rows())
     for row in comparison.with_texts(selected).iter_rows(named=True):
         required = row["required_passage_ids"] or []
         views[row["status"]].append(
@@ -365,6 +378,8 @@ def _case_views(
                 "acceptance_note": row["acceptance_note"],
                 "preferred": row.get("preferred"),
                 "preference_reason": row.get("preference_reason"),
+                "claims": claims.changes_line(changes[row["case_id"]]),
+                "claim_changes": claims.change_lines(changes[row["case_id"]]),
                 "sides": [_side_view(row, side, required, answer_signals) for side in SIDES],
             }
         )

@@ -35,7 +35,15 @@ SUMMARY_KEYS = [
     "question",
     "deltas",
 ]
-DETAIL_KEYS = [*SUMMARY_KEYS, "acceptance_note", "source_version", "required_passage_ids", "sides", "answer_diff"]
+DETAIL_KEYS = [
+    *SUMMARY_KEYS,
+    "acceptance_note",
+    "source_version",
+    "required_passage_ids",
+    "sides",
+    "answer_diff",
+    "claim_changes",
+]
 SIDE_KEYS = [
     "present",
     "status",
@@ -50,6 +58,7 @@ SIDE_KEYS = [
     "latency_ms",
     "prompt_tokens",
     "completion_tokens",
+    "claims",
 ]
 PASSAGE_KEYS = ["rank", "passage_id", "score", "text", "gold", "in_context"]
 

@@ -3,23 +3,19 @@ a side whose scores hold no claims is "not available", never "no change"."""
 
 from __future__ import annotations
 
+import json
 from typing import Any
 
 import polars as pl
 import pytest
 
-from rag_compare import Scores, compare, load_run
-from rag_compare.core.contract import CLAIM_TYPE
-from rag_compare.io.scores import make_scores
+from rag_compare import Scores, compare
+from tests.helpers.claims import claim, handmade_scores
 from tests.helpers.data import HANDMADE_RUNS, ROOT
 
 PASSAGES = ROOT / "corpora" / "handbook_passages.csv"
 HOTEL = "hotel-cap@2026-01"
 MEAL = "meal-allowance-daily@2026-01"
-
-
-def claim(text: str, supported: bool) -> dict[str, Any]:
-    return {"text": text, "supported": supported, "passage_id": None, "start": None, "end": None, "cited": None}
 
 
 # By hand: HOTEL's claim of the cap became unsupported (150 -> 180, words 5 of 7 shared), its Paris claim was
@@ -37,23 +33,7 @@ CLAIMS = {
 
 
 def scored(side: str, *, with_claims: bool = True) -> Scores:
-    run = load_run(HANDMADE_RUNS / f"{side}.arrow")
-    records = run.records.select("case_id", "status")
-    ok = pl.col("status") == "ok"
-    given = CLAIMS[side]
-    claims = [given.get(case_id, [claim("Same as ever.", True)]) for case_id in records.get_column("case_id")]
-    frame = records.select(
-        "case_id",
-        judge_status=pl.when(ok).then(pl.lit("ok")).otherwise(pl.lit("not_judged")),
-        judge_error=pl.lit(None, pl.String),
-        grounded=pl.when(ok).then(pl.lit(1.0)),
-    )
-    if with_claims:
-        answered = pl.col("judge_status") == "ok"
-        frame = frame.with_columns(
-            pl.when(answered).then(pl.Series("claims", claims, dtype=pl.List(CLAIM_TYPE))).alias("claims")
-        )
-    return make_scores(run, frame, {"name": "by-hand", "fingerprint": "f" * 64, "config": {}})
+    return handmade_scores(side, CLAIMS[side] if with_claims else None)
 
 
 @pytest.fixture(scope="module")
@@ -111,3 +91,16 @@ def test_scores_without_claims_make_that_side_not_available() -> None:
     summary = comparison.claim_summary
     assert (summary.compared, summary.p_value) == (0, None)
     assert summary.unavailable == ("baseline: the scores of by-hand hold no claims",)
+
+
+@pytest.mark.parametrize("with_texts", [False, True], ids=["json", "json-with-texts"])
+def test_the_json_holds_the_summary_and_each_cases_changes(both: Any, with_texts: bool) -> None:
+    payload = json.loads(both.to_json(with_texts=with_texts))
+    assert payload["claims"] == both.claim_summary.to_dict()
+    cases = {case["case_id"]: case for case in payload["cases"]}
+    assert shown(cases[HOTEL]["claim_changes"]) == shown(both.claims([HOTEL]).item(0, "claim_changes"))
+    assert cases["bike-lease@2026-01"]["claim_changes"] == []
+    assert cases["leave-carryover@2025-01"]["claim_changes"] is None  # failed in the candidate: no claims there
+    assert list(cases[HOTEL])[-1] == "claim_changes"
+    assert ("question" in cases[HOTEL]) is with_texts
+    assert "context" not in cases[HOTEL]["candidate"]

@@ -11,9 +11,10 @@ from urllib.parse import quote
 import polars as pl
 import pytest
 
-from rag_compare import Comparison, compare, freeze_run, load_corpus
+from rag_compare import Comparison, compare, freeze_run, load_corpus, load_run
 from rag_compare.core.signals import STAGE_PHRASES
 from tests.helpers.browser import body_text, browser, console_problems, open_page
+from tests.helpers.data import HANDMADE_RUNS, ROOT
 from tests.helpers.hostile import PAGE_PAYLOAD, hostile_page_comparison
 from tests.helpers.page import page_parts
 
@@ -353,3 +354,69 @@ def test_the_stage_filter_lists_the_cases_that_changed_there_and_each_shows_its_
     assert tags == ["at the answer"] * len(at_answer)
     browser.find_element("id", "clear-filters").click()
     assert len(listed(browser)) == examples.n_cases
+
+
+HOTEL = "hotel-cap@2026-01"
+HOTEL_ANSWER_CLAIMS = (
+    "Hotel stays are capped at 150 euros per night, including taxes, except in Paris, London and Zurich, where the"
+    " cap is 210 euros per night.",
+    "Bookings above the cap need prior approval from your line manager in Concur.",
+)
+PARIS = "in Paris, London and Zurich the cap is 210 euros per night."
+APPROVAL = "need prior approval from your line manager"
+
+
+@pytest.fixture(scope="module")
+def claimed(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The hand-made runs with claims by hand on HOTEL: the candidate's approval claim became unsupported; its
+    Paris claim cites the exception passage, the baseline's approval claim the approval passage."""
+    from tests.helpers.claims import claim, handmade_scores
+
+    runs = [HANDMADE_RUNS / f"{side}.arrow" for side in ("baseline", "candidate")]
+    contexts = [load_run(run).records.filter(pl.col("case_id") == HOTEL).item(0, "context") for run in runs]
+    paris = contexts[1].index(PARIS)
+    approval = contexts[0].index(APPROVAL)
+    baseline = {HOTEL: [claim(HOTEL_ANSWER_CLAIMS[1], span=(approval, approval + len(APPROVAL)), cited=APPROVAL)]}
+    candidate = {
+        HOTEL: [
+            claim(HOTEL_ANSWER_CLAIMS[0], span=(paris, paris + len(PARIS)), cited=PARIS),
+            claim(HOTEL_ANSWER_CLAIMS[1], False),
+        ]
+    }
+    comparison = compare(
+        *runs,
+        passages=ROOT / "corpora" / "handbook_passages.csv",
+        baseline_scores=handmade_scores("baseline", baseline),
+        candidate_scores=handmade_scores("candidate", candidate),
+    )
+    page = tmp_path_factory.mktemp("claims") / "claims.html"
+    page.write_text(comparison.render("html", all_cases=True), encoding="utf-8")
+    return page
+
+
+def test_unsupported_claims_are_marked_in_the_answer_and_evidence_in_the_context(
+    browser: WebDriver, claimed: Path
+) -> None:
+    open_page(browser, claimed, fragment="#case=" + quote(HOTEL, safe=""))
+    panel = "document.querySelector('details.case.current')"
+    texts = "[...e.childNodes].filter(n => !n.classList || !n.classList.contains('visually-hidden')).map(n => n.textContent).join('')"
+    marks = f"return [...{panel}.querySelectorAll('.side-%s %s')].map(e => {texts})"
+    assert (
+        "".join(browser.execute_script(marks % ("candidate", "blockquote.answer mark.unsupported")))
+        == (HOTEL_ANSWER_CLAIMS[1])
+    )
+    assert browser.execute_script(marks % ("baseline", "blockquote.answer mark.unsupported")) == []
+    assert browser.execute_script(marks % ("candidate", "pre.context mark.evidence")) == [PARIS]
+    assert browser.execute_script(marks % ("baseline", "pre.context mark.evidence")) == [APPROVAL]
+    claims = browser.execute_script(
+        f"return [...{panel}.querySelectorAll('.side-candidate ul.claims > li')].map(e => e.textContent)"
+    )
+    assert claims == [
+        f"✓ supported {HOTEL_ANSWER_CLAIMS[0]} · added · cited: {PARIS}",
+        f"✗ unsupported {HOTEL_ANSWER_CLAIMS[1]} · became unsupported",
+    ]
+    other = "#case=" + quote("bike-lease@2026-01", safe="")
+    open_page(browser, claimed, fragment=other)
+    assert (
+        "Same as ever." in browser.find_element("css selector", "details.case.current .side-candidate ul.claims").text
+    )

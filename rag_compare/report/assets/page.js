@@ -529,7 +529,11 @@
     }
     const panel = el("div", { class: "case-body" }, facts, answerNote(d));
     const identical = answersIdentical(d);
-    if (identical) panel.append(el("p", { class: "label", text: "answer (identical on both sides)" }), el("blockquote", { class: "answer data", text: sideAnswer(d, "baseline") }));
+    if (identical) {
+      const answer = sideAnswer(d, "baseline");
+      const ranges = unsupportedRanges(answer, d.sides.candidate.claims);
+      panel.append(el("p", { class: "label", text: "answer (identical on both sides)" }), el("blockquote", { class: "answer data" }, ...marked(answer, 0, ranges, unsupportedMark)));
+    }
     panel.append(el("div", { class: "sides" }, ...SIDES.map((side) => sidePanel(d, side, identical))));
     if (served && data.review) panel.append(reviewPanel(d));
     return panel;
@@ -560,12 +564,108 @@
   function diffedAnswer(d, side) {
     const keep = side === "baseline" ? "-" : "+";
     const quote = el("blockquote", { class: "answer data diffed" });
+    const ranges = unsupportedRanges(sideAnswer(d, side), d.sides[side].claims);
+    let at = 0; // where the side's answer is, in UTF-16 units
     for (const [op, text] of d.answer_diff) {
-      if (op === "=") quote.append(text);
-      else if (op === keep && op === "-") quote.append(el("del", {}, hidden("[deleted: "), text, hidden("]")));
-      else if (op === keep) quote.append(el("ins", {}, hidden("[inserted: "), text, hidden("]")));
+      if (op !== "=" && op !== keep) continue;
+      const pieces = marked(text, at, ranges, unsupportedMark);
+      at += text.length;
+      if (op === "=") quote.append(...pieces);
+      else if (op === "-") quote.append(el("del", {}, hidden("[deleted: "), ...pieces, hidden("]")));
+      else quote.append(el("ins", {}, hidden("[inserted: "), ...pieces, hidden("]")));
     }
     return quote;
+  }
+
+  // ---- claims: each side's verdicts, its unsupported claims marked in the answer, evidence in the context ----
+
+  const CHANGE_NAMES = { became_unsupported: "became unsupported", became_supported: "became supported", dropped: "dropped", added: "added" };
+
+  function marked(text, offset, ranges, make) {
+    // ``text``, which starts at ``offset`` of a longer text, as pieces: the parts inside ``ranges`` ([start, end,
+    // title], sorted, apart, in that longer text's units) made by ``make``, the rest as plain text.
+    const pieces = [];
+    let at = 0;
+    for (const [start, end, title] of ranges) {
+      const from = Math.max(start - offset, at);
+      const to = Math.min(end - offset, text.length);
+      if (to <= from) continue;
+      if (from > at) pieces.push(text.slice(at, from));
+      pieces.push(make(text.slice(from, to), title));
+      at = to;
+    }
+    if (at < text.length) pieces.push(text.slice(at));
+    return pieces;
+  }
+
+  function unsupportedRanges(answer, claims) {
+    // Where each unsupported claim is in the answer, as written (a claim the judge reworded is only listed).
+    const ranges = [];
+    let from = 0;
+    for (const claim of claims || []) {
+      const at = answer && claim.text ? answer.indexOf(claim.text, from) : -1;
+      if (at < 0) continue;
+      if (claim.supported === false) ranges.push([at, at + claim.text.length, "unsupported: " + claim.text]);
+      from = at + claim.text.length;
+    }
+    return ranges;
+  }
+
+  function unsupportedMark(text, title) {
+    return el("mark", { class: "unsupported", title: title }, hidden("[unsupported: "), text, hidden("]"));
+  }
+
+  function evidenceRanges(context, claims) {
+    // The evidence spans of the claims (character offsets, made UTF-16 units), sorted, overlaps merged.
+    const units = codePointUnits(context || "");
+    const spans = (claims || [])
+      .filter((claim) => claim.start !== null && claim.start !== undefined && claim.end !== null && claim.end !== undefined)
+      .map((claim) => [units(claim.start), units(claim.end), (claim.supported === false ? "contradicts or lacks: " : "evidence of: ") + claim.text])
+      .sort((a, b) => a[0] - b[0]);
+    const merged = [];
+    for (const span of spans) {
+      const last = merged[merged.length - 1];
+      if (last && span[0] < last[1]) {
+        last[1] = Math.max(last[1], span[1]);
+        last[2] += "; " + span[2];
+      } else merged.push(span.slice());
+    }
+    return merged;
+  }
+
+  function codePointUnits(text) {
+    // A character offset (as Python counts) as an offset in UTF-16 units (as JavaScript counts).
+    if (!/[\uD800-\uDFFF]/.test(text)) return (offset) => offset;
+    const units = [0];
+    for (const char of text) units.push(units[units.length - 1] + char.length);
+    return (offset) => units[Math.min(offset, units.length - 1)];
+  }
+
+  function evidenceMark(text, title) {
+    return el("mark", { class: "evidence", title: title }, hidden("[evidence: "), text, hidden("]"));
+  }
+
+  function claimsList(d, side) {
+    const claims = d.sides[side].claims;
+    const label = el("p", { class: "label", text: "claims (as the judge read them)" });
+    if (claims === null || claims === undefined) return el("div", { class: "claims" }, label, el("p", { class: "muted", text: "not available" }));
+    if (!claims.length) return el("div", { class: "claims" }, label, el("p", { class: "muted", text: "none" }));
+    const changed = new Map();
+    for (const change of d.claim_changes || []) if (change[side]) changed.set(change[side].text, change.change);
+    const items = claims.map((claim) => {
+      const verdict = claim.supported === true ? ["supported", "✓ supported"] : claim.supported === false ? ["unsupported", "✗ unsupported"] : ["unjudged", "? not judged"];
+      const change = changed.get(claim.text);
+      return el(
+        "li",
+        { class: "claim " + verdict[0] },
+        el("span", { class: "tag verdict", text: verdict[1] }),
+        " ",
+        el("span", { class: "data", text: claim.text }),
+        change ? el("span", { class: "tag change " + change, text: " · " + CHANGE_NAMES[change] }) : null,
+        claim.cited ? el("span", { class: "muted cited" }, " · cited: ", el("span", { class: "data", text: claim.cited })) : null
+      );
+    });
+    return el("div", { class: "claims" }, label, el("ul", { class: "claims" }, ...items));
   }
 
   function sidePanel(d, side, identical) {
@@ -583,8 +683,10 @@
     section.append(usage(s));
     if (!identical && s.answer !== null && s.answer !== undefined) {
       const diffable = d.answer_diff && SIDES.every((other) => sideAnswer(d, other) !== null);
-      section.append(el("p", { class: "label", text: "answer" }), diffable ? diffedAnswer(d, side) : el("blockquote", { class: "answer data", text: s.answer }));
+      const plain = () => el("blockquote", { class: "answer data" }, ...marked(s.answer, 0, unsupportedRanges(s.answer, s.claims), unsupportedMark));
+      section.append(el("p", { class: "label", text: "answer" }), diffable ? diffedAnswer(d, side) : plain());
     }
+    if (s.answer !== null && s.answer !== undefined) section.append(claimsList(d, side));
     section.append(signalsTable(s.signals || {}));
     section.append(passagesList(s.passages));
     section.append(contextBlock(s));
@@ -626,19 +728,23 @@
   }
 
   function contextBlock(s) {
-    const wrap = el("div", {}, el("p", { class: "label", text: "context as sent (required passages highlighted)" }));
+    const wrap = el("div", {}, el("p", { class: "label", text: "context as sent (required passages highlighted, the claims' evidence marked)" }));
     const segments = s.context_segments;
+    const evidence = evidenceRanges(s.context, s.claims);
     if (segments === null || segments === undefined) {
       if (s.context === null || s.context === undefined) wrap.append(el("p", { class: "muted", text: "context: not recorded" }));
-      else wrap.append(el("pre", { class: "context data", text: s.context }));
+      else wrap.append(el("pre", { class: "context data" }, ...marked(s.context, 0, evidence, evidenceMark)));
     } else {
       const pre = el("pre", { class: "context data" });
+      let at = 0;
       for (const segment of segments) {
+        const pieces = marked(segment.text, at, evidence, evidenceMark);
+        at += segment.text.length;
         if (!segment.passage_id) {
-          pre.append(segment.text);
+          pre.append(...pieces);
           continue;
         }
-        pre.append(el("mark", { class: "required", title: "required passage " + segment.passage_id }, hidden("[required " + segment.passage_id + ": "), segment.text, hidden("]")));
+        pre.append(el("mark", { class: "required", title: "required passage " + segment.passage_id }, hidden("[required " + segment.passage_id + ": "), ...pieces, hidden("]")));
         if (segment.cut) pre.append(el("span", { class: "cut", text: " ✂ cut: " + segment.passage_id + " continues beyond the context " }));
       }
       wrap.append(pre);
