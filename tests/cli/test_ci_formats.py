@@ -26,7 +26,8 @@ GATE = ("--fail-on", "regressed>5%", "--fail-on", "error_rate>10%")
 """One condition that holds (5.88% > 5%) and one that does not (8.82% < 10%)."""
 COUNTS = (
     "missing_in_candidate 1, failed_in_baseline 1, failed_in_candidate 2, improved 5, regressed 2, mixed 3, "
-    "unchanged 20"
+    "unchanged 20; regressed 2: 2 at the answer; improved 5: 1 at the answer, 4 at the context; "
+    "mixed 3: 2 at the answer, 1 at the context"
 )
 
 OFF = (

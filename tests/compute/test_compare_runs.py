@@ -125,6 +125,7 @@ def test_json_has_exactly_the_documented_keys_and_round_trips(runs: tuple[Run, R
         "noise_floor",
         "flaky",
         "preference",
+        "claims",
         "cases",
     ]
     assert payload == comparison.to_dict()
@@ -149,6 +150,7 @@ def test_json_has_exactly_the_documented_keys_and_round_trips(runs: tuple[Run, R
         "answerability",
         "baseline",
         "candidate",
+        "claim_changes",
     ]
     assert cases["c-missing-base@v1"]["baseline"] is None
     failed = cases["c-failed-cand@v1"]["candidate"]

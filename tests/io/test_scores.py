@@ -221,7 +221,7 @@ def test_each_sample_of_a_run_with_repeats_is_judged_by_the_llm(tmp_path: Path) 
         schema = request["response_format"]["json_schema"]["schema"]
         reply = sample_for_schema(schema)
         if "claims" in reply and "9 days" in request["messages"][-1]["content"]:
-            reply["claims"] = [{"claim": "9 days", "verdict": "unsupported"}]
+            reply["claims"] = [{"claim": "9 days", "verdict": "unsupported", "evidence": ""}]
         return Reply(content=json.dumps(reply))
 
     run = sampled_run()
