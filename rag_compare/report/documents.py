@@ -33,7 +33,7 @@ from rag_compare.compute.comparison import NOT_RUN, REPORTED_STATUSES, SCOPE_TIT
 from rag_compare.compute.preference import PREFERENCE_COLUMNS
 from rag_compare.core.credentials import redactor
 from rag_compare.core.listing import truncated
-from rag_compare.core.result import DEFAULT_MAX_CASES, REPORT_FORMATS
+from rag_compare.core.result import DEFAULT_MAX_CASES, REPORT_FORMATS, terminal_safe
 from rag_compare.core.signals import ALL_SIGNALS, JUDGE_FAILED, SCORE_SIGNALS, STAGE_PHRASES
 from rag_compare.core.templates import template_environment
 from rag_compare.report import claims, preference, repeats
@@ -129,8 +129,9 @@ def _shown_in_html(template: jinja2.runtime.Context, value: object) -> object:
 
 
 def _shown_in_markdown(template: jinja2.runtime.Context, value: object) -> str:
-    """An expression's value as text, redacted, as Markdown (``markdown_escape``)."""
-    return markdown_escape(None if value is None else template["redact"](str(value)))
+    """An expression's value as text, redacted, with every control character a terminal would obey shown as its
+    escape (``result.terminal_safe``: the report may be read in one), as Markdown (``markdown_escape``)."""
+    return markdown_escape(None if value is None else terminal_safe(template["redact"](str(value))))
 
 
 def report_context(

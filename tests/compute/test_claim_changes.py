@@ -11,7 +11,7 @@ import pytest
 
 from rag_compare import Scores, compare
 from tests.helpers.claims import claim, handmade_scores
-from tests.helpers.data import HANDMADE_RUNS, ROOT
+from tests.helpers.data import HANDMADE_RUNS, PAYLOAD, ROOT, SCRIPT
 
 PASSAGES = ROOT / "corpora" / "handbook_passages.csv"
 HOTEL = "hotel-cap@2026-01"
@@ -104,3 +104,29 @@ def test_the_json_holds_the_summary_and_each_cases_changes(both: Any, with_texts
     assert list(cases[HOTEL])[-1] == "claim_changes"
     assert ("question" in cases[HOTEL]) is with_texts
     assert "context" not in cases[HOTEL]["candidate"]
+
+
+def test_claims_holding_markup_or_control_characters_are_escaped_in_every_format() -> None:
+    hostile = f"{PAYLOAD} \x1b[31mred\x1b[0m \u202e"
+    claims = {"baseline": {HOTEL: [claim(hostile, True)]}, "candidate": {HOTEL: [claim(hostile, False)]}}
+    runs = [HANDMADE_RUNS / f"{side}.arrow" for side in ("baseline", "candidate")]
+    comparison = compare(
+        *runs,
+        passages=PASSAGES,
+        baseline_scores=handmade_scores("baseline", claims["baseline"], name=f"judge {SCRIPT}\x1b[2J"),
+        candidate_scores=handmade_scores("candidate", claims["candidate"]),
+    )
+    markdown = comparison.render("markdown")
+    assert "became unsupported: &quot;" not in markdown  # quotes stay quotes: only markup is escaped
+    line = next(line for line in markdown.splitlines() if line.startswith("  - became unsupported:"))
+    assert "<script" not in line
+    assert "&lt;script&gt;" in line
+    assert "\x1b" not in markdown
+    assert "\\x1b\\[31mred" in line
+    assert "\\u202e" in line
+    assert "\u202e" not in markdown
+    page = comparison.render("html")
+    assert "<script>window.__pwned" not in page
+    assert "\x1b" not in comparison.render("text")
+    cases = {case["case_id"]: case for case in json.loads(comparison.to_json())["cases"]}
+    assert cases[HOTEL]["claim_changes"][0]["candidate"]["text"] == hostile  # JSON carries it whole, escaped
