@@ -165,6 +165,16 @@ SCALE_RUNS: dict[str, tuple[list[str], list[str]]] = {
             "target                     CLI through the chat model within 1.5x the ideal:",
         ],
     ),
+    "bench_lexical_judge.py": (  # the code against itself: no verdict moves
+        ["--before", str(ROOT), "--records", "200", "--repeats", "1"],
+        [
+            "records                    200 (synthetic.py's baseline run, seed 0)",
+            "s per 1M records, median of",
+            "after / before",
+            "verdicts moved             0 of 200",
+            "  a name the context lacks                0",
+        ],
+    ),
 }
 """Per benchmark with a work folder: its options for tiny inputs, and what its output must say."""
 

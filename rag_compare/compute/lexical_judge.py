@@ -7,18 +7,20 @@ without one), else ``DEFAULT_LANGUAGE``. A case in a language the judge has no r
 file, or a script written without spaces such as Chinese or Japanese) is not judged: its three verdicts
 are null.
 
-``abstained``: the answer is blank or matches an abstention pattern of any of the judge's languages (an
-answer need not be in its question's language). ``grounded``: the share of the answer's claims (its
-sentences that hold a content word or a number) that the context supports: every number is there with
-the same value (``compute.numbers``: ``1.000,50`` and ``1000,50`` alike in German, ``80`` is not in
-``180``) and at least ``min_overlap`` of the content words are there as whole words. Content words
+``abstained``: the answer is blank, or one of its sentences says it does not answer (an abstention pattern
+of any of the judge's languages, or a negation, a noun and a verb of one language's abstention parts) and
+goes no further (``compute.abstention``); an answer need not be in its question's language.
+``grounded``: the share of the answer's claims (its sentences that hold a content word or a number) that
+the context supports: every number is there with the same value (``compute.numbers``: ``1.000,50`` and
+``1000,50`` alike in German, ``80`` is not in ``180``), every name (``compute.names``) is there or in the
+question, and at least ``min_overlap`` of the content words are there as whole words. Content words
 (``compute.words``) are runs of letters, marks and digits that start with a letter, have two characters
 or more and are not the language's stopwords; a plural suffix of the language is folded on both sides.
 ``abstention_correct``: abstained exactly when the case is labelled ``unanswerable``.
 
 Limits: lexical, not semantic. A paraphrase counts as unsupported; a negation flip ("may" / "may not"),
-swapped roles or words gathered from several passages can pass; an abstention worded outside the
-patterns counts as an answer.
+swapped roles, a swapped word in lower case or words gathered from several passages can pass; an
+abstention worded with neither a pattern nor the three parts counts as an answer.
 """
 
 from __future__ import annotations
@@ -31,7 +33,9 @@ from typing import Any, NamedTuple
 
 import polars as pl
 
+from rag_compare.compute.abstention import abstains, sentences
 from rag_compare.compute.language_detection import detect_languages
+from rag_compare.compute.names import names_of, shares_piece
 from rag_compare.compute.numbers import NUMBER_PATTERN, canonical_number, number_writings
 from rag_compare.compute.words import fold_plural, is_content_word, normalized, words_of
 from rag_compare.core.digest import json_digest
@@ -43,7 +47,7 @@ __all__ = [
     "LexicalJudge",
 ]
 
-METHOD_VERSION = "lexical-2"
+METHOD_VERSION = "lexical-3"
 DEFAULT_LANGUAGE = "en"
 """The language of a case whose text shows no language of the judge's ("Hotel cap?"), when the judge
 knows English (else its first language)."""
@@ -57,7 +61,6 @@ _OPTIONAL = ("question", "language")
 _OUTPUT = {"abstained": pl.Boolean, "grounded": pl.Float64, "abstention_correct": pl.Boolean}
 _SLICE_ROWS = 100_000
 _ABSTENTION_CORRECT = pl.col("abstained") == (pl.col("answerability") == "unanswerable")
-_SENTENCE_END = r"([.!?])\s+"
 _ROUNDS = 4
 _DOT, _COMMA, _SPACE = ord("."), ord(","), ord(" ")
 
@@ -181,21 +184,13 @@ class LexicalJudge:
     def _rules(self) -> dict[str, Language]:
         return {language.code: language for language in self.languages}
 
-    @property
-    def _abstention_regex(self) -> str:
-        patterns = dict.fromkeys(pattern for language in self.languages for pattern in language.abstention_patterns)
-        return "(?i)" + "|".join(f"(?:{pattern})" for pattern in patterns)
-
     def _abstained(self, cases: pl.DataFrame) -> pl.DataFrame:
-        """``cases`` with the row number, the normalized ``answer``, the ``language`` and ``abstained``
-        (null where the case is not judged)."""
-        answer = normalized(cases.get_column("answer"))
-        frame = cases.with_columns(answer=answer, language=self._languages(cases)).with_row_index("row")
-        blank_or_phrased = (pl.col("answer").str.strip_chars() == "") | pl.col("answer").str.contains(
-            self._abstention_regex
+        """``cases`` with the row number, the normalized ``answer`` (``written``: as written), the
+        ``language`` and ``abstained`` (null where the case is not judged)."""
+        frame = cases.with_columns(
+            written=pl.col("answer"), answer=normalized(cases.get_column("answer")), language=self._languages(cases)
         )
-        judged = pl.col("language").is_in(list(self._rules))
-        return frame.with_columns(abstained=pl.when(judged).then(blank_or_phrased))
+        return frame.with_columns(abstained=abstains(frame, self.languages)).with_row_index("row")
 
     def _judge_slice(self, cases: pl.DataFrame) -> pl.DataFrame:
         verdicts = self._abstained(cases)
@@ -254,6 +249,7 @@ def _grounded(answered: pl.DataFrame, min_overlap: float, language: Language) ->
     missing = _flags(claims.height, _numbers_missing(numbers, haystacks, language))
     words = _content_words(claims.filter(~pl.lit(missing).gather(pl.col("claim"))), language)
     words = words.with_columns(found=_found(words, haystacks, _words_kind(language)))
+    missing = missing.scatter(_names_missing(words, answered, haystacks, language), True)
     counts = words.group_by("claim").agg(n_words=pl.len(), n_found=pl.col("found").sum())
     judged = (
         claims.select("claim", "pos", number=_flags(claims.height, numbers.get_column("claim")), missing=missing)
@@ -269,6 +265,29 @@ def _grounded(answered: pl.DataFrame, min_overlap: float, language: Language) ->
     )
 
 
+def _names_missing(words: pl.DataFrame, answered: pl.DataFrame, haystacks: pl.Series, language: Language) -> pl.Series:
+    """The ``claim`` of each content word of ``words`` that is a name (``compute.names``) its context does not
+    hold (``found``) and its question does not either; with the language's ``piece``, nor a piece of it."""
+    none = pl.Series("claim", [], dtype=pl.UInt32)
+    if language.names is None:
+        return none
+    names = names_of(answered.get_column("written"), language.names)
+    if names.height == 0:
+        return none
+    unfound = words.filter(~pl.col("found"), pl.col("pos").is_in(names.get_column("pos").unique().implode()))
+    unfound = unfound.join(names, on=["pos", "token"], how="semi")
+    if unfound.height == 0:
+        return none
+    questions = normalized(answered.get_column("question"))
+    unfound = unfound.filter(~_found(unfound, questions, _words_kind(language)))
+    piece = language.names.piece
+    if piece and unfound.height:
+        at, token = unfound.get_column("pos"), pl.col("token")
+        texts = unfound.with_columns(context=haystacks.gather(at), question=questions.gather(at))
+        unfound = texts.filter(*(~shares_piece(token, pl.col(text), piece) for text in ("context", "question")))
+    return unfound.get_column("claim").cast(pl.UInt32)
+
+
 def _flags(height: int, indices: pl.Series) -> pl.Series:
     """``height`` booleans, true at ``indices``."""
     return pl.repeat(False, height, dtype=pl.Boolean, eager=True).scatter(indices, True)
@@ -277,8 +296,9 @@ def _flags(height: int, indices: pl.Series) -> pl.Series:
 def _claims(answered: pl.DataFrame) -> pl.DataFrame:
     """One row per sentence of each (normalized) answer: ``claim`` (0, 1, ...), ``pos`` (the answer's
     position) and ``text``."""
-    sentences = pl.col("answer").str.replace_all(_SENTENCE_END, "$1\n").str.split("\n")
-    return answered.select(text=sentences).with_row_index("pos").explode("text").with_row_index("claim")
+    return (
+        answered.select(text=sentences(pl.col("answer"))).with_row_index("pos").explode("text").with_row_index("claim")
+    )
 
 
 def _content_words(claims: pl.DataFrame, language: Language) -> pl.DataFrame:

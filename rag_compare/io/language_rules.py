@@ -10,16 +10,30 @@
     '''
     letters = "äöüß"                      # letters that mark text as this language (detection)
 
+    [abstention_parts]                    # a sentence with one of each of the first three abstains
+    negations = "nicht kein keine nichts"
+    nouns = "kontext* text* dokument*"    # a word ending in * stands for every word it begins
+    verbs = "enthält enthalt* erwähn*"
+    others = "leider"                     # words an abstention holds that do not make it an answer
+
+    [names]                               # which capitalised words are names
+    capitals = "nouns"                    # "names": capitals mark names; "nouns": every noun has one
+    cues = "frau herr firma"              # a capitalised word after one of them is a name
+    endings = "burg dorf"                 # so is a capitalised word ending in one of them
+    piece = 6                             # unless its first or last 6 letters are in the context or question
+
 The package ships one file per language it knows (``rag_compare/io/languages/*.toml``, see
 ``builtin_languages``); ``load_language`` reads a user's own, which adds a language or replaces a shipped
-one of the same code. Patterns, stopwords and suffixes are written for text as the judge reads it: NFKC
-normalised, case folded, every apostrophe ``'`` and every space `` ``.
+one of the same code. Patterns, stopwords, suffixes, parts, cues and endings are written for text as the
+judge reads it: NFKC normalised, case folded, every apostrophe ``'`` and every space `` ``. A file without
+``abstention_parts`` abstains by its patterns alone; one without ``names`` reads no names.
 """
 
 from __future__ import annotations
 
 import re
 import tomllib
+import unicodedata
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from functools import cache
@@ -36,7 +50,10 @@ from rag_compare.core.nesting import load_toml
 
 __all__ = [
     "LANGUAGE_KEYS",
+    "PART_KEYS",
+    "AbstentionParts",
     "Language",
+    "NameRules",
     "builtin_languages",
     "language_code",
     "languages_with",
@@ -44,15 +61,50 @@ __all__ = [
 ]
 
 LANGUAGE_KEYS = ("code", "name", "decimal_separator", "plural_suffixes", "abstention_patterns", "stopwords", "letters")
+PART_KEYS = ("negations", "nouns", "verbs", "others")
+_OPTIONAL_KEYS = ("abstention_parts", "names")
+_NAME_KEYS = ("capitals", "cues", "endings", "piece")
+_CAPITALS = ("names", "nouns")
+"""What a capital letter marks in a language: names only (and a sentence's first word), or every noun."""
 _CODE = re.compile(r"[a-z]{2,3}")
 _TAG = re.compile(LANGUAGE_TAG)
 _SUFFIX = re.compile(r"[^\W\d_]{1,4}")
+_PART = re.compile(r"[^\W\d_](?:[^\W\d_]|')*\*?")
+_PIECES = range(4, 13)
+_WORD = re.compile(r"[^\W\d_]+")
+
+
+@dataclass(frozen=True)
+class AbstentionParts:
+    """The words an abstention is built from: a sentence holding a negation, a noun for what the answer was
+    given (context, passages, documents...) and a verb of holding or saying (contain, mention...) abstains;
+    ``others`` are words an abstention may also hold (sorry, provided...). A word ending in ``*`` stands for
+    every word it begins."""
+
+    negations: tuple[str, ...]
+    nouns: tuple[str, ...]
+    verbs: tuple[str, ...]
+    others: tuple[str, ...]
+
+
+@dataclass(frozen=True)
+class NameRules:
+    """Which capitalised words of an answer are names: ``capitals`` is ``names`` where capitals mark names
+    (and a sentence's first word), ``nouns`` where every noun has one; then a capitalised word is a name
+    after one of ``cues`` (or after such a name), or when it ends in one of ``endings``. With ``piece``, a
+    word whose first or last ``piece`` letters are in the context or the question is no name."""
+
+    capitals: str
+    cues: tuple[str, ...] = ()
+    endings: tuple[str, ...] = ()
+    piece: int = 0
 
 
 @dataclass(frozen=True)
 class Language:
     """The rules of one language: how its numbers are written, how its plurals end, how its answers say
-    "I don't know", and its words that carry no claim."""
+    "I don't know" (patterns, and the parts an abstention is built from), its words that carry no claim, and
+    which of its capitalised words are names."""
 
     code: str
     name: str
@@ -61,16 +113,21 @@ class Language:
     abstention_patterns: tuple[str, ...] = field(repr=False)
     stopwords: tuple[str, ...] = field(repr=False)
     letters: str = field(repr=False)
+    abstention_parts: AbstentionParts | None = field(default=None, repr=False)
+    names: NameRules | None = field(default=None, repr=False)
 
     @property
     def config(self) -> dict[str, Any]:
         """Everything that decides a verdict, as JSON-ready values (the judge's fingerprint holds it)."""
+        parts, names = self.abstention_parts, self.names
         return {
             "decimal_separator": self.decimal_separator,
             "plural_suffixes": list(self.plural_suffixes),
             "abstention_patterns": list(self.abstention_patterns),
             "stopwords": list(self.stopwords),
             "letters": self.letters,
+            "abstention_parts": None if parts is None else {key: list(getattr(parts, key)) for key in PART_KEYS},
+            "names": None if names is None else {key: _json_ready(getattr(names, key)) for key in _NAME_KEYS},
         }
 
 
@@ -124,9 +181,9 @@ def _parsed(text: str, where: str) -> Language:
         document = load_toml(text, where)
     except tomllib.TOMLDecodeError as error:
         raise ConfigError(f"{where}: is not valid TOML ({error}). Fix the syntax and load it again.") from None
-    unknown = sorted(set(document) - set(LANGUAGE_KEYS))
+    unknown = sorted(set(document) - set(LANGUAGE_KEYS) - set(_OPTIONAL_KEYS))
     if unknown:
-        keys = ", ".join(LANGUAGE_KEYS)
+        keys = ", ".join((*LANGUAGE_KEYS, *_OPTIONAL_KEYS))
         raise ConfigError(f"{where}: unknown keys {', '.join(unknown)}; a language file holds {keys}.")
     missing = [key for key in LANGUAGE_KEYS if key not in document]
     if missing:
@@ -164,7 +221,74 @@ def _parsed(text: str, where: str) -> Language:
         abstention_patterns=tuple(patterns),
         stopwords=tuple(sorted(set(stopwords.split()))),
         letters="".join(sorted(set(letters))),
+        abstention_parts=_parts(document.get("abstention_parts"), where),
+        names=_names(document.get("names"), where),
     )
+
+
+def _table(value: object, where: str, key: str, keys: tuple[str, ...], required: tuple[str, ...]) -> dict[str, Any]:
+    """``value`` as the table ``key`` of a language file, of ``keys`` only, each of ``required`` there."""
+    if not isinstance(value, dict):
+        raise ConfigError(f"{where}: {key} must be a table ([{key}]) of {', '.join(keys)}.")
+    unknown = sorted(set(value) - set(keys))
+    missing = [name for name in required if name not in value]
+    if unknown or missing:
+        wrong = f"unknown keys {', '.join(unknown)}" if unknown else f"lacks {', '.join(missing)}"
+        raise ConfigError(f"{where}: [{key}] {wrong}; it holds {', '.join(keys)}.")
+    return value
+
+
+def _words(value: object, where: str, key: str, stems: bool = False) -> tuple[str, ...]:
+    """The words of ``value``, one string of words separated by spaces or lines, each written as the judge
+    reads text (lower case, NFKC, ``'`` for an apostrophe); with ``stems``, a word may end in ``*``."""
+    if not isinstance(value, str):
+        raise ConfigError(f"{where}: {key} must be one string of words separated by spaces or lines.")
+    words = value.split()
+    pattern = _PART if stems else _WORD
+    bad = [
+        word for word in words if not pattern.fullmatch(word) or word != unicodedata.normalize("NFKC", word).casefold()
+    ]
+    if bad:
+        allowed = "letters and apostrophes, a * at the end for every word it begins" if stems else "letters only"
+        raise ConfigError(
+            f"{where}: {key} must be words in lower case as the judge reads them ({allowed}, 'ss' for 'ß'); "
+            f"not {', '.join(bad)}."
+        )
+    return tuple(sorted(set(words)))
+
+
+def _parts(value: object, where: str) -> AbstentionParts | None:
+    """The ``abstention_parts`` table, if the file has one (see ``AbstentionParts``)."""
+    if value is None:
+        return None
+    table = _table(value, where, "abstention_parts", PART_KEYS, PART_KEYS)
+    words = {key: _words(table[key], where, f"abstention_parts.{key}", stems=True) for key in PART_KEYS}
+    empty = [key for key in PART_KEYS[:3] if not words[key]]
+    if empty:
+        raise ConfigError(f"{where}: abstention_parts.{empty[0]} is empty: an abstention needs one of each part.")
+    return AbstentionParts(**words)
+
+
+def _names(value: object, where: str) -> NameRules | None:
+    """The ``names`` table, if the file has one (see ``NameRules``)."""
+    if value is None:
+        return None
+    table = _table(value, where, "names", _NAME_KEYS, ("capitals",))
+    if table["capitals"] not in _CAPITALS:
+        raise ConfigError(f"{where}: names.capitals must be 'names' or 'nouns'; got {table['capitals']!r}.")
+    piece = table.get("piece", 0)
+    if isinstance(piece, bool) or not isinstance(piece, int) or (piece and piece not in _PIECES):
+        raise ConfigError(f"{where}: names.piece must be 0 (none) or a number of letters from 4 to 12; got {piece!r}.")
+    return NameRules(
+        capitals=table["capitals"],
+        cues=_words(table.get("cues", ""), where, "names.cues"),
+        endings=_words(table.get("endings", ""), where, "names.endings"),
+        piece=piece,
+    )
+
+
+def _json_ready(value: object) -> object:
+    return list(value) if isinstance(value, tuple) else value
 
 
 def _strings(value: object, where: str, key: str) -> list[str]:

@@ -3,7 +3,7 @@
 ``OpenAIJudge`` sends one request per case and enabled check (see ``judge_checks``), each with JSON-schema
 structured output, through the ``openai`` client: concurrently up to a bound, with a timeout, retries
 and a reply cache on disk (see ``dispatch``, ``limits`` and ``cache``). Abstention is decided as the offline
-judge decides it (the abstention phrasings of its language files), so it stays deterministic and
+judge decides it (the abstention phrasings and parts of its language files), so it stays deterministic and
 label-scored. A case where a check finally fails is ``judge_failed`` with the error, and none of its
 verdicts count; a check whose inputs are missing (no context recorded, no acceptance note) is skipped
 and its score is null.

@@ -17,7 +17,7 @@ import pytest
 
 from rag_compare.compute.words import WORD_PATTERN, fold_plural, normalized
 from rag_compare.core.errors import ConfigError
-from rag_compare.io.language_rules import Language, builtin_languages, load_language
+from rag_compare.io.language_rules import PART_KEYS, Language, builtin_languages, load_language
 from tests.helpers.language_samples import SAMPLES
 
 LANGUAGES = {language.code: language for language in builtin_languages()}
@@ -333,6 +333,16 @@ def test_a_user_file_replaces_a_shipped_language(tmp_path: Path) -> None:
         (lambda text: text.replace('decimal_separator = "."', 'decimal_separator = "·"'), "decimal_separator"),
         (lambda text: text.replace('plural_suffixes = ["s"]', 'plural_suffixes = ["-s"]'), "plural_suffixes"),
         (lambda text: text.replace('letters = ""', 'letters = "Ä"'), "letters"),
+        (lambda text: text.replace("[abstention_parts]", "[abstention_parts]\nnegatives = 'no'"), "abstention_parts"),
+        (lambda text: text.replace('nouns = """\n', 'nouns = """\nContext*\n'), "abstention_parts.nouns"),
+        (lambda text: text.replace('verbs = """\n', 'verbs = """\ncon*tain\n'), "abstention_parts.verbs"),
+        (lambda text: re.sub(r'negations = """[^"]*"""', 'negations = ""', text), "abstention_parts.negations"),
+        (lambda text: text.split("[abstention_parts]")[0] + "abstention_parts = 1\n", "abstention_parts"),
+        (lambda text: text.replace('capitals = "names"', 'capitals = "all"'), "names.capitals"),
+        (lambda text: text + "piece = 3\n", "names.piece"),
+        (lambda text: text + 'cues = "ms*"\n', "names.cues"),
+        (lambda text: text + 'endings = ["burg"]\n', "names.endings"),
+        (lambda text: text.replace('capitals = "names"', 'capital = "names"'), "names"),
     ],
 )
 def test_a_language_file_it_cannot_use_is_refused_naming_the_file_and_the_key(
@@ -344,6 +354,21 @@ def test_a_language_file_it_cannot_use_is_refused_naming_the_file_and_the_key(
         load_language(path)
     assert str(path) in str(excinfo.value)
     assert named in str(excinfo.value)
+
+
+def test_abstention_parts_and_names_are_each_languages_and_optional(tmp_path: Path) -> None:
+    for language in LANGUAGES.values():
+        assert language.abstention_parts is not None, language.code
+        assert language.names is not None, language.code
+        assert all(getattr(language.abstention_parts, key) for key in PART_KEYS), language.code
+    assert {code: language.names.capitals for code, language in LANGUAGES.items() if language.names} == {
+        "de": "nouns", "en": "names", "es": "names", "fr": "names", "it": "names", "nl": "names", "pt": "names",
+    }  # fmt: skip
+    path = tmp_path / "en.toml"  # a file written before either table: patterns alone, no names
+    path.write_text(shipped_text("en").split("\n# Abstention by parts")[0], encoding="utf-8")
+    language = load_language(path)
+    assert (language.abstention_parts, language.names) == (None, None)
+    assert language.config["abstention_parts"] is None
 
 
 def test_a_language_file_that_is_not_utf8_or_not_a_file_is_refused(tmp_path: Path) -> None:
