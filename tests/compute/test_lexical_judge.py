@@ -9,6 +9,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from rag_compare.compute import grounding
 from rag_compare.compute import lexical_judge as judge_module
 from rag_compare.compute.lexical_judge import LexicalJudge
 from rag_compare.core.errors import ConfigError, ContractError
@@ -108,7 +109,7 @@ def test_occurrence_search_agrees_with_splitting_the_context_into_tokens(
     answer: str, grounded: float, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     assert judged(answer, TRICKY_CONTEXT)["grounded"] == grounded
-    monkeypatch.setattr(judge_module, "_ROUNDS", 0)  # every undecided word and number goes to the token split
+    monkeypatch.setattr(grounding, "_ROUNDS", 0)  # every undecided word and number goes to the token split
     assert judged(answer, TRICKY_CONTEXT)["grounded"] == grounded
 
 
