@@ -37,22 +37,29 @@ def share_supported(answered: pl.DataFrame, min_overlap: float, language: Langua
     )
 
 
-def claim_support(answered: pl.DataFrame, min_overlap: float, language: Language) -> pl.DataFrame:
+def claim_support(
+    answered: pl.DataFrame, min_overlap: float, language: Language, *, every_word: bool = False
+) -> pl.DataFrame:
     """One row per claim of the answered rows (``row``, ``answer`` normalized, ``written``, ``context``,
     ``question``; all in ``language``), in order: ``pos`` (the answered row's position), ``claim`` (the sentence's
     index over all of them), ``text`` (normalized), ``supported``, and ``anchor``: what evidence of it is looked
-    for in the context (its first number, else its longest content word found there; null for neither)."""
+    for in the context (its first number, else its longest content word found there, the first of the longest;
+    null for neither). The
+    words of a claim already unsupported by a number are looked for only with ``every_word`` (for its anchor)."""
     haystacks = normalized(answered.get_column("context"))
     claims = _claims(answered)
     numbers = _numbers(claims)
     missing = _flags(claims.height, _numbers_missing(numbers, haystacks, language))
-    words = _content_words(claims.filter(~pl.lit(missing).gather(pl.col("claim"))), language)
+    words = _content_words(claims if every_word else claims.filter(~pl.lit(missing).gather(pl.col("claim"))), language)
     words = words.with_columns(found=_found(words, haystacks, _words_kind(language)))
     missing = missing.scatter(_names_missing(words, answered, haystacks, language), True)
     counts = words.group_by("claim").agg(
         n_words=pl.len(),
         n_found=pl.col("found").sum(),
-        word=pl.col("token").filter("found").sort_by(pl.col("token").filter("found").str.len_chars()).last(),
+        word=pl.col("token")
+        .filter("found")
+        .sort_by(pl.col("token").filter("found").str.len_chars(), descending=True, maintain_order=True)
+        .first(),
     )
     first_number = numbers.group_by("claim").agg(number_token=pl.col("token").first())
     judged = (

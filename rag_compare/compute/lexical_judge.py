@@ -26,16 +26,19 @@ abstention worded with neither a pattern nor the three parts counts as an answer
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, TypeVar
 
 import polars as pl
 
 from rag_compare.compute.abstention import abstains
 from rag_compare.compute.grounding import share_supported
 from rag_compare.compute.language_detection import detect_languages
+from rag_compare.compute.offline_claims import claim_verdicts
 from rag_compare.compute.words import normalized
+from rag_compare.core.contract import CLAIM_TYPE
 from rag_compare.core.digest import json_digest
 from rag_compare.core.errors import ConfigError, ContractError, Problem
 from rag_compare.io.language_rules import Language, builtin_languages, language_code
@@ -58,6 +61,7 @@ _REQUIRED = {"answer": pl.String, "context": pl.String, "answerability": pl.Stri
 _OPTIONAL = ("question", "language")
 _OUTPUT = {"abstained": pl.Boolean, "grounded": pl.Float64, "abstention_correct": pl.Boolean}
 _SLICE_ROWS = 100_000
+_T = TypeVar("_T")
 _ABSTENTION_CORRECT = pl.col("abstained") == (pl.col("answerability") == "unanswerable")
 
 
@@ -129,13 +133,15 @@ class LexicalJudge:
         Slices of rows are judged concurrently (Polars releases the GIL): memory stays bounded by the
         slice size and every core works.
         """
-        typed = _typed(cases)
-        threads = pl.thread_pool_size()
-        size = _slice_size(typed.height, threads)
-        slices = [typed.slice(start, size) for start in range(0, typed.height, size)]
-        with ThreadPoolExecutor(max_workers=max(1, min(len(slices), threads))) as pool:
-            parts = list(pool.map(self._judge_slice, slices))
+        parts = _by_slice(_typed(cases), self._judge_slice)
         return pl.concat(parts) if parts else pl.DataFrame(schema=_OUTPUT)
+
+    def claims(self, cases: pl.DataFrame) -> pl.Series:
+        """Each row's claim verdicts (a list of ``contract.CLAIM_TYPE``, see ``offline_claims``), in order, read as
+        ``judge`` reads ``cases``: the claims ``grounded`` is the share of, an empty list for an answer without
+        one and for an abstention (it makes no claim), null where the case is not judged or has no context."""
+        parts = _by_slice(_typed(cases), self._claims_slice)
+        return pl.concat(parts) if parts else pl.Series("claims", [], dtype=pl.List(CLAIM_TYPE))
 
     def abstentions(self, cases: pl.DataFrame) -> pl.DataFrame:
         """``abstained`` and ``abstention_correct`` alone for each row of ``cases`` (``answer`` and
@@ -188,6 +194,20 @@ class LexicalJudge:
         )
         return frame.with_columns(abstained=abstains(frame, self.languages)).with_row_index("row")
 
+    def _claims_slice(self, cases: pl.DataFrame) -> pl.Series:
+        verdicts = self._abstained(cases)
+        answered = (~pl.col("abstained") & pl.col("context").is_not_null()).fill_null(False)
+        rules = self._rules
+        parts = [
+            claim_verdicts(group, self.min_overlap, rules[str(code)])
+            for (code,), group in verdicts.filter(answered).partition_by("language", as_dict=True).items()
+        ]
+        found = pl.concat(parts) if parts else pl.DataFrame(schema={"row": pl.UInt32, "claims": pl.List(CLAIM_TYPE)})
+        joined = verdicts.join(found, on="row", how="left", maintain_order="left")
+        empty = pl.lit([], dtype=pl.List(CLAIM_TYPE))
+        claims = pl.when(answered).then(pl.col("claims").fill_null(empty)).when(pl.col("abstained")).then(empty)
+        return joined.select(claims.alias("claims")).to_series()
+
     def _judge_slice(self, cases: pl.DataFrame) -> pl.DataFrame:
         verdicts = self._abstained(cases)
         answered = verdicts.filter(~pl.col("abstained"), pl.col("context").is_not_null())  # judged rows only
@@ -200,6 +220,15 @@ class LexicalJudge:
         return verdicts.join(grounded, on="row", how="left", maintain_order="left").select(
             pl.col("abstained"), pl.col("grounded").cast(pl.Float64), abstention_correct=_ABSTENTION_CORRECT
         )
+
+
+def _by_slice(cases: pl.DataFrame, work: Callable[[pl.DataFrame], _T]) -> list[_T]:
+    """``work`` done on slices of ``cases`` concurrently (Polars releases the GIL), its results in order."""
+    threads = pl.thread_pool_size()
+    size = _slice_size(cases.height, threads)
+    slices = [cases.slice(start, size) for start in range(0, cases.height, size)]
+    with ThreadPoolExecutor(max_workers=max(1, min(len(slices), threads))) as pool:
+        return list(pool.map(work, slices))
 
 
 def _slice_size(rows: int, threads: int) -> int:

@@ -163,8 +163,8 @@ class ClaimJudge(Judge, Protocol):
 
     def claims(self, cases: pl.DataFrame) -> pl.Series:
         """For each row of ``cases`` (as ``judge`` reads them), in order, its claim verdicts: a list of
-        ``compute.claims.CLAIM_TYPE``, empty for an answer without claims, null where the case is not judged
-        or abstains."""
+        ``contract.CLAIM_TYPE``, empty for an answer without claims or an abstention, null where the case is not
+        judged."""
         ...
 
 

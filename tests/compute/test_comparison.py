@@ -18,6 +18,7 @@ from click.testing import Result
 from rag_compare import CompareError, Comparison, RunExistsError, RunFileError, compare, load_corpus
 from rag_compare.compute import comparison as comparison_module
 from rag_compare.compute.case_texts import SIDE_TEXTS, TEXT_LABELS
+from tests.helpers.claims import handmade_scores
 from tests.helpers.data import HANDMADE_RUNS, ROOT
 from tests.helpers.golden import HANDMADE_COMPARISON
 
@@ -178,4 +179,13 @@ def test_the_json_with_texts_of_a_run_changed_since_is_refused_before_a_byte_is_
     with pytest.raises(CompareError, match="has changed since"):
         comparison.write_directory(tmp_path / "out", with_texts=True)
     assert sorted(path.name for path in tmp_path.iterdir()) == ["baseline.arrow", "candidate.arrow"]
-    assert json.loads(comparison.to_json())["cases"]  # the JSON without texts needs no run
+    with pytest.raises(CompareError, match="has changed since"):  # the offline judge's claims are read off them
+        comparison.to_json()
+    scored = compare(
+        tmp_path / "baseline.arrow",
+        tmp_path / "baseline.arrow",
+        baseline_scores=handmade_scores("baseline", None),
+        candidate_scores=handmade_scores("baseline", None),
+    )
+    shutil.copy(HANDMADE_RUNS / "candidate.arrow", tmp_path / "baseline.arrow")
+    assert json.loads(scored.to_json())["cases"]  # scores without claims: the JSON without texts needs no run

@@ -328,10 +328,13 @@ def test_the_context_highlights_required_passages_and_marks_where_one_was_cut(
         " return [[...context.querySelectorAll('mark.required')].map(m => m.textContent),"
         " [...context.querySelectorAll('.cut')].map(m => m.textContent.trim())]; })"
     )
-    assert marks == [
-        [[f"[required meal: {rule}]"], []],
-        [[f"[required meal: {rule[:30]}]"], ["✂ cut: meal continues beyond the context"]],
-    ]
+    assert (
+        marks
+        == [
+            [[f"[required meal: [evidence: {rule}]]"], []],  # "50." is there: the sentence holding 50 is its evidence
+            [[f"[required meal: {rule[:30]}]"], ["✂ cut: meal continues beyond the context"]],
+        ]
+    )
 
 
 def test_the_stage_filter_lists_the_cases_that_changed_there_and_each_shows_its_stage(
