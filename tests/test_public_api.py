@@ -120,7 +120,7 @@ def test_every_public_result_prints_as_one_short_line_saying_what_it_is(tmp_path
         assert len(shown) <= 200, shown
         assert not any(dump in shown for dump in ("mappingproxy", "DataFrame", "shape:", "{", "="))
         assert str(result) == shown  # print() shows the same line outside a notebook
-    assert repr(results["Run"]) == "<Run baseline (b0cb8ce0d9ae): 34 cases: ok 33, failed 1>"
+    assert repr(results["Run"]) == "<Run baseline (5f080d2f03f7): 34 cases: ok 33, failed 1>"
     assert repr(results["Corpus"]) == f"<Corpus {EXAMPLE_CORPUS} (42250babd46c): 36 cases, 1 warning>"
 
 

@@ -114,7 +114,12 @@ def case_details(comparison: Comparison, case_ids: Sequence[str]) -> list[dict[s
             "pass ids of `comparison.cases`."
         )
     cases = wanted.to_frame().join(found, on="case_id", how="left", maintain_order="left")
-    texts = comparison.texts.of(wanted, DETAIL_TEXTS)
+    needed = comparison.claim_changes.columns
+    read = TextColumns(
+        tuple(dict.fromkeys((*DETAIL_TEXTS.labels, *needed.labels))),
+        tuple(dict.fromkeys((*DETAIL_TEXTS.side, *needed.side))),
+    )
+    texts = comparison.texts.of(wanted, read)
     passages = _passage_texts(comparison.passages, texts)
     claims = comparison.claim_changes.of(texts).iter_rows(named=True)
     details = []

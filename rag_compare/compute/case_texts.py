@@ -19,7 +19,7 @@ import polars as pl
 from rag_compare.compute.case_status import SIDES
 from rag_compare.compute.case_table import CaseTable, range_of
 from rag_compare.compute.repeats import shown_value
-from rag_compare.core.contract import CORPUS_COLUMNS, LANGUAGE, RECORD_COLUMNS, REPEAT
+from rag_compare.core.contract import CLAIM_TYPE, CORPUS_COLUMNS, LANGUAGE, RECORD_COLUMNS, REPEAT, STORED_CLAIMS
 from rag_compare.core.errors import CompareError
 from rag_compare.io.runs import OpenedRun, Run, open_run
 
@@ -32,7 +32,7 @@ SIDE_TEXTS = ("retrieved_passage_ids", "context_passage_ids", "answer")
 _RANGE = "range"
 _TYPES: dict[str, pl.DataType] = {
     spec.name: spec.dtype for spec in (*CORPUS_COLUMNS, *RECORD_COLUMNS) if spec.name not in ("status", REPEAT)
-} | {"failed_stage": pl.String()}
+} | {"failed_stage": pl.String(), STORED_CLAIMS: pl.List(CLAIM_TYPE)}
 """The type of each column a selection may name, for a run that lacks it (an optional one)."""
 
 

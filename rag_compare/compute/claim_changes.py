@@ -2,9 +2,10 @@
 
 Each side's claim verdicts come from where its other verdicts came from (``SideClaims``): its scores file's
 ``claims`` column (a scores file without one has none: its claims are *not available*, which is not
-*none*), else the offline judge's, read off the texts of the sample a report shows (``claims`` of a judge
-that can give them; a judge that cannot gives none). With repeats, the claims are those of the sample a
-report shows: the first that succeeded.
+*none*), else the judge's: those its run stored when that judge froze it (``stored_signals.stored_claims``),
+else read off the texts of the sample a report shows (``claims`` of a judge that can give them; a judge that
+cannot gives none). With repeats, the claims are those of the sample a report shows: the first that
+succeeded.
 
 ``ClaimChanges.of`` pairs the claims of given cases (``claims.pair_claims``); ``ClaimChanges.summary`` reads
 every case, a slice at a time, and sums the changes up: the claims that became unsupported, became
@@ -26,12 +27,14 @@ from rag_compare.compute.case_status import SIDES
 from rag_compare.compute.case_texts import TextColumns
 from rag_compare.compute.claims import CHANGES, CLAIM_TYPE, pair_claims
 from rag_compare.compute.stats import sign_test_p
-from rag_compare.core.contract import LANGUAGE, REPEAT
+from rag_compare.compute.stored_signals import stored_claims
+from rag_compare.core.contract import LANGUAGE, REPEAT, STORED_CLAIMS
 from rag_compare.core.protocols import ClaimJudge, Judge
 
 if TYPE_CHECKING:
     from rag_compare.compute.case_table import CaseTable
     from rag_compare.compute.case_texts import CaseTexts
+    from rag_compare.io.runs import OpenedRun, Run
     from rag_compare.io.scores import Scores
 
 __all__ = ["CLAIM_TEXTS", "ClaimChanges", "ClaimSummary", "SideClaims"]
@@ -44,23 +47,31 @@ _SLICE_ROWS = 50_000
 @dataclass(frozen=True)
 class SideClaims:
     """Where a side's claim verdicts come from: ``scores`` (``case_id``, ``claims``: the shown sample's), the
-    ``judge`` (one that gives claims), or neither (``kind`` ``unavailable``, with ``why``)."""
+    claims its run ``stored``, the ``judge`` (one that gives claims), or none (``unavailable``, with ``why``)."""
 
-    kind: Literal["scores", "judge", "unavailable"]
+    kind: Literal["scores", "stored", "judge", "unavailable"]
     scores: pl.DataFrame | None = None
     judge: ClaimJudge | None = None
     why: str = ""
 
     @classmethod
-    def of(cls, scores: Scores | None, judge: Judge) -> SideClaims:
-        """The claims of a side judged by ``scores`` when given, else by ``judge``."""
+    def of(cls, scores: Scores | None, judge: Judge, run: Run | OpenedRun, labels: pl.DataFrame | None) -> SideClaims:
+        """The claims of a side (``run``, read with the corpus' ``labels`` when given) judged by ``scores`` when
+        given, else by ``judge``."""
         if scores is not None:
             if "claims" not in scores.frame.columns:
                 return cls("unavailable", why=f"the scores of {scores.evaluator['name']} hold no claims")
             return cls("scores", scores=_shown_claims(scores.frame))
-        if isinstance(judge, ClaimJudge):
-            return cls("judge", judge=judge)
-        return cls("unavailable", why=f"the judge {judge.name} gives no claims")
+        if not isinstance(judge, ClaimJudge):
+            return cls("unavailable", why=f"the judge {judge.name} gives no claims")
+        return cls("stored" if stored_claims(run, judge, labels) else "judge", judge=judge)
+
+    @property
+    def columns(self) -> TextColumns:
+        """What is read of a case to give this side's claims."""
+        if self.kind == "judge":
+            return CLAIM_TEXTS
+        return TextColumns((), (STORED_CLAIMS,) if self.kind == "stored" else ())
 
     def claims(self, texts: pl.DataFrame, side: str) -> pl.Series:
         """The side's claims (a list of ``CLAIM_TYPE``) per row of ``texts`` (``case_id`` and the columns of
@@ -71,6 +82,8 @@ class SideClaims:
             assert self.scores is not None
             found = texts.select("case_id").join(self.scores, on="case_id", how="left", maintain_order="left")
             return found.get_column("claims")
+        if self.kind == "stored":
+            return texts.get_column(f"{side}_{STORED_CLAIMS}").alias("claims")
         assert self.judge is not None
         records = texts.select(
             pl.col(f"{side}_answer").alias("answer"),
@@ -126,9 +139,17 @@ class ClaimChanges:
     sides: tuple[SideClaims, SideClaims]
 
     @property
+    def columns(self) -> TextColumns:
+        """What is read of a case to give both sides' claims."""
+        labels = (name for side in self.sides for name in side.columns.labels)
+        return TextColumns(
+            tuple(dict.fromkeys(labels)), tuple(dict.fromkeys(n for s in self.sides for n in s.columns.side))
+        )
+
+    @property
     def reads_texts(self) -> bool:
-        """Whether a side's claims are read off the cases' texts (a judge's), not only their ids."""
-        return any(side.kind == "judge" for side in self.sides)
+        """Whether a side's claims are read off the runs (their texts, or the claims they store), not only ids."""
+        return bool(self.columns.labels or self.columns.side)
 
     @property
     def unavailable(self) -> tuple[str, ...]:
@@ -146,7 +167,7 @@ class ClaimChanges:
         """Every case's claim changes summed up (see ``ClaimSummary``), read ``_SLICE_ROWS`` cases at a time."""
         if self.unavailable:
             return _summed([], self.unavailable)
-        slices = texts.beside(table, _SLICE_ROWS, CLAIM_TEXTS) if self.reads_texts else table.slices(_SLICE_ROWS)
+        slices = texts.beside(table, _SLICE_ROWS, self.columns) if self.reads_texts else table.slices(_SLICE_ROWS)
         return _summed((self._counted(self.of(part)) for part in slices), self.unavailable)
 
     @staticmethod

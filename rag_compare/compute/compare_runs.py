@@ -211,6 +211,10 @@ def _comparison(sources: _Sources, inputs: Sequence[SideInputs], joined: _Joined
     if sources.labels is not None:
         held = [name for name in DETAIL_TEXTS.labels if name in sources.labels.columns]
         text_labels = sources.labels.select("case_id", *held)
+    claims = [
+        SideClaims.of(scores, sources.judge, run, sources.labels)
+        for scores, run in zip(sources.scores, sources.runs, strict=True)
+    ]
     return Comparison(
         baseline=compared[0],
         candidate=compared[1],
@@ -227,9 +231,7 @@ def _comparison(sources: _Sources, inputs: Sequence[SideInputs], joined: _Joined
         unreviewed_left_out=tuple(sorted(case_id for result in joined.results for case_id in result.not_run)),
         texts=CaseTexts(sides=(_texts_of(sources.runs[0]), _texts_of(sources.runs[1])), labels=text_labels),
         passages=None if sources.passages is None else sources.passages.select("passage_id", "text"),
-        claim_changes=ClaimChanges(
-            (SideClaims.of(sources.scores[0], sources.judge), SideClaims.of(sources.scores[1], sources.judge))
-        ),
+        claim_changes=ClaimChanges((claims[0], claims[1])),
     )
 
 

@@ -19,7 +19,7 @@ import polars as pl
 from rag_compare.compute.case_status import CASE_STATUSES, SIDES, STAGED_STATUSES
 from rag_compare.compute.case_table import CaseTable
 from rag_compare.compute.case_texts import REPORT_TEXTS, SIDE_TEXTS, TEXT_LABELS, CaseTexts, TextColumns
-from rag_compare.compute.claim_changes import CLAIM_TEXTS, ClaimChanges, ClaimSummary, SideClaims
+from rag_compare.compute.claim_changes import ClaimChanges, ClaimSummary, SideClaims
 from rag_compare.compute.configdiff import ConfigChange
 from rag_compare.compute.preference import PREFERENCE_COLUMNS, Preference
 from rag_compare.compute.repeats import NoiseFloor
@@ -231,7 +231,7 @@ class Comparison(Report):
         are not available; see ``claims.pair_claims``). The texts the offline judge reads are read back from
         the runs for those cases only."""
         ids = pl.Series("case_id", case_ids, dtype=pl.String)
-        return self.claim_changes.of(self.texts.of(ids, CLAIM_TEXTS))
+        return self.claim_changes.of(self.texts.of(ids, self.claim_changes.columns))
 
     @cached_property
     def claim_summary(self) -> ClaimSummary:
@@ -390,9 +390,10 @@ class Comparison(Report):
     def _slices(self, rows: int, *, with_texts: bool) -> Generator[pl.DataFrame, None, None]:
         """The cases ``rows`` at a time in ``case_id`` order (one empty slice when there are none), each with
         its ``claim_changes``, and with their texts beside them when ``with_texts``."""
+        claims = self.claim_changes.columns
         columns = TextColumns(
-            tuple(dict.fromkeys((*TEXT_LABELS, *CLAIM_TEXTS.labels) if with_texts else CLAIM_TEXTS.labels)),
-            tuple(dict.fromkeys((*SIDE_TEXTS, *CLAIM_TEXTS.side) if with_texts else CLAIM_TEXTS.side)),
+            tuple(dict.fromkeys((*TEXT_LABELS, *claims.labels) if with_texts else claims.labels)),
+            tuple(dict.fromkeys((*SIDE_TEXTS, *claims.side) if with_texts else claims.side)),
         )
         shown = [*TEXT_LABELS, *(f"{side}_{name}" for side in SIDES for name in SIDE_TEXTS)] if with_texts else []
         if not self.n_cases:

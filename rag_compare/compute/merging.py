@@ -19,7 +19,7 @@ from rag_compare._version import __version__
 from rag_compare.compute.configdiff import config_diff, setting_changes
 from rag_compare.compute.stored_signals import StoredSignals
 from rag_compare.core.clock import creation_time
-from rag_compare.core.contract import LABEL_COLUMNS, REPEAT, STORED_SIGNALS
+from rag_compare.core.contract import LABEL_COLUMNS, REPEAT, STORED_CLAIMS, STORED_SIGNALS
 from rag_compare.core.errors import ConfigError, RunFileError
 from rag_compare.core.listing import counted, truncated
 from rag_compare.io.config import check_config, refuse_credential_paths
@@ -84,7 +84,7 @@ def merge_repeats(
             for run in loaded
         ],
     }
-    return write_run(records.with_columns(signals.column(records, top_k)), config, output)
+    return write_run(records.with_columns(*signals.columns(records, top_k)), config, output)
 
 
 def _loaded(runs: Sequence[Run | str | Path], output: Path) -> list[Run]:
@@ -127,7 +127,7 @@ def _renumbered(runs: Sequence[Run]) -> list[pl.DataFrame]:
     """Each run's records with ``repeat`` renumbered after the previous runs' (see the module's rule)."""
     frames, offset = [], 0
     for run in runs:
-        records = run.records.drop(STORED_SIGNALS, strict=False)  # stored again for the merged run
+        records = run.records.drop(STORED_SIGNALS, STORED_CLAIMS, strict=False)  # stored again for the merged run
         repeat = pl.col(REPEAT) if REPEAT in records.columns else pl.lit(0, dtype=pl.Int64)
         frames.append(records.with_columns((repeat + offset).alias(REPEAT)))
         offset += int(records.select(repeat.max()).item() or 0) + 1

@@ -3,15 +3,18 @@
 A run frozen by ``freezing`` holds, in its ``stored_signals`` column (a struct per record), each record's
 signals as a comparison with the defaults computes them (``case_signals``): the offline judge as shipped
 (``LexicalJudge()``), the ranked lists cut at the run's ``top_k``, the run's own labels, no passages and no
-scores; and the ``language`` the record is read in. Its config's ``stored_signals`` key says what decided
-them: the judge's fingerprint, ``k`` and the library version.
+scores; and the ``language`` the record is read in. Beside it, in ``stored_claims``, that judge's claim
+verdicts of each record that succeeded (``LexicalJudge.claims``). Its config's ``stored_signals`` key says
+what decided them: the judge's fingerprint, ``k`` and the library version.
 
 A comparison reads them (``side_samples``) when everything that decides them is the same for that side
 (``reads_stored``): the judge's fingerprint, ``k``, this library's version, and the signals' names and
 types; no passages and no scores; and, with a corpus, every record's labels that a signal depends on
 (``LABEL_COLUMNS`` and ``language``) are the corpus' own. Otherwise the side's signals are computed, as
 for a run frozen without them: the comparison is the same either way, only quicker with them (the
-signals are most of a comparison's work).
+signals are most of a comparison's work). A comparison reads the stored claims when its judge is the one
+that stored them and its labels leave the run's as they were (``stored_claims``), whatever else it was
+given: a claim's verdict depends on the answer, the context, the question and the language alone.
 """
 
 from __future__ import annotations
@@ -24,13 +27,13 @@ from rag_compare._version import __version__
 from rag_compare.compute.bucket_passes import SLICE_ROWS
 from rag_compare.compute.case_signals import case_signals
 from rag_compare.compute.lexical_judge import LexicalJudge
-from rag_compare.core.contract import LABEL_COLUMNS, LANGUAGE, STORED_SIGNALS
+from rag_compare.core.contract import LABEL_COLUMNS, LANGUAGE, STORED_CLAIMS, STORED_SIGNALS, record_ok
 from rag_compare.core.errors import CompareError
 from rag_compare.core.protocols import K_EXPECTED, Judge, is_k
 from rag_compare.io.runs import OpenedRun, Run
 from rag_compare.io.scores import Scores
 
-__all__ = ["StoredSignals", "reads_stored", "run_k"]
+__all__ = ["StoredSignals", "reads_stored", "run_k", "stored_claims"]
 
 
 class StoredSignals:
@@ -39,15 +42,32 @@ class StoredSignals:
     def settings(self, top_k: int | None) -> dict[str, Any]:
         return _settings(LexicalJudge().fingerprint, top_k)
 
-    def column(self, records: pl.DataFrame, top_k: int | None) -> pl.Series:
+    def columns(self, records: pl.DataFrame, top_k: int | None) -> list[pl.Series]:
         judge = LexicalJudge()
-        parts = []
+        parts, claims = [], []
         for start in range(0, max(records.height, 1), SLICE_ROWS):
             part = records.slice(start, SLICE_ROWS)
             languages = judge.languages_of(part)
             signals = case_signals(part, judge, k=top_k, languages=languages)
             parts.append(signals.drop("case_id").with_columns(languages.alias(LANGUAGE)))
-        return pl.concat(parts).to_struct(STORED_SIGNALS)
+            claims.append(_claims(part, judge, languages))
+        return [pl.concat(parts).to_struct(STORED_SIGNALS), pl.concat(claims).alias(STORED_CLAIMS)]
+
+
+def _claims(records: pl.DataFrame, judge: LexicalJudge, languages: pl.Series) -> pl.Series:
+    """The judge's claim verdicts of each record that succeeded, read in ``languages``; null for the others."""
+    claims = judge.claims(records.with_columns(languages.alias(LANGUAGE)))
+    return pl.select(pl.when(records.select(record_ok()).to_series()).then(claims)).to_series()
+
+
+def stored_claims(run: Run | OpenedRun, judge: Judge, labels: pl.DataFrame | None) -> bool:
+    """Whether ``run`` stores the claim verdicts ``judge`` gives: it is the judge that stored them, and the
+    corpus' ``labels`` (when given) leave every record's question and language as they were."""
+    schema = run.records.schema if isinstance(run, Run) else pl.Schema(run.frozen.schema)
+    settings = run.config.get(STORED_SIGNALS) or {}
+    if STORED_CLAIMS not in schema or settings.get("judge") != judge.fingerprint:
+        return False
+    return labels is None or not _relabelled(run, schema, labels)
 
 
 def reads_stored(
@@ -76,7 +96,7 @@ def _same_fields(schema: pl.Schema, k: int | None) -> bool:
     """Whether the stored signals of a run of ``schema`` are the ones this code computes, of the same types
     (a signal added since they were stored, say, within one version of the library, is not)."""
     empty = pl.DataFrame(schema={name: dtype for name, dtype in schema.items() if name != STORED_SIGNALS})
-    return StoredSignals().column(empty, k).dtype == schema[STORED_SIGNALS]
+    return StoredSignals().columns(empty, k)[0].dtype == schema[STORED_SIGNALS]
 
 
 def _relabelled(run: Run | OpenedRun, schema: pl.Schema, labels: pl.DataFrame) -> bool:

@@ -28,6 +28,7 @@ __all__ = [
     "RECORD_COLUMNS",
     "REPEAT",
     "STATUSES",
+    "STORED_CLAIMS",
     "STORED_SIGNALS",
     "ColumnSpec",
     "Kind",
@@ -100,6 +101,9 @@ PASSAGE_COLUMNS = (
     ColumnSpec("text", "text", required=True),
 )
 
+STORED_CLAIMS = "stored_claims"
+"""The frozen run's column of each record's claim verdicts by the offline judge, stored beside its signals
+(``compute.stored_signals``) by the same judge; no record has its own."""
 CLAIMS = "claims"
 """The column of a scores file (and the field of a run's stored signals) holding each record's claim verdicts."""
 CLAIM_TYPE = pl.Struct(

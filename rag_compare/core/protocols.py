@@ -175,8 +175,9 @@ class RunSignals(Protocol):
         """What decides the signals of a run frozen with ``top_k`` (plain values, for its config)."""
         ...
 
-    def column(self, records: pl.DataFrame, top_k: int | None) -> pl.Series:
-        """One struct per row of ``records`` (run records joined with their labels): its signals."""
+    def columns(self, records: pl.DataFrame, top_k: int | None) -> list[pl.Series]:
+        """Per row of ``records`` (run records joined with their labels): one struct of its signals, and its
+        claim verdicts (``contract.STORED_SIGNALS``, ``contract.STORED_CLAIMS``)."""
         ...
 
 

@@ -40,7 +40,7 @@ the newline and tab, DEL, and the bidirectional marks, embeddings, overrides and
 class Report(ABC):
     """A result: ``to_dict``, ``to_json``, ``render(format)``, and HTML in notebooks. It holds data; the
     report floor renders it for people (``rag_compare.report.rendering``). Each result's repr is one
-    short line saying what it is (``<Run baseline (b0cb8ce0d9ae): 34 cases: ok 33, failed 1>``), never its
+    short line saying what it is (``<Run baseline (5f080d2f03f7): 34 cases: ok 33, failed 1>``), never its
     frames or its config."""
 
     @abstractmethod
@@ -75,7 +75,7 @@ class Report(ABC):
 
 
 def labelled(name: object, fingerprint: object) -> str:
-    """A run, an evaluator or a file as a result's repr names it: ``baseline (b0cb8ce0d9ae)`` (a credential in
+    """A run, an evaluator or a file as a result's repr names it: ``baseline (5f080d2f03f7)`` (a credential in
     the name redacted)."""
     return redactor()(f"{name} ({str(fingerprint)[:12]})")
 

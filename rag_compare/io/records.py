@@ -8,7 +8,7 @@ from pathlib import Path
 
 import polars as pl
 
-from rag_compare.core.contract import RECORD_COLUMNS, REPEAT, STORED_SIGNALS, lookalike_key, sample_key
+from rag_compare.core.contract import RECORD_COLUMNS, REPEAT, STORED_CLAIMS, STORED_SIGNALS, lookalike_key, sample_key
 from rag_compare.core.credentials import credential_values
 from rag_compare.core.errors import ContractError, Problem, show_value
 from rag_compare.io.columns import coerce_columns
@@ -68,9 +68,11 @@ def labelled_records(
         for name in metadata
         if name in corpus.frame.columns
     ]
-    if STORED_SIGNALS in metadata:
-        expected = "another column name (rag-compare stores a run's signals under this one)"
-        problems.append(Problem(column=STORED_SIGNALS, expected=expected))
+    problems += [
+        Problem(column=name, expected=f"another column name (rag-compare stores a run's {what} under this one)")
+        for name, what in ((STORED_SIGNALS, "signals"), (STORED_CLAIMS, "claim verdicts"))
+        if name in metadata
+    ]
     problems += _duplicate_problems(frame, places)
     problems += _unknown_case_problems(frame, corpus)
     joined = frame.join(corpus.frame, on="case_id", how="left", suffix=_FROM_CORPUS)

@@ -214,7 +214,7 @@ def freeze_records(
 
     def finished(frame: pl.DataFrame) -> pl.DataFrame:
         """A bucket's (or the run's) records with their signals, when they are stored."""
-        return frame if signals is None else frame.with_columns(signals.column(frame, top_k))
+        return frame if signals is None else frame.with_columns(*signals.columns(frame, top_k))
 
     if is_directory_output(output, buckets):
         from rag_compare.io.directory_freeze import freeze_directory

@@ -26,7 +26,7 @@ from rag_compare._version import __version__
 from rag_compare.compute.case_signals import case_signals
 from rag_compare.compute.comparison import Comparison
 from rag_compare.compute.stored_signals import StoredSignals
-from rag_compare.core.contract import STORED_SIGNALS
+from rag_compare.core.contract import STORED_CLAIMS, STORED_SIGNALS
 from rag_compare.io.runs import Run, freeze_records
 from tests.helpers.data import ROOT
 
@@ -42,10 +42,11 @@ class ForgedSignals(StoredSignals):
     """The shipped settings, with every stored recall ``FORGED_RECALL``: what a comparison shows when it
     reads the stored signals instead of computing them."""
 
-    def column(self, records: pl.DataFrame, top_k: int | None) -> pl.Series:
-        stored = super().column(records, top_k).struct.unnest()
+    def columns(self, records: pl.DataFrame, top_k: int | None) -> list[pl.Series]:
+        signals, claims = super().columns(records, top_k)
+        stored = signals.struct.unnest()
         forged = stored.with_columns(recall=pl.when(pl.col("recall").is_not_null()).then(FORGED_RECALL))
-        return forged.to_struct(STORED_SIGNALS)
+        return [forged.to_struct(STORED_SIGNALS), claims]
 
 
 def frozen(signals: StoredSignals | None, **options: Any) -> list[Run]:
@@ -170,7 +171,9 @@ def test_merged_runs_store_the_signals_again(tmp_path: Path, stored: list[Run], 
     assert load_run(tmp_path / "computed.arrow").config[STORED_SIGNALS] == merged[0].config[STORED_SIGNALS]
     for run in merged:
         kept = run.records.get_column(STORED_SIGNALS).struct.unnest()
-        assert_frame_equal(kept, StoredSignals().column(run.records.drop(STORED_SIGNALS), 2).struct.unnest())
+        assert_frame_equal(
+            kept, StoredSignals().columns(run.records.drop(STORED_SIGNALS, STORED_CLAIMS), 2)[0].struct.unnest()
+        )
 
 
 def test_a_record_column_or_config_key_of_the_stored_signals_is_refused() -> None:
@@ -187,3 +190,22 @@ def test_stored_signals_of_other_names_or_types_are_not_read(forged: list[Run]) 
     fewer = records.with_columns(kept.to_struct(STORED_SIGNALS))
     run = Run(records=fewer, config=forged[0].config, fingerprint=forged[0].fingerprint)
     assert FORGED_RECALL not in recalls(compare(run, forged[1]))
+
+
+def test_the_offline_judge_s_claims_are_stored_and_read_back_as_they_would_be_computed() -> None:
+    stored = frozen(StoredSignals())
+    for run in stored:
+        claims = run.records.get_column(STORED_CLAIMS)
+        computed = LexicalJudge().claims(run.records.drop(STORED_SIGNALS, STORED_CLAIMS))
+        ok = run.records.get_column("status") == "ok"
+        assert claims.filter(ok).to_list() == computed.filter(ok).to_list()
+        assert claims.filter(~ok).null_count() == (~ok).sum()  # a failed record has no claims
+    computed_runs = [
+        Run(run.records.drop(STORED_SIGNALS, STORED_CLAIMS), run.config, run.fingerprint) for run in stored
+    ]
+    read, made = compare(*stored, corpus=CORPUS), compare(*computed_runs, corpus=CORPUS)
+    assert [side.kind for side in read.claim_changes.sides] == ["stored", "stored"]
+    assert [side.kind for side in made.claim_changes.sides] == ["judge", "judge"]
+    ids = read.cases.get_column("case_id")
+    assert read.claims(ids).to_dicts() == made.claims(ids).to_dicts()
+    assert read.claim_summary == made.claim_summary

@@ -35,7 +35,7 @@ def test_content_ids_and_fingerprints_keep_their_values() -> None:
     assert content_fingerprint(frame, "id") == "17dcd5718975d6adce208002719d9bfb1e6f741323aadeb3a5bc3433f1b38876"
     # a run file is verified against its fingerprint when loaded: it loads only if the file digest is unchanged
     run = load_run("tests/fixtures/handmade/baseline.arrow")
-    assert run.fingerprint == "b0cb8ce0d9ae3f2282852e840b25788fe5cd1f5919f315b5f50bb3a17b55b7a1"
+    assert run.fingerprint == "5f080d2f03f7896a85f6e90cb4448480c77cd9a26a44cfb3d231ec804079e23d"
 
 
 def test_the_prompt_digest_is_names_and_bytes_of_every_template() -> None:

@@ -62,7 +62,7 @@ def test_a_reviews_file_loads_as_it_was_exported(tmp_path: Path) -> None:
     )
     assert loaded.to_dict() == reviews.to_dict()
     assert repr(loaded) == (
-        f"<Reviews by human ({reviews.evaluator['fingerprint'][:12]}) of baseline (b0cb8ce0d9ae) → candidate "
+        f"<Reviews by human ({reviews.evaluator['fingerprint'][:12]}) of baseline (5f080d2f03f7) → candidate "
         f"({reviews.candidate['fingerprint'][:12]}): 3 verdicts: agree 2, disagree 1>"
     )
 
@@ -107,7 +107,7 @@ def test_the_verdicts_of_other_runs_are_not_exported(tmp_path: Path) -> None:
 @pytest.mark.parametrize(
     ("verdicts", "runs", "message"),
     [
-        ([], (BASELINE, CANDIDATE), r"no verdict on the runs 'baseline' \(b0cb8ce0d9ae\) → 'candidate' \(.*\) \(it "
+        ([], (BASELINE, CANDIDATE), r"no verdict on the runs 'baseline' \(5f080d2f03f7\) → 'candidate' \(.*\) \(it "
          r"holds none\)\. Give verdicts on their review page first: `Comparison.review`, with this database as `db`"),
         (VERDICTS, (BASELINE, BASELINE), r"\(it holds 4 verdicts on 1 other pair of runs\)"),
         (VERDICTS, (CANDIDATE, BASELINE), "but on these runs the other way round: give the baseline first"),

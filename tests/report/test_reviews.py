@@ -13,7 +13,7 @@ def test_the_summary_names_the_runs_reviewers_labels_and_corrections(tmp_path: P
     text = reviews.render("text")
     assert f"reviews      {tmp_path / 'r.arrow'}" in text
     assert f"evaluator    human ({reviews.evaluator['fingerprint'][:12]})" in text
-    assert "baseline     baseline (b0cb8ce0d9ae)" in text
+    assert "baseline     baseline (5f080d2f03f7)" in text
     assert f"exported     {reviews.created_at}\nfrom         {tmp_path / 'reviews.sqlite'}\n" in text
     assert "cases        2 (3 verdicts)" in text
     assert "reviewers    ana 1, bo 2" in text
