@@ -43,7 +43,9 @@ def pair_claims(cases: pl.DataFrame) -> pl.Series:
     rows = cases.select(
         pl.int_range(pl.len(), dtype=pl.UInt32).alias("row"), pl.col("baseline_claims"), pl.col("candidate_claims")
     )
-    sides = {side: _exploded(rows, side) for side in ("baseline", "candidate")}
+    same = pl.col("baseline_claims").eq_missing(pl.col("candidate_claims"))  # the same claims: nothing to pair
+    differing = rows.filter(~same.fill_null(False))
+    sides = {side: _exploded(differing, side) for side in ("baseline", "candidate")}
     paired = _mutual_best(sides["baseline"], sides["candidate"])
     changes = pl.concat(
         [

@@ -1,5 +1,6 @@
-"""What the claim changes add to every format: the summary of every case's (``compute.claim_changes``), and each
-listed case's changes, a line each."""
+"""What the claim changes add to the reports: the summary of every case's (``compute.claim_changes``), and each
+listed case's changes, a line each. The text summary leaves them out: pairing every case's claims costs about
+as much again as the rest of a comparison."""
 
 from __future__ import annotations
 
@@ -18,7 +19,6 @@ __all__ = [
     "SUMMARY_HEADERS",
     "change_lines",
     "changes_line",
-    "summary_line",
     "summary_rows",
 ]
 
@@ -35,15 +35,6 @@ SUMMARY_HEADERS = ("claims", "count", "cases")
 def summary_rows(summary: ClaimSummary) -> list[tuple[str, str, str]]:
     """A row per kind of change: the claims so changed and the cases with one at least."""
     return [(CHANGE_NAMES[change], f"{summary.counts[change]:,}", f"{summary.cases[change]:,}") for change in CHANGES]
-
-
-def summary_line(summary: ClaimSummary) -> str:
-    """The changes counted and the sign test over cases, in one line; what is not available, when a side's
-    claims are not."""
-    if summary.unavailable:
-        return f"claims: {test_line(summary)}"
-    counts = ", ".join(f"{summary.counts[change]:,} {CHANGE_NAMES[change]}" for change in CHANGES)
-    return f"claims: {counts}; {test_line(summary)}"
 
 
 def test_line(summary: ClaimSummary) -> str:

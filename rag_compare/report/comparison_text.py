@@ -13,7 +13,7 @@ import polars as pl
 from rag_compare.compute.comparison import CASE_STATUSES, REPORTED_STATUSES, SCOPE_TITLES, SIDES
 from rag_compare.core.listing import truncated
 from rag_compare.core.signals import STAGE_PHRASES
-from rag_compare.report import claims, preference
+from rag_compare.report import preference
 from rag_compare.report.repeats import (
     FLAKY_HEADERS,
     FLAKY_TITLE,
@@ -81,7 +81,6 @@ def comparison_text(comparison: Comparison) -> str:
     if empty:
         parts.append(f"no values for: {', '.join(empty)}")
     parts += _preference_parts(comparison)
-    parts.append(claims.summary_line(comparison.claim_summary))
     parts.append(_listed_cases(comparison.scan_cases()))
     parts.append(_cut_table(FLAKY_TITLE, FLAKY_HEADERS, *flaky_rows(comparison, _MAX_LISTED)))
     for _, title, listing in preference.PREFERENCE_LISTS:
