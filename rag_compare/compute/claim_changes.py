@@ -37,7 +37,7 @@ if TYPE_CHECKING:
     from rag_compare.io.runs import OpenedRun, Run
     from rag_compare.io.scores import Scores
 
-__all__ = ["CLAIM_TEXTS", "ClaimChanges", "ClaimSummary", "SideClaims"]
+__all__ = ["CLAIM_TEXTS", "ClaimChanges", "ClaimSummary", "SideClaims", "counted"]
 
 CLAIM_TEXTS = TextColumns(("question", LANGUAGE), ("answer", "context"))
 """What the offline judge reads of a case to give its claims (its answerability decides no claim)."""
@@ -168,14 +168,19 @@ class ClaimChanges:
         if self.unavailable:
             return _summed([], self.unavailable)
         slices = texts.beside(table, _SLICE_ROWS, self.columns) if self.reads_texts else table.slices(_SLICE_ROWS)
-        return _summed((self._counted(self.of(part)) for part in slices), self.unavailable)
+        return _summed((counted(self.of(part)) for part in slices), self.unavailable)
 
-    @staticmethod
-    def _counted(changes: pl.DataFrame) -> pl.DataFrame:
-        """Per case whose changes are known, how many claims changed each way."""
-        known = changes.filter(pl.col("claim_changes").is_not_null())
-        kinds = known.get_column("claim_changes").list.eval(pl.element().struct.field("change").cast(pl.String))
-        return pl.DataFrame({change: kinds.list.count_matches(change) for change in CHANGES})
+    def summed(self, parts: Iterable[pl.DataFrame]) -> ClaimSummary:
+        """The summary of the cases' changes ``counted`` a slice at a time (see ``ClaimSummary``)."""
+        return _summed(parts, self.unavailable)
+
+
+def counted(changes: pl.DataFrame) -> pl.DataFrame:
+    """Per case of ``changes`` (a ``claim_changes`` column) whose changes are known, how many claims changed
+    each way."""
+    known = changes.filter(pl.col("claim_changes").is_not_null())
+    kinds = known.get_column("claim_changes").list.eval(pl.element().struct.field("change").cast(pl.String))
+    return pl.DataFrame({change: kinds.list.count_matches(change) for change in CHANGES})
 
 
 def _summed(parts: Iterable[pl.DataFrame], unavailable: tuple[str, ...]) -> ClaimSummary:

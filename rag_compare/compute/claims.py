@@ -75,7 +75,8 @@ def _exploded(rows: pl.DataFrame, side: str) -> pl.DataFrame:
     )
     text = normalized(claims.get_column("claim").struct.field("text"))
     key = text.str.replace_all(r"\s+", " ").str.strip_chars(" ").str.strip_suffix(".").str.strip_chars(" ")
-    return claims.with_columns(key.alias("key"), key.str.extract_all(WORD_PATTERN).list.unique().alias("words"))
+    words = key.str.extract_all(WORD_PATTERN).list.eval(pl.element().hash()).list.unique()  # words as numbers
+    return claims.with_columns(key.hash().alias("key"), words.alias("words"))
 
 
 def _mutual_best(baseline: pl.DataFrame, candidate: pl.DataFrame) -> pl.DataFrame:
@@ -85,9 +86,10 @@ def _mutual_best(baseline: pl.DataFrame, candidate: pl.DataFrame) -> pl.DataFram
     either = pl.col("words").list.set_union("words_c").list.len()
     overlap = pl.when(pl.col("key") == pl.col("key_c")).then(1.0).otherwise(both / pl.max_horizontal(either, 1))
     pairs = pairs.with_columns(overlap.alias("overlap")).filter(pl.col("overlap") >= PAIRING_OVERLAP)
-    best_for_baseline = pl.struct(-pl.col("overlap"), "index_c").rank("ordinal").over("row", "index") == 1
-    best_for_candidate = pl.struct(-pl.col("overlap"), "index").rank("ordinal").over("row", "index_c") == 1
-    return pairs.filter(best_for_baseline & best_for_candidate)
+    ordered = pairs.sort("row", pl.col("overlap"), "index", "index_c", descending=[False, True, False, False])
+    for_baseline = ordered.unique(["row", "index"], keep="first", maintain_order=True)
+    for_candidate = ordered.unique(["row", "index_c"], keep="first", maintain_order=True)
+    return for_baseline.join(for_candidate.select("row", "index", "index_c"), on=["row", "index", "index_c"])
 
 
 def _paired_changes(paired: pl.DataFrame) -> pl.DataFrame:

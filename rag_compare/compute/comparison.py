@@ -5,8 +5,9 @@ from __future__ import annotations
 
 import contextlib
 import io
+import tempfile
 from collections import deque
-from collections.abc import Generator, Iterable, Mapping
+from collections.abc import Generator, Iterable, Iterator, Mapping
 from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, field
 from functools import cached_property
@@ -19,7 +20,7 @@ import polars as pl
 from rag_compare.compute.case_status import CASE_STATUSES, SIDES, STAGED_STATUSES
 from rag_compare.compute.case_table import CaseTable
 from rag_compare.compute.case_texts import REPORT_TEXTS, SIDE_TEXTS, TEXT_LABELS, CaseTexts, TextColumns
-from rag_compare.compute.claim_changes import ClaimChanges, ClaimSummary, SideClaims
+from rag_compare.compute.claim_changes import ClaimChanges, ClaimSummary, SideClaims, counted
 from rag_compare.compute.configdiff import ConfigChange
 from rag_compare.compute.preference import PREFERENCE_COLUMNS, Preference
 from rag_compare.compute.repeats import NoiseFloor
@@ -344,9 +345,17 @@ class Comparison(Report):
     def write_json(self, stream: TextIO, *, with_texts: bool = False) -> None:
         """Write the JSON of ``to_dict`` to ``stream``, one case per line, serialised by Polars.
 
-        Slices of cases are encoded on threads, a few ahead of the one being written, so memory stays
-        bounded by the slice size (with ``with_texts``, their texts are read a slice at a time too).
+        The cases are first read a slice at a time, each with its claim changes (and its texts, with
+        ``with_texts``), into Arrow IPC pieces in the system's temporary folder, the claim changes summed up
+        on the way: one pass over the runs gives the summary and the cases, and nothing is written before
+        the runs were all read. Then slices of cases are encoded on threads, a few ahead of the one being
+        written, so memory stays bounded by the slice size.
         """
+        with tempfile.TemporaryDirectory(prefix="rag-compare-json-") as folder:
+            pieces = self._spilled(_JSON_SLICE_ROWS, with_texts=with_texts, folder=Path(folder))
+            self._write_json(stream, (pl.read_ipc(piece) for piece in pieces))
+
+    def _write_json(self, stream: TextIO, slices: Iterator[pl.DataFrame]) -> None:
         head = to_json(self._summary() | {"cases": []})
         if not self.n_cases:
             stream.write(head)
@@ -358,9 +367,7 @@ class Comparison(Report):
             return text if first else ",\n    " + text
 
         workers = pl.thread_pool_size()
-        slices = self._slices(_JSON_SLICE_ROWS, with_texts=with_texts)
-        with contextlib.closing(slices), ThreadPoolExecutor(max_workers=workers) as pool:
-            # the first slice, its texts read from runs found unchanged, before anything is written
+        with ThreadPoolExecutor(max_workers=workers) as pool:
             pending: deque[Future[str]] = deque([pool.submit(encode, next(slices), True)])
             stream.write(head.removesuffix('  "cases": []\n}\n') + '  "cases": [\n    ')
             for cases in slices:
@@ -379,13 +386,33 @@ class Comparison(Report):
         refused (``outputs.check_output``)."""
         path = check_output(path, "comparison folder", folder=True, parameter="path")
         with atomic_directory(path, what="comparison folder") as folder:
-            (folder / "summary.json").write_text(to_json(self._summary()), encoding="utf-8")
             (folder / "cases").mkdir()
+            changes = []
             with contextlib.closing(self._slices(PART_ROWS, with_texts=with_texts)) as parts:
                 for index, cases in enumerate(parts):
                     part = folder / "cases" / f"part-{index:05d}.parquet"
                     self._case_objects(cases).write_parquet(part, compression="zstd")
+                    changes.append(counted(cases))
+            self._know_claim_summary(changes)
+            (folder / "summary.json").write_text(to_json(self._summary()), encoding="utf-8")
         return path
+
+    def _spilled(self, rows: int, *, with_texts: bool, folder: Path) -> list[Path]:
+        """The slices of ``_slices`` written to ``folder`` (Arrow IPC, a piece each), their claim changes
+        summed up on the way (``claim_summary``): one pass over the runs gives both."""
+        pieces, changes = [], []
+        with contextlib.closing(self._slices(rows, with_texts=with_texts)) as slices:
+            for index, cases in enumerate(slices):
+                pieces.append(folder / f"{index:06d}.arrow")
+                cases.write_ipc(pieces[-1], compression="lz4")
+                changes.append(counted(cases))
+        self._know_claim_summary(changes)
+        return pieces
+
+    def _know_claim_summary(self, changes: list[pl.DataFrame]) -> None:
+        """Keep the claim summary of every case's ``changes`` (``counted``), unless it is known already."""
+        if "claim_summary" not in self.__dict__:  # the cached property's place: it is not computed again
+            self.__dict__["claim_summary"] = self.claim_changes.summed(changes)
 
     def _slices(self, rows: int, *, with_texts: bool) -> Generator[pl.DataFrame, None, None]:
         """The cases ``rows`` at a time in ``case_id`` order (one empty slice when there are none), each with
