@@ -121,7 +121,8 @@ def case_details(comparison: Comparison, case_ids: Sequence[str]) -> list[dict[s
     )
     texts = comparison.texts.of(wanted, read)
     passages = _passage_texts(comparison.passages, texts)
-    claims = comparison.claim_changes.of(texts).iter_rows(named=True)
+    named = None if comparison.passages is None else comparison.passage_texts(texts)
+    claims = comparison.claim_changes.of(texts, named).iter_rows(named=True)
     details = []
     for summary, case, text, claimed in zip(
         case_summaries(comparison, cases, texts),

@@ -17,6 +17,7 @@ comparison: claims of one answer are not.
 
 from __future__ import annotations
 
+import itertools
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Literal
@@ -26,6 +27,7 @@ import polars as pl
 from rag_compare.compute.case_status import SIDES
 from rag_compare.compute.case_texts import TextColumns
 from rag_compare.compute.claims import CHANGES, CLAIM_TYPE, pair_claims
+from rag_compare.compute.context_marks import context_segments
 from rag_compare.compute.stats import sign_test_p
 from rag_compare.compute.stored_signals import stored_claims
 from rag_compare.core.contract import LANGUAGE, REPEAT, STORED_CLAIMS
@@ -37,7 +39,7 @@ if TYPE_CHECKING:
     from rag_compare.io.runs import OpenedRun, Run
     from rag_compare.io.scores import Scores
 
-__all__ = ["CLAIM_TEXTS", "ClaimChanges", "ClaimSummary", "SideClaims", "counted"]
+__all__ = ["CLAIM_TEXTS", "ClaimChanges", "ClaimSummary", "SideClaims", "counted", "named_passages"]
 
 CLAIM_TEXTS = TextColumns(("question", LANGUAGE), ("answer", "context"))
 """What the offline judge reads of a case to give its claims (its answerability decides no claim)."""
@@ -155,11 +157,17 @@ class ClaimChanges:
     def unavailable(self) -> tuple[str, ...]:
         return tuple(f"{side}: {claims.why}" for side, claims in zip(SIDES, self.sides, strict=True) if claims.why)
 
-    def of(self, texts: pl.DataFrame) -> pl.DataFrame:
+    def of(self, texts: pl.DataFrame, passages: Mapping[str, str] | None = None) -> pl.DataFrame:
         """``case_id``, each side's ``<side>_claims`` and the ``claim_changes`` (``claims.pair_claims``) of the
-        cases of ``texts`` (``CaseTexts.of`` of ``CLAIM_TEXTS``; ``case_id`` alone will do unless
-        ``reads_texts``), in that order."""
+        cases of ``texts`` (``CaseTexts.of`` of ``columns``; ``case_id`` alone will do unless ``reads_texts``),
+        in that order. With ``passages`` (id to text) and each side's ``context`` and ``context_passage_ids`` in
+        ``texts``, each claim's evidence names the passage it lies in (``named_passages``)."""
         claims = {f"{side}_claims": source.claims(texts, side) for side, source in zip(SIDES, self.sides, strict=True)}
+        if passages is not None:
+            claims = {
+                name: named_passages(found, texts, side, passages)
+                for (name, found), side in zip(claims.items(), SIDES, strict=True)
+            }
         frame = texts.select("case_id").with_columns(**claims)
         return frame.with_columns(pair_claims(frame))
 
@@ -173,6 +181,37 @@ class ClaimChanges:
     def summed(self, parts: Iterable[pl.DataFrame]) -> ClaimSummary:
         """The summary of the cases' changes ``counted`` a slice at a time (see ``ClaimSummary``)."""
         return _summed(parts, self.unavailable)
+
+
+def named_passages(claims: pl.Series, texts: pl.DataFrame, side: str, passages: Mapping[str, str]) -> pl.Series:
+    """``claims`` (one list per row of ``texts``) with each evidence's ``passage_id``: the passage of the side's
+    ``context_passage_ids`` whose text (``passages``, found in the context as ``context_marks`` finds required
+    passages) overlaps the evidence most. A case at a time: for the cases a report shows."""
+    contexts, ids = (texts.get_column(f"{side}_{name}").to_list() for name in ("context", "context_passage_ids"))
+    rows = zip(claims.to_list(), contexts, ids, strict=True)
+    named = []
+    for found, context, passage_ids in rows:
+        if not found or context is None or not passage_ids:
+            named.append(found)
+            continue
+        segments = context_segments(context, {pid: passages.get(pid) for pid in passage_ids}) or []
+        starts = list(itertools.accumulate((len(segment["text"]) for segment in segments), initial=0))
+        named.append([claim | {"passage_id": _passage_at(claim, segments, starts)} for claim in found])
+    return pl.Series(claims.name, named, dtype=pl.List(CLAIM_TYPE))
+
+
+def _passage_at(claim: Mapping[str, Any], segments: list[dict[str, Any]], starts: list[int]) -> str | None:
+    """The passage whose segment overlaps the claim's evidence most; its own ``passage_id`` without one."""
+    own: str | None = claim["passage_id"]
+    if claim["start"] is None or claim["end"] is None:
+        return own
+    overlaps = {
+        segment["passage_id"]: min(claim["end"], end) - max(claim["start"], start)
+        for segment, start, end in zip(segments, starts, starts[1:], strict=False)
+        if segment["passage_id"] is not None
+    }
+    found = max(overlaps, key=lambda passage: overlaps[passage], default=None)
+    return found if found is not None and overlaps[found] > 0 else own
 
 
 def counted(changes: pl.DataFrame) -> pl.DataFrame:

@@ -230,9 +230,24 @@ class Comparison(Report):
         (``baseline_claims``, ``candidate_claims``: lists of ``claims.CLAIM_TYPE``, null where not available)
         and how they changed (``claim_changes``: lists of ``claims.CHANGE_TYPE``, null where a side's claims
         are not available; see ``claims.pair_claims``). The texts the offline judge reads are read back from
-        the runs for those cases only."""
+        the runs for those cases only; with ``passages``, each claim's evidence names its passage too
+        (``claim_changes.named_passages``)."""
         ids = pl.Series("case_id", case_ids, dtype=pl.String)
-        return self.claim_changes.of(self.texts.of(ids, self.claim_changes.columns))
+        needed = self.claim_changes.columns
+        if self.passages is None:
+            return self.claim_changes.of(self.texts.of(ids, needed))
+        side = tuple(dict.fromkeys((*needed.side, "context", "context_passage_ids")))
+        texts = self.texts.of(ids, TextColumns(needed.labels, side))
+        return self.claim_changes.of(texts, self.passage_texts(texts))
+
+    def passage_texts(self, texts: pl.DataFrame) -> dict[str, str]:
+        """The text of each passage the sides' ``context_passage_ids`` of ``texts`` name, by id, of those the
+        comparison's ``passages`` hold."""
+        if self.passages is None:
+            return {}
+        named = [pl.col(f"{side}_context_passage_ids") for side in SIDES]
+        ids = texts.select(pl.concat_list(named).explode().drop_nulls().unique().alias("passage_id"))
+        return dict(self.passages.join(ids, on="passage_id", how="semi").select("passage_id", "text").iter_rows())
 
     @cached_property
     def claim_summary(self) -> ClaimSummary:

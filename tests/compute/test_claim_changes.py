@@ -130,3 +130,19 @@ def test_claims_holding_markup_or_control_characters_are_escaped_in_every_format
     assert "\x1b" not in comparison.render("text")
     cases = {case["case_id"]: case for case in json.loads(comparison.to_json())["cases"]}
     assert cases[HOTEL]["claim_changes"][0]["candidate"]["text"] == hostile  # JSON carries it whole, escaped
+
+
+def test_with_the_passages_a_shown_claim_names_the_passage_its_evidence_lies_in() -> None:
+    # runs/: hotel-cap@2026-01's candidate context holds the hotel rule, then the meal rule; each claim's
+    # evidence is the sentence of one of them.
+    examples = [ROOT / "runs" / f"{side}.arrow" for side in ("baseline", "candidate")]
+    comparison = compare(*examples, passages=PASSAGES)
+    named = comparison.claims([HOTEL]).item(0, "candidate_claims")
+    assert [claim["passage_id"] for claim in named] == ["travel-hotel-1@2026-01", "travel-meal-1@2026-01"]
+    json_claims = json.loads(comparison.to_json())["cases"]  # every case: no context read back, none named
+    assert all(
+        change[side] is None or change[side]["passage_id"] is None
+        for case in json_claims
+        for change in case["claim_changes"] or []
+        for side in ("baseline", "candidate")
+    )

@@ -415,7 +415,7 @@ def test_unsupported_claims_are_marked_in_the_answer_and_evidence_in_the_context
         f"return [...{panel}.querySelectorAll('.side-candidate ul.claims > li')].map(e => e.textContent)"
     )
     assert claims == [
-        f"✓ supported {HOTEL_ANSWER_CLAIMS[0]} · added · cited: {PARIS}",
+        f"✓ supported {HOTEL_ANSWER_CLAIMS[0]} · added · in travel-hotel-exception-1@2026-01 · cited: {PARIS}",
         f"✗ unsupported {HOTEL_ANSWER_CLAIMS[1]} · became unsupported",
     ]
     other = "#case=" + quote("bike-lease@2026-01", safe="")

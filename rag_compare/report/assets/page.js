@@ -662,6 +662,7 @@
         " ",
         el("span", { class: "data", text: claim.text }),
         change ? el("span", { class: "tag change " + change, text: " · " + CHANGE_NAMES[change] }) : null,
+        claim.passage_id ? el("span", { class: "muted" }, " · in ", el("code", { text: claim.passage_id })) : null,
         claim.cited ? el("span", { class: "muted cited" }, " · cited: ", el("span", { class: "data", text: claim.cited })) : null
       );
     });
