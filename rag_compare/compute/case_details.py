@@ -21,7 +21,7 @@ from typing import TYPE_CHECKING, Any
 import polars as pl
 
 from rag_compare.compute.case_status import SIDES
-from rag_compare.compute.case_texts import DETAIL_TEXTS, TextColumns
+from rag_compare.compute.case_texts import DETAIL_TEXTS, TextColumns, passage_texts
 from rag_compare.compute.context_marks import context_segments
 from rag_compare.compute.word_diff import MAX_DIFF_WORDS, word_diff
 from rag_compare.core.contract import LANGUAGE
@@ -114,15 +114,12 @@ def case_details(comparison: Comparison, case_ids: Sequence[str]) -> list[dict[s
             "pass ids of `comparison.cases`."
         )
     cases = wanted.to_frame().join(found, on="case_id", how="left", maintain_order="left")
-    needed = comparison.claim_changes.columns
-    read = TextColumns(
-        tuple(dict.fromkeys((*DETAIL_TEXTS.labels, *needed.labels))),
-        tuple(dict.fromkeys((*DETAIL_TEXTS.side, *needed.side))),
-    )
-    texts = comparison.texts.of(wanted, read)
-    passages = _passage_texts(comparison.passages, texts)
-    named = None if comparison.passages is None else comparison.passage_texts(texts)
-    claims = comparison.claim_changes.of(texts, named).iter_rows(named=True)
+    texts = comparison.texts.of(wanted, DETAIL_TEXTS | comparison.claim_changes.columns)
+    retrieved = ["required_passage_ids", *(f"{side}_retrieved_passage_ids" for side in SIDES)]
+    passages = passage_texts(comparison.passages, texts, retrieved)
+    in_context = passage_texts(comparison.passages, texts, [f"{side}_context_passage_ids" for side in SIDES])
+    claimed_rows = comparison.claim_changes.of(texts, None if comparison.passages is None else in_context)
+    claims = claimed_rows.iter_rows(named=True)
     details = []
     for summary, case, text, claimed in zip(
         case_summaries(comparison, cases, texts),
@@ -147,16 +144,6 @@ def case_details(comparison: Comparison, case_ids: Sequence[str]) -> list[dict[s
             }
         )
     return [_plain(detail) for detail in details]
-
-
-def _passage_texts(passages: pl.DataFrame | None, texts: pl.DataFrame) -> dict[str, str]:
-    """The text of each passage ``texts`` name (required or retrieved), by id, of those ``passages`` hold."""
-    if passages is None:
-        return {}
-    named = [pl.col("required_passage_ids")] + [pl.col(f"{side}_retrieved_passage_ids") for side in SIDES]
-    ids = texts.select(pl.concat_list(named).explode().drop_nulls().unique().alias("passage_id"))
-    rows = passages.join(ids, on="passage_id", how="semi").select("passage_id", "text")
-    return dict(rows.iter_rows())
 
 
 def _side(

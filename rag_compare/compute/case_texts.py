@@ -23,7 +23,16 @@ from rag_compare.core.contract import CLAIM_TYPE, CORPUS_COLUMNS, LANGUAGE, RECO
 from rag_compare.core.errors import CompareError
 from rag_compare.io.runs import OpenedRun, Run, open_run
 
-__all__ = ["DETAIL_TEXTS", "REPORT_TEXTS", "SIDE_TEXTS", "TEXT_LABELS", "CaseTexts", "RunFile", "TextColumns"]
+__all__ = [
+    "DETAIL_TEXTS",
+    "REPORT_TEXTS",
+    "SIDE_TEXTS",
+    "TEXT_LABELS",
+    "CaseTexts",
+    "RunFile",
+    "TextColumns",
+    "passage_texts",
+]
 
 TEXT_LABELS = ("question", "source_version", "required_passage_ids", "acceptance_note")
 """A case's labels that only reports show."""
@@ -47,6 +56,21 @@ class TextColumns:
     def read(self) -> tuple[str, ...]:
         """What is read of a side's records: its texts, and what picks the sample shown."""
         return ("case_id", REPEAT, "status", *self.labels, *self.side)
+
+    def __or__(self, other: TextColumns) -> TextColumns:
+        """The texts of both, each once, in order."""
+        return TextColumns(
+            tuple(dict.fromkeys((*self.labels, *other.labels))), tuple(dict.fromkeys((*self.side, *other.side)))
+        )
+
+
+def passage_texts(passages: pl.DataFrame | None, texts: pl.DataFrame, named: Sequence[str]) -> dict[str, str]:
+    """The text of each passage the lists of ``named`` columns of ``texts`` name, by id, of those ``passages``
+    (``passage_id``, ``text``) hold; none without ``passages``."""
+    if passages is None:
+        return {}
+    ids = texts.select(pl.concat_list(named).explode().drop_nulls().unique().alias("passage_id"))
+    return dict(passages.join(ids, on="passage_id", how="semi").select("passage_id", "text").iter_rows())
 
 
 REPORT_TEXTS = TextColumns(TEXT_LABELS, SIDE_TEXTS)

@@ -143,10 +143,7 @@ class ClaimChanges:
     @property
     def columns(self) -> TextColumns:
         """What is read of a case to give both sides' claims."""
-        labels = (name for side in self.sides for name in side.columns.labels)
-        return TextColumns(
-            tuple(dict.fromkeys(labels)), tuple(dict.fromkeys(n for s in self.sides for n in s.columns.side))
-        )
+        return self.sides[0].columns | self.sides[1].columns
 
     @property
     def reads_texts(self) -> bool:
@@ -174,9 +171,9 @@ class ClaimChanges:
     def summary(self, table: CaseTable, texts: CaseTexts) -> ClaimSummary:
         """Every case's claim changes summed up (see ``ClaimSummary``), read ``_SLICE_ROWS`` cases at a time."""
         if self.unavailable:
-            return _summed([], self.unavailable)
+            return self.summed([])
         slices = texts.beside(table, _SLICE_ROWS, self.columns) if self.reads_texts else table.slices(_SLICE_ROWS)
-        return _summed((counted(self.of(part)) for part in slices), self.unavailable)
+        return self.summed(counted(self.of(part)) for part in slices)
 
     def summed(self, parts: Iterable[pl.DataFrame]) -> ClaimSummary:
         """The summary of the cases' changes ``counted`` a slice at a time (see ``ClaimSummary``)."""

@@ -19,7 +19,14 @@ import polars as pl
 
 from rag_compare.compute.case_status import CASE_STATUSES, SIDES, STAGED_STATUSES
 from rag_compare.compute.case_table import CaseTable
-from rag_compare.compute.case_texts import REPORT_TEXTS, SIDE_TEXTS, TEXT_LABELS, CaseTexts, TextColumns
+from rag_compare.compute.case_texts import (
+    REPORT_TEXTS,
+    SIDE_TEXTS,
+    TEXT_LABELS,
+    CaseTexts,
+    TextColumns,
+    passage_texts,
+)
 from rag_compare.compute.claim_changes import ClaimChanges, ClaimSummary, SideClaims, counted
 from rag_compare.compute.configdiff import ConfigChange
 from rag_compare.compute.preference import PREFERENCE_COLUMNS, Preference
@@ -233,21 +240,12 @@ class Comparison(Report):
         the runs for those cases only; with ``passages``, each claim's evidence names its passage too
         (``claim_changes.named_passages``)."""
         ids = pl.Series("case_id", case_ids, dtype=pl.String)
-        needed = self.claim_changes.columns
         if self.passages is None:
-            return self.claim_changes.of(self.texts.of(ids, needed))
-        side = tuple(dict.fromkeys((*needed.side, "context", "context_passage_ids")))
-        texts = self.texts.of(ids, TextColumns(needed.labels, side))
-        return self.claim_changes.of(texts, self.passage_texts(texts))
-
-    def passage_texts(self, texts: pl.DataFrame) -> dict[str, str]:
-        """The text of each passage the sides' ``context_passage_ids`` of ``texts`` name, by id, of those the
-        comparison's ``passages`` hold."""
-        if self.passages is None:
-            return {}
-        named = [pl.col(f"{side}_context_passage_ids") for side in SIDES]
-        ids = texts.select(pl.concat_list(named).explode().drop_nulls().unique().alias("passage_id"))
-        return dict(self.passages.join(ids, on="passage_id", how="semi").select("passage_id", "text").iter_rows())
+            return self.claim_changes.of(self.texts.of(ids, self.claim_changes.columns))
+        columns = self.claim_changes.columns | TextColumns((), ("context", "context_passage_ids"))
+        texts = self.texts.of(ids, columns)
+        named = passage_texts(self.passages, texts, [f"{side}_context_passage_ids" for side in SIDES])
+        return self.claim_changes.of(texts, named)
 
     @cached_property
     def claim_summary(self) -> ClaimSummary:
@@ -432,11 +430,7 @@ class Comparison(Report):
     def _slices(self, rows: int, *, with_texts: bool) -> Generator[pl.DataFrame, None, None]:
         """The cases ``rows`` at a time in ``case_id`` order (one empty slice when there are none), each with
         its ``claim_changes``, and with their texts beside them when ``with_texts``."""
-        claims = self.claim_changes.columns
-        columns = TextColumns(
-            tuple(dict.fromkeys((*TEXT_LABELS, *claims.labels) if with_texts else claims.labels)),
-            tuple(dict.fromkeys((*SIDE_TEXTS, *claims.side) if with_texts else claims.side)),
-        )
+        columns = (REPORT_TEXTS | self.claim_changes.columns) if with_texts else self.claim_changes.columns
         shown = [*TEXT_LABELS, *(f"{side}_{name}" for side in SIDES for name in SIDE_TEXTS)] if with_texts else []
         if not self.n_cases:
             parts: Iterable[pl.DataFrame] = [self.with_texts(self.case_table.collect(), columns)]

@@ -100,7 +100,7 @@ def _of_run(run: Run | OpenedRun) -> JudgeRecords:
         read = read.drop(STORED_SIGNALS)
     else:
         records = run.records if isinstance(run, Run) else run.load().records
-        signals = StoredSignals().columns(records, k)[0].struct.unnest()
+        signals = StoredSignals().signals(records, k).struct.unnest()
         read = records.select(read_columns)
     frame = pl.concat([read, signals.drop(name for name in read.columns if name in signals.columns)], how="horizontal")
     status = pl.when(record_ok()).then(pl.col("judge_status").fill_null("ok")).otherwise(pl.lit("not_judged"))

@@ -43,6 +43,13 @@ class StoredSignals:
         return _settings(LexicalJudge().fingerprint, top_k)
 
     def columns(self, records: pl.DataFrame, top_k: int | None) -> list[pl.Series]:
+        return self._computed(records, top_k, with_claims=True)
+
+    def signals(self, records: pl.DataFrame, top_k: int | None) -> pl.Series:
+        """The ``stored_signals`` column alone (the claims not asked for)."""
+        return self._computed(records, top_k, with_claims=False)[0]
+
+    def _computed(self, records: pl.DataFrame, top_k: int | None, *, with_claims: bool) -> list[pl.Series]:
         judge = LexicalJudge()
         parts, claims = [], []
         for start in range(0, max(records.height, 1), SLICE_ROWS):
@@ -50,8 +57,10 @@ class StoredSignals:
             languages = judge.languages_of(part)
             signals = case_signals(part, judge, k=top_k, languages=languages)
             parts.append(signals.drop("case_id").with_columns(languages.alias(LANGUAGE)))
-            claims.append(_claims(part, judge, languages))
-        return [pl.concat(parts).to_struct(STORED_SIGNALS), pl.concat(claims).alias(STORED_CLAIMS)]
+            if with_claims:
+                claims.append(_claims(part, judge, languages))
+        stored = pl.concat(parts).to_struct(STORED_SIGNALS)
+        return [stored, pl.concat(claims).alias(STORED_CLAIMS)] if with_claims else [stored]
 
 
 def _claims(records: pl.DataFrame, judge: LexicalJudge, languages: pl.Series) -> pl.Series:
@@ -96,7 +105,7 @@ def _same_fields(schema: pl.Schema, k: int | None) -> bool:
     """Whether the stored signals of a run of ``schema`` are the ones this code computes, of the same types
     (a signal added since they were stored, say, within one version of the library, is not)."""
     empty = pl.DataFrame(schema={name: dtype for name, dtype in schema.items() if name != STORED_SIGNALS})
-    return StoredSignals().columns(empty, k)[0].dtype == schema[STORED_SIGNALS]
+    return StoredSignals().signals(empty, k).dtype == schema[STORED_SIGNALS]
 
 
 def _relabelled(run: Run | OpenedRun, schema: pl.Schema, labels: pl.DataFrame) -> bool:

@@ -172,7 +172,7 @@ def test_merged_runs_store_the_signals_again(tmp_path: Path, stored: list[Run], 
     for run in merged:
         kept = run.records.get_column(STORED_SIGNALS).struct.unnest()
         assert_frame_equal(
-            kept, StoredSignals().columns(run.records.drop(STORED_SIGNALS, STORED_CLAIMS), 2)[0].struct.unnest()
+            kept, StoredSignals().signals(run.records.drop(STORED_SIGNALS, STORED_CLAIMS), 2).struct.unnest()
         )
 
 
