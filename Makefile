@@ -104,7 +104,7 @@ test:
 # matches, ran on the corpus of its branch and met a simulated endpoint outage (examples/parts.py).
 # SOURCE_DATE_EPOCH fixes their creation time; the latencies they record are measured anew.
 examples: $(RUNTIME)
-	rm -f runs/baseline.arrow runs/candidate.arrow
+	rm -f runs/baseline.arrow runs/candidate.arrow runs/stopwords.arrow
 	SOURCE_DATE_EPOCH=$(EXAMPLE_EPOCH) $(BIN)/python examples/capture.py runs
 
 # The reviewer's verdicts on the example candidate's answers (examples/labels.csv), given through a review session and

@@ -45,13 +45,16 @@ from rag_compare.core.signals import Signal
 __all__ = ["BREAKDOWN_COLUMNS", "SCOPES", "aggregate_signals", "breakdown_signals"]
 
 
-def aggregate_signals(cases: pl.DataFrame, signals: Sequence[Signal], *, reduced: bool = False) -> pl.DataFrame:
+def aggregate_signals(
+    cases: pl.DataFrame, signals: Sequence[Signal], *, reduced: bool = False, scopes: Sequence[str] = SCOPES
+) -> pl.DataFrame:
     """One row per scope and signal (``signal, scope, baseline, candidate, delta, ci_low, ci_high,
     p_value, p_adjusted, n, baseline_within_variance, candidate_within_variance``); ``cases`` holds
     ``case_id``, ``baseline_<signal>``/``candidate_<signal>`` columns, both statuses, both judge statuses
     and ``answerability``; ``reduced``: each side's signals are means over repeats, with their spread
-    columns (see ``repeats``)."""
-    partial = aggregate_partial(cases, signals, reduced=reduced)
+    columns (see ``repeats``). Only the ``paired`` scope (``scopes``) needs no more than ``case_id`` and the
+    signals' columns (with ``reduced``, their ``_variance`` columns too)."""
+    partial = aggregate_partial(cases, signals, reduced=reduced, scopes=scopes)
     return finish_aggregates(partial, resampling_partial(cases, resampling_plan(partial)))
 
 

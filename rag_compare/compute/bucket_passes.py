@@ -2,11 +2,14 @@
 the ``streaming`` engine (buckets spilled to disk, one held at a time). ``compare_runs`` drives them, and the
 ``ray`` engine's passes (``ray_passes``) have the same four steps:
 
-1. ``sides``: each side's records made narrow a slice at a time (``side_samples``) and kept by bucket; the
-   ``SideFacts`` of every bucket of each side.
-2. ``join``: every bucket joined under the ``JoinRules`` the facts give (``bucket_join``), its cases kept.
-3. ``resample``: the second pass of the aggregates over the kept cases (``partials``).
-4. ``table``: the kept cases as one ``CaseTable``.
+1. ``sides``: each run's records made narrow a slice at a time (``side_samples``) and kept by bucket; the
+   ``SideFacts`` of every bucket of each side. The baseline is side 0, each candidate one side after it: a
+   run compared with several candidates is made narrow once.
+2. ``join``: one candidate's every bucket joined with the baseline's under the ``JoinRules`` the facts give
+   (``bucket_join``), its cases kept apart from the other candidates'; the candidate's samples are let go, and
+   the baseline's with the last candidate.
+3. ``resample``: the second pass of a candidate's aggregates over its kept cases (``partials``).
+4. ``table``: a candidate's kept cases as one ``CaseTable``.
 """
 
 from __future__ import annotations
@@ -28,7 +31,7 @@ from rag_compare.core.protocols import Judge
 from rag_compare.io.runs import OpenedRun, Run
 from rag_compare.io.scores import Scores
 
-__all__ = ["SLICE_ROWS", "BucketPasses", "LocalPasses", "SideInputs", "Slice", "by_bucket", "slices"]
+__all__ = ["SLICE_ROWS", "BucketPasses", "JoinInputs", "LocalPasses", "SideInputs", "Slice", "by_bucket", "slices"]
 
 SLICE_ROWS = 200_000
 """Records made narrow at a time: texts of more are never held at once."""
@@ -69,6 +72,16 @@ class SideInputs:
         )
 
 
+class JoinInputs(NamedTuple):
+    """What joining one candidate with the baseline needs beside the sides: the ``rules``, and per bucket the
+    corpus' ``labels`` and a pairs file's ``preference`` columns; ``last``: no candidate is joined after it."""
+
+    rules: JoinRules
+    labels: Sequence[pl.DataFrame | None]
+    preference: Sequence[pl.DataFrame | None]
+    last: bool
+
+
 class BucketPasses(Protocol):
     """The four passes of one engine over a comparison's ``buckets`` (see the module's docstring)."""
 
@@ -76,21 +89,27 @@ class BucketPasses(Protocol):
 
     def sides(self, inputs: Sequence[SideInputs]) -> list[list[SideFacts]]: ...
 
-    def join(
-        self, rules: JoinRules, labels: Sequence[pl.DataFrame | None], preference: Sequence[pl.DataFrame | None]
-    ) -> list[BucketResult]: ...
+    def join(self, candidate: int, inputs: JoinInputs) -> list[BucketResult]: ...
 
-    def resample(self, plan: ResamplingPlan) -> ResamplingPartial: ...
+    def resample(self, candidate: int, plan: ResamplingPlan) -> ResamplingPartial: ...
 
-    def table(self, schema: pl.Schema, counts: dict[str, int]) -> CaseTable: ...
+    def table(self, candidate: int, schema: pl.Schema, counts: dict[str, int]) -> CaseTable: ...
 
 
 class LocalPasses:
-    """The passes in this process, over a ``BucketStore`` (held in memory, or spilled)."""
+    """The passes in this process, over a ``BucketStore`` of the sides and one of each candidate's cases
+    (held in memory, or spilled)."""
 
     def __init__(self, store: BucketStore) -> None:
         self.store = store
         self.buckets = store.buckets
+        self._cases: dict[int, BucketStore] = {}
+
+    def cases_store(self, candidate: int) -> BucketStore:
+        """Where ``candidate``'s joined cases are kept (made on first use)."""
+        if candidate not in self._cases:
+            self._cases[candidate] = BucketStore(self.buckets, spill=self.store.spilled)
+        return self._cases[candidate]
 
     def sides(self, inputs: Sequence[SideInputs]) -> list[list[SideFacts]]:
         facts = []
@@ -104,30 +123,30 @@ class LocalPasses:
             facts.append([side_facts(self.store.side(index, bucket, columns)) for bucket in range(self.buckets)])
         return facts
 
-    def join(
-        self, rules: JoinRules, labels: Sequence[pl.DataFrame | None], preference: Sequence[pl.DataFrame | None]
-    ) -> list[BucketResult]:
+    def join(self, candidate: int, inputs: JoinInputs) -> list[BucketResult]:
         results = []
+        cases = self.cases_store(candidate)
         with progress_bar("joining buckets" if self.buckets > 1 else None, self.buckets) as advance:
             for bucket in range(self.buckets):
-                sides = [self.store.side(index, bucket) for index in (0, 1)]
-                result = join_bucket(sides, labels[bucket], preference[bucket], rules)
+                sides = [self.store.side(index, bucket) for index in (0, candidate)]
+                result = join_bucket(sides, inputs.labels[bucket], inputs.preference[bucket], inputs.rules)
                 del sides
-                self.store.drop_sides(bucket)
-                self.store.keep(bucket, result.cases)
-                results.append(
-                    dataclasses.replace(result, cases=result.cases.clear()) if self.store.spilled else result
-                )
+                self.store.drop_side(candidate, bucket)
+                if inputs.last:
+                    self.store.drop_side(0, bucket)
+                cases.keep(bucket, result.cases)
+                results.append(dataclasses.replace(result, cases=result.cases.clear()) if cases.spilled else result)
                 advance()
         return results
 
-    def resample(self, plan: ResamplingPlan) -> ResamplingPartial:
+    def resample(self, candidate: int, plan: ResamplingPlan) -> ResamplingPartial:
         if not plan.layouts:  # nothing to resample: no need to read the cases again
             return ResamplingPartial({})
-        return merge_partials(resampling_partial(self.store.cases(bucket), plan) for bucket in range(self.buckets))
+        cases = self.cases_store(candidate)
+        return merge_partials(resampling_partial(cases.cases(bucket), plan) for bucket in range(self.buckets))
 
-    def table(self, schema: pl.Schema, counts: dict[str, int]) -> CaseTable:
-        return self.store.table(schema, counts)
+    def table(self, candidate: int, schema: pl.Schema, counts: dict[str, int]) -> CaseTable:
+        return self.cases_store(candidate).table(schema, counts)
 
 
 class Slice(NamedTuple):

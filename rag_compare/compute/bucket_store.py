@@ -93,12 +93,11 @@ class BucketStore:
             self._held[side, bucket] = [joined]
         return joined if columns is None else joined.select(columns)
 
-    def drop_sides(self, bucket: int) -> None:
-        """Let both sides' samples of ``bucket`` go (once it is joined)."""
-        for side in self._schemas:
-            self._held.pop((side, bucket), None)
-            for path in self._files.pop((side, bucket), []):
-                path.unlink()
+    def drop_side(self, side: int, bucket: int) -> None:
+        """Let ``side``'s samples of ``bucket`` go (once it is joined)."""
+        self._held.pop((side, bucket), None)
+        for path in self._files.pop((side, bucket), []):
+            path.unlink()
 
     def keep(self, bucket: int, cases: pl.DataFrame) -> None:
         """Keep ``bucket``'s joined cases (sorted by ``case_id``); spilled, cut by range of ids (see

@@ -19,6 +19,7 @@ Ray Data tasks. Every engine gives the same comparison.
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import functools
 import math
 import operator
@@ -32,7 +33,7 @@ from typing import Any
 import polars as pl
 
 from rag_compare.compute.bucket_join import BucketResult, JoinRules, SideFacts
-from rag_compare.compute.bucket_passes import BucketPasses, LocalPasses, SideInputs, by_bucket
+from rag_compare.compute.bucket_passes import BucketPasses, JoinInputs, LocalPasses, SideInputs, by_bucket
 from rag_compare.compute.bucket_store import BucketStore
 from rag_compare.compute.case_status import SIDES
 from rag_compare.compute.case_table import CaseTable
@@ -57,7 +58,7 @@ from rag_compare.io.pairs import Pairs, load_pairs
 from rag_compare.io.runs import OpenedRun, Run, open_run, repeated_cases
 from rag_compare.io.scores import Scores, evaluator_label, evaluator_summary, load_scores
 
-__all__ = ["compare"]
+__all__ = ["Scored", "Settings", "compare", "compare_each"]
 
 DEFAULT_TOLERANCE = 1e-9
 
@@ -108,15 +109,64 @@ def compare(
     case's means over its samples and a status needs the sides' samples apart (see ``case_status``);
     the comparison then also has the noise floor and the flaky cases (see ``repeats``).
     """
-    _check_settings(k, tolerance, engine, buckets)
-    sources = _sources((baseline, candidate), corpus, passages, (baseline_scores, candidate_scores), pairs, judge)
+    settings = Settings(k, tolerance, engine, buckets, ray_address)
+    scores = Scored(baseline_scores, (candidate_scores,))
+    return compare_each(
+        baseline, (candidate,), corpus, passages=passages, judge=judge, scores=scores, pairs=pairs, settings=settings
+    )[0]
+
+
+@dataclass(frozen=True)
+class Settings:
+    """How ``compare`` and ``compare_many`` compare (see ``compare``): the cut-off ``k``, the ``tolerance``, and
+    where the work is done (``engine``, ``buckets``, ``ray_address``)."""
+
+    k: int | None = None
+    tolerance: float = DEFAULT_TOLERANCE
+    engine: str = "memory"
+    buckets: int | None = None
+    ray_address: str | None = None
+
+
+@dataclass(frozen=True)
+class Scored:
+    """The scores files of the baseline and of each candidate (``None``: judged by the judge)."""
+
+    baseline: Scores | str | Path | None = None
+    candidates: Sequence[Scores | str | Path | None] = ()
+
+
+def compare_each(
+    baseline: Run | OpenedRun | str | Path,
+    candidates: Sequence[Run | OpenedRun | str | Path],
+    corpus: Corpus | str | Path | pl.DataFrame | None = None,
+    *,
+    passages: str | Path | pl.DataFrame | None = None,
+    judge: Judge | None = None,
+    scores: Scored = Scored(),
+    pairs: Pairs | str | Path | None = None,
+    settings: Settings = Settings(),
+) -> list[Comparison]:
+    """Each of ``candidates`` compared with ``baseline`` as ``compare`` does (see there), the baseline's records
+    made narrow once for all of them; ``pairs`` only with one candidate."""
+    _check_settings(settings.k, settings.tolerance, settings.engine, settings.buckets)
+    side_scores = [scores.baseline, *(scores.candidates or [None] * len(candidates))]
+    sources = _sources((baseline, *candidates), corpus, passages, side_scores, pairs, judge)
     inputs = [
-        _side_inputs(run, side_scores, run_k(run, k), sources)
-        for run, side_scores in zip(sources.runs, sources.scores, strict=True)
+        _side_inputs(run, run_scores, run_k(run, settings.k), sources)
+        for run, run_scores in zip(sources.runs, sources.scores, strict=True)
     ]
-    with _passes(engine, _bucket_count(engine, buckets, sources.runs), ray_address) as passes:
-        joined = _joined(passes, inputs, sources, tolerance)
-    return _comparison(sources, inputs, joined, tolerance)
+    bucket_count = _bucket_count(settings.engine, settings.buckets, sources.runs)
+    comparisons = []
+    with _passes(settings.engine, bucket_count, settings.ray_address) as passes:
+        facts = passes.sides(inputs)
+        _refuse_duplicates(sources.runs, facts)
+        for candidate in range(1, len(inputs)):
+            paired = sources.paired(candidate)
+            last = candidate == len(inputs) - 1
+            joined = _joined(passes, candidate, (facts[0], facts[candidate]), paired, settings.tolerance, last=last)
+            comparisons.append(_comparison(paired, (inputs[0], inputs[candidate]), joined, settings.tolerance))
+    return comparisons
 
 
 @dataclass(frozen=True)
@@ -132,6 +182,12 @@ class _Sources:
     pairs: Pairs | None
     judge: Judge
 
+    def paired(self, candidate: int) -> _Sources:
+        """The sources of comparing the baseline with one candidate (its index in ``runs``)."""
+        return dataclasses.replace(
+            self, runs=(self.runs[0], self.runs[candidate]), scores=(self.scores[0], self.scores[candidate])
+        )
+
 
 @dataclass(frozen=True)
 class _Joined:
@@ -146,14 +202,14 @@ class _Joined:
 
 
 def _sources(
-    runs: tuple[Run | str | Path, Run | str | Path],
+    runs: Sequence[Run | OpenedRun | str | Path],
     corpus: Corpus | str | Path | pl.DataFrame | None,
     passages: str | Path | pl.DataFrame | None,
-    scores: tuple[Scores | str | Path | None, Scores | str | Path | None],
+    scores: Sequence[Scores | str | Path | None],
     pairs: Pairs | str | Path | None,
     judge: Judge | None,
 ) -> _Sources:
-    """The inputs of ``compare`` loaded (see there), each side's scores checked to be of its run."""
+    """The inputs of ``compare`` loaded (see there), each run's scores checked to be of it."""
     labels = None if corpus is None else (corpus if isinstance(corpus, Corpus) else load_corpus(corpus)).frame
     judged_pairs = pairs if pairs is None or isinstance(pairs, Pairs) else load_pairs(pairs)
     with ThreadPoolExecutor(max_workers=2) as pool:  # each run's bytes hashed while the other's are
@@ -167,8 +223,8 @@ def _sources(
     return _Sources(opened, loaded, labels, knowledge_base, said, judged_pairs, judge)
 
 
-def _opened(source: Run | str | Path) -> Run | OpenedRun:
-    return source if isinstance(source, Run) else open_run(source)
+def _opened(source: Run | OpenedRun | str | Path) -> Run | OpenedRun:
+    return source if isinstance(source, (Run, OpenedRun)) else open_run(source)
 
 
 def _side_inputs(run: Run | OpenedRun, scores: Scores | None, k: int | None, sources: _Sources) -> SideInputs:
@@ -178,11 +234,17 @@ def _side_inputs(run: Run | OpenedRun, scores: Scores | None, k: int | None, sou
     return SideInputs(run, scores, k, judge, labels, passages, stored=stored)
 
 
-def _joined(passes: BucketPasses, inputs: Sequence[SideInputs], sources: _Sources, tolerance: float) -> _Joined:
-    """The passes run: the sides (a run that lists a case twice refused), the join a bucket at a time, and the
-    second pass of the aggregates."""
-    facts = passes.sides(inputs)
-    _refuse_duplicates(sources.runs, facts)
+def _joined(
+    passes: BucketPasses,
+    candidate: int,
+    facts: tuple[Sequence[SideFacts], Sequence[SideFacts]],
+    sources: _Sources,
+    tolerance: float,
+    *,
+    last: bool,
+) -> _Joined:
+    """The rest of the passes for one candidate (its side's index), once the sides' ``facts`` are known: the
+    join a bucket at a time and the second pass of the aggregates (``last``: no candidate follows)."""
     if sources.pairs is not None:
         sources.pairs.check_paired(sources.runs[0].fingerprint, sources.runs[1].fingerprint)
     rules = _rules(facts, tolerance, preferred=sources.pairs is not None, labels=sources.labels is not None)
@@ -190,11 +252,12 @@ def _joined(passes: BucketPasses, inputs: Sequence[SideInputs], sources: _Source
     if sources.labels is not None:
         labels = sources.labels.select("case_id", *NARROW_LABELS, unreviewed_where().alias(UNREVIEWED))
     preference = None if sources.pairs is None else preference_columns(sources.pairs)
-    results = passes.join(rules, by_bucket(labels, passes.buckets), by_bucket(preference, passes.buckets))
+    join = JoinInputs(rules, by_bucket(labels, passes.buckets), by_bucket(preference, passes.buckets), last)
+    results = passes.join(candidate, join)
     first = merge_partials(result.aggregates for result in results)
-    aggregates = finish_aggregates(first, passes.resample(resampling_plan(first)))
+    aggregates = finish_aggregates(first, passes.resample(candidate, resampling_plan(first)))
     counts = {status: sum(result.counts[status] for result in results) for status in results[0].counts}
-    return _Joined(facts, rules, results, aggregates, passes.table(results[0].cases.schema, counts))
+    return _Joined(facts, rules, results, aggregates, passes.table(candidate, results[0].cases.schema, counts))
 
 
 def _comparison(sources: _Sources, inputs: Sequence[SideInputs], joined: _Joined, tolerance: float) -> Comparison:

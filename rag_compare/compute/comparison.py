@@ -192,6 +192,12 @@ class Comparison(Report):
         return self.case_table.height
 
     @property
+    def reduced(self) -> bool:
+        """Whether a side has a case sampled more than once: each side's signals are then a case's means over
+        its samples (see ``repeats``)."""
+        return any(run.repeats["max"] > 1 for run in (self.baseline, self.candidate))
+
+    @property
     def counts(self) -> dict[str, int]:
         """Cases per status, every status of ``CASE_STATUSES`` included."""
         return {status: self.case_table.counts.get(status, 0) for status in CASE_STATUSES}

@@ -61,6 +61,7 @@ __all__ = [
     "merge_partials",
     "resampling_partial",
     "resampling_plan",
+    "scoped_value",
 ]
 
 SCOPES = ("paired", "all_cases")
@@ -210,13 +211,12 @@ def _on_threads(task: Callable[[K], R], keys: Sequence[K]) -> list[R]:
         return list(pool.map(task, keys))
 
 
-def _keys(signals: Sequence[Signal]) -> list[tuple[str, Signal]]:
-    return list(itertools.product(SCOPES, signals))
-
-
-def aggregate_partial(frame: pl.DataFrame, signals: Sequence[Signal], *, reduced: bool = False) -> AggregatePartial:
-    """The first pass over a partition of the cases (see ``aggregate_signals`` for the columns it reads)."""
-    keys = _keys(signals)
+def aggregate_partial(
+    frame: pl.DataFrame, signals: Sequence[Signal], *, reduced: bool = False, scopes: Sequence[str] = SCOPES
+) -> AggregatePartial:
+    """The first pass over a partition of the cases (see ``aggregate_signals`` for the columns it reads), in
+    ``scopes``."""
+    keys = list(itertools.product(scopes, signals))
     sums = _on_threads(lambda key: _signal_sums(frame, *key, reduced=reduced), keys)
     return AggregatePartial(
         tuple(signals), reduced, {(scope, signal.name): s for (scope, signal), s in zip(keys, sums, strict=True)}
@@ -253,7 +253,8 @@ def resampling_partial(frame: pl.DataFrame, plan: ResamplingPlan) -> ResamplingP
 
 def finish_aggregates(partial: AggregatePartial, resampling: ResamplingPartial) -> pl.DataFrame:
     """The frame ``aggregate_signals`` returns, from both passes merged over every partition."""
-    keys = _keys(partial.signals)
+    by_name = {signal.name: signal for signal in partial.signals}
+    keys = [(scope, by_name[name]) for scope, name in partial.sums]
     rows = _on_threads(lambda key: _finish(partial, resampling, *key), keys)
     adjusted_rows = []
     for start in range(0, len(rows), len(partial.signals)):
@@ -308,7 +309,7 @@ def _paired_sums(signal: Signal) -> list[pl.Expr]:
     ]
 
 
-def _scoped_value(signal: Signal, side: str, scope: str, reduced: bool) -> pl.Expr:
+def scoped_value(signal: Signal, side: str, scope: str, reduced: bool = False) -> pl.Expr:
     """The side's value of ``signal`` in ``scope``: all-cases puts the worst value where a side has none
     (with repeats, where a sample has none)."""
     value = pl.col(f"{side}_{signal.name}").cast(pl.Float64)
@@ -331,8 +332,8 @@ def _within_variance(signal: Signal, side: str, scope: str, reduced: bool) -> pl
 def _pairs(frame: pl.DataFrame, scope: str, signal: Signal, reduced: bool, *extra: pl.Expr) -> pl.DataFrame:
     """Both sides' values of the cases where both have one, with each side's variance and ``extra``."""
     return frame.select(
-        _scoped_value(signal, "baseline", scope, reduced).alias("baseline"),
-        _scoped_value(signal, "candidate", scope, reduced).alias("candidate"),
+        scoped_value(signal, "baseline", scope, reduced).alias("baseline"),
+        scoped_value(signal, "candidate", scope, reduced).alias("candidate"),
         *(_within_variance(signal, side, scope, reduced).alias(f"{side}_variance") for side in SIDES),
         *extra,
     ).filter(pl.col("baseline").is_not_null() & pl.col("candidate").is_not_null())

@@ -5,8 +5,9 @@ with the same kernels.
    (``side_samples``) and emits one row per bucket it touches: the bucket, the side, and those samples as
    Arrow IPC bytes (narrow frames only: texts never travel). ``groupby(["side", "bucket"]).map_groups``
    gives each bucket's ``SideFacts``.
-2. ``join``: ``groupby("bucket").map_groups`` gathers both sides of a bucket and runs ``join_bucket``; each
-   bucket's cases come back to this process as Arrow IPC bytes, beside its partial statistics.
+2. ``join``, per candidate: ``groupby("bucket").map_groups`` over the baseline's samples and the
+   candidate's gathers both sides of a bucket and runs ``join_bucket``; each bucket's cases come back to this
+   process as Arrow IPC bytes, beside its partial statistics.
 3. and 4. run here, over the cases kept in a spilled ``BucketStore``.
 """
 
@@ -24,7 +25,7 @@ from typing import Any
 import polars as pl
 
 from rag_compare.compute.bucket_join import BucketResult, JoinRules, SideFacts, join_bucket, side_facts
-from rag_compare.compute.bucket_passes import LocalPasses, SideInputs, slices
+from rag_compare.compute.bucket_passes import JoinInputs, LocalPasses, SideInputs, slices
 from rag_compare.compute.bucket_store import BucketStore, split_by_bucket
 from rag_compare.compute.case_table import CaseTable
 from rag_compare.compute.partials import ResamplingPartial, ResamplingPlan
@@ -59,6 +60,7 @@ class RayPasses:
         self.buckets = buckets
         self._samples: Any = None
         self._local = LocalPasses(BucketStore(buckets, spill=True))
+        self._schemas: list[pl.Schema] = []
 
     def sides(self, inputs: Sequence[SideInputs]) -> list[list[SideFacts]]:
         import ray.data
@@ -69,11 +71,11 @@ class RayPasses:
             refs = [self.ray.put(part.records.to_arrow()) for part in slices(side.run, columns=side.columns)]
             kernel = _side_kernel(index, side, self.buckets)
             datasets.append(ray.data.from_arrow_refs(refs).map_batches(kernel, batch_format="pyarrow", batch_size=None))
-        self._samples = datasets[0].union(datasets[1]).materialize()
+        self._samples = datasets[0].union(*datasets[1:]).materialize()
         found = self._samples.groupby([_SIDE, _BUCKET], num_partitions=self.buckets).map_groups(
             _facts_kernel, batch_format="pyarrow"
         )
-        facts: list[list[SideFacts | None]] = [[None] * self.buckets, [None] * self.buckets]
+        facts: list[list[SideFacts | None]] = [[None] * self.buckets for _ in inputs]
         for row in found.take_all():
             facts[row[_SIDE]][row[_BUCKET]] = pickle.loads(row[_DATA])
         return [
@@ -81,31 +83,34 @@ class RayPasses:
             for found_facts, schema in zip(facts, self._schemas, strict=True)
         ]
 
-    def join(
-        self, rules: JoinRules, labels: Sequence[pl.DataFrame | None], preference: Sequence[pl.DataFrame | None]
-    ) -> list[BucketResult]:
-        kernel = _join_kernel(rules, self._schemas, self.ray.put(list(labels)), self.ray.put(list(preference)))
-        joined = self._samples.groupby(_BUCKET, num_partitions=self.buckets).map_groups(kernel, batch_format="pyarrow")
+    def join(self, candidate: int, inputs: JoinInputs) -> list[BucketResult]:
+        labels, preference = self.ray.put(list(inputs.labels)), self.ray.put(list(inputs.preference))
+        schemas = (self._schemas[0], self._schemas[candidate])
+        kernel = _join_kernel(inputs.rules, schemas, labels, preference)
+        pair = self._samples.filter(lambda row: row[_SIDE] in (0, candidate))  # a row per block and bucket
+        joined = pair.groupby(_BUCKET, num_partitions=self.buckets).map_groups(kernel, batch_format="pyarrow")
+        store = self._local.cases_store(candidate)
         results: list[BucketResult | None] = [None] * self.buckets
         for row in joined.iter_rows():
             result: BucketResult = pickle.loads(row[_DATA])
-            self._local.store.keep(row[_BUCKET], pl.read_ipc(io.BytesIO(row["cases"])))
+            store.keep(row[_BUCKET], pl.read_ipc(io.BytesIO(row["cases"])))
             results[row[_BUCKET]] = result
-        self._samples = None
+        if inputs.last:
+            self._samples = None
         missing = [bucket for bucket, result in enumerate(results) if result is None]
         if missing:  # a bucket neither side has a case in (nor the corpus): joined here, empty
-            empty = [pl.DataFrame(schema=schema) for schema in self._schemas]
+            empty = [pl.DataFrame(schema=schema) for schema in schemas]
             for bucket in missing:
-                result = join_bucket(empty, labels[bucket], preference[bucket], rules)
-                self._local.store.keep(bucket, result.cases)
+                result = join_bucket(empty, inputs.labels[bucket], inputs.preference[bucket], inputs.rules)
+                store.keep(bucket, result.cases)
                 results[bucket] = result
         return [result for result in results if result is not None]
 
-    def resample(self, plan: ResamplingPlan) -> ResamplingPartial:
-        return self._local.resample(plan)
+    def resample(self, candidate: int, plan: ResamplingPlan) -> ResamplingPartial:
+        return self._local.resample(candidate, plan)
 
-    def table(self, schema: pl.Schema, counts: dict[str, int]) -> CaseTable:
-        return self._local.table(schema, counts)
+    def table(self, candidate: int, schema: pl.Schema, counts: dict[str, int]) -> CaseTable:
+        return self._local.table(candidate, schema, counts)
 
 
 def _side_kernel(side: int, inputs: SideInputs, buckets: int) -> Callable[[Any], Any]:
@@ -142,7 +147,8 @@ def _join_kernel(
 
         rows = pl.DataFrame(group)
         bucket = int(rows[_BUCKET][0])
-        sides = [_samples_of(rows.filter(pl.col(_SIDE) == index), schemas[index]) for index in (0, 1)]
+        candidate = rows.filter(pl.col(_SIDE) != 0)
+        sides = [_samples_of(rows.filter(pl.col(_SIDE) == 0), schemas[0]), _samples_of(candidate, schemas[1])]
         labels, preference = ray.get(labels_ref)[bucket], ray.get(preference_ref)[bucket]
         result = join_bucket(sides, labels, preference, rules)
         cleared = dataclasses.replace(result, cases=result.cases.clear())

@@ -16,6 +16,7 @@ from rag_compare.compute.audit import CorpusAudit
 from rag_compare.compute.comparison import Comparison
 from rag_compare.compute.fallback import FallbackSimulation
 from rag_compare.compute.gate_result import GateResult
+from rag_compare.compute.multi_comparison import MultiComparison
 from rag_compare.core.credentials import redact
 from rag_compare.core.result import Report, terminal_safe
 from rag_compare.io.corpus import Corpus
@@ -32,6 +33,7 @@ from rag_compare.report.comparison_text import comparison_text
 from rag_compare.report.documents import write_report
 from rag_compare.report.github import write_github
 from rag_compare.report.junit import write_agreement_junit, write_junit
+from rag_compare.report.multi import multi_text, write_multi_report
 from rag_compare.report.page import notebook_page, write_page
 from rag_compare.report.preference import pairs_text
 from rag_compare.report.reviews import reviews_text
@@ -49,6 +51,8 @@ def write(result: Report, stream: TextIO, format: str, **options: Any) -> None:
         stream.write(notebook(result))
     elif isinstance(result, Comparison):
         _write_comparison(result, stream, format, **options)
+    elif isinstance(result, MultiComparison) and format == "markdown":
+        write_multi_report(result, stream, max_cases=options.get("max_cases"))
     elif isinstance(result, Agreement) and format in ("markdown", "html"):
         write_agreement(result, stream, format, gate=options.get("gate"))
     elif isinstance(result, Agreement) and format == "junit":
@@ -100,6 +104,7 @@ text.register(Pairs, pairs_text)
 text.register(Reviews, reviews_text)
 text.register(Comparison, comparison_text)
 text.register(Agreement, agreement_text)
+text.register(MultiComparison, multi_text)
 
 
 @functools.singledispatch
