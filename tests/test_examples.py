@@ -22,7 +22,7 @@ from tests.helpers.data import EXAMPLE_CORPUS, ROOT
 RUNS = ROOT / "runs"
 PASSAGES = ROOT / "corpora" / "handbook_passages.csv"
 BRANCH_CORPUS = ROOT / "examples" / "handbook_at_branch.csv"
-NAMES = ("baseline", "candidate")
+NAMES = ("baseline", "candidate", "stopwords")
 
 
 def example_epoch() -> str:

@@ -2,18 +2,19 @@
 
 from __future__ import annotations
 
-from dataclasses import replace
 from pathlib import Path
-from typing import TYPE_CHECKING, NamedTuple, TextIO, cast
+from typing import TYPE_CHECKING, NamedTuple, TextIO
 
 import click
 
 from rag_compare.cli.exits import say
+from rag_compare.cli.flags import in_flags
 from rag_compare.cli.gates import gate_of, say_gate, write_for_github
+from rag_compare.cli.many import Many, compare_candidates, refuse_for_many, split_rank_by
 from rag_compare.cli.options import (
     COMPARED,
     COMPARED_ON,
-    JUDGED_BY,
+    JUDGED_BY_EACH,
     OFFLINE_JUDGE,
     PATH,
     Command,
@@ -31,12 +32,12 @@ if TYPE_CHECKING:
     from rag_compare.compute.gate_result import GateResult
     from rag_compare.compute.lexical_judge import LexicalJudge
 
-__all__ = ["compare_command", "in_flags"]
+__all__ = ["compare_command"]
 
 
 @click.command("compare", cls=Command, epilog="\b\n" + GATE_GRAMMAR)
 @click.argument("baseline", type=PATH)
-@click.argument("candidate", type=PATH)
+@click.argument("candidates", type=PATH, nargs=-1, required=True, metavar="CANDIDATE [CANDIDATE...]")
 @COMPARED
 @format_option(
     FORMATS + REPORT_FORMATS + CI_FORMATS,
@@ -84,14 +85,21 @@ __all__ = ["compare_command", "in_flags"]
 @click.option(
     "--alpha",
     type=finite_float(0, 1, min_open=True, max_open=True),
-    help="The significance level of the :worse conditions [default: the --gate file's alpha, else 0.05].",
+    help="The significance level of the :worse conditions and of --rank-by [default: the --gate file's alpha, "
+    "else 0.05].",
 )
-@JUDGED_BY
+@click.option(
+    "--rank-by",
+    metavar="SIGNAL[,SIGNAL...]",
+    help="With several candidates: name one best only when it is better than every other on each of these "
+    "signals (SCOPE.SIGNAL for all_cases), paired on the cases both have [default: recall,grounded].",
+)
+@JUDGED_BY_EACH
 @COMPARED_ON
 @OFFLINE_JUDGE
 def compare_command(
     baseline: Path,
-    candidate: Path,
+    candidates: tuple[Path, ...],
     corpus: Path | None,
     passages: Path | None,
     k: int | None,
@@ -104,8 +112,9 @@ def compare_command(
     fail_on: tuple[str, ...],
     gate_file: Path | None,
     alpha: float | None,
+    rank_by: str | None,
     baseline_scores: Path | None,
-    candidate_scores: Path | None,
+    candidate_scores: tuple[Path, ...],
     pairs: Path | None,
     engine: str,
     buckets: int | None,
@@ -120,12 +129,44 @@ def compare_command(
     LLM verdicts: score each run (rag-compare score) and pass --baseline-scores/--candidate-scores;
     a pairwise judge's (rag-compare judge-pairs): --pairs. A release gate: --fail-on and --gate (exit 1
     when a condition holds).
+
+    Several candidates (rag-compare BASELINE C1 C2 ...): each compared with BASELINE, the p-values adjusted
+    over every candidate and signal, a leaderboard per --rank-by signal and a best candidate only when it is
+    better than every other; the gate holds when it holds for one candidate.
     """
+    gate = gate_of(fail_on, gate_file, alpha)
+    check_engine(engine, buckets, ray_address)
+    if len(candidates) > 1:
+        refuse_for_many(output_format, output, pairs=pairs is not None, with_texts=with_texts)
+        many = Many(
+            corpus,
+            passages,
+            k,
+            tolerance,
+            baseline_scores,
+            candidate_scores,
+            split_rank_by(rank_by),
+            alpha,
+            engine,
+            buckets,
+            ray_address,
+            offline_judge,
+        )
+        compare_candidates(
+            baseline,
+            candidates,
+            many,
+            gate,
+            output_format,
+            output if isinstance(output, Path) else None,
+            max_cases or None,
+        )
+        return
+    candidate = candidates[0]
+    _refuse_for_one(rank_by, candidate_scores)
+    folder, file = _output(output, output_format, with_texts=with_texts)
     from rag_compare.compute.compare_runs import compare
 
-    gate = gate_of(fail_on, gate_file, alpha)
-    folder, file = _output(output, output_format, with_texts=with_texts)
-    check_engine(engine, buckets, ray_address)
     comparison = compare(
         baseline,
         candidate,
@@ -134,7 +175,7 @@ def compare_command(
         k=k,
         tolerance=tolerance,
         baseline_scores=baseline_scores,
-        candidate_scores=candidate_scores,
+        candidate_scores=candidate_scores[0] if candidate_scores else None,
         pairs=pairs,
         judge=offline_judge,
         engine=engine,
@@ -148,6 +189,16 @@ def compare_command(
     say_gate(gate_result)
 
 
+def _refuse_for_one(rank_by: str | None, candidate_scores: tuple[Path, ...]) -> None:
+    """Refuse, before any work, what only several candidates have."""
+    if rank_by is not None:
+        raise click.UsageError("--rank-by ranks several candidates: give two CANDIDATEs or more, or leave it out.")
+    if len(candidate_scores) > 1:
+        raise click.UsageError(
+            f"--candidate-scores is given {len(candidate_scores)} times for one CANDIDATE: give it once per candidate."
+        )
+
+
 def _output(output: Path | str | None, output_format: str, *, with_texts: bool) -> tuple[Path | None, Path | None]:
     """The folder (``--output`` with a trailing ``/``, refused before any work as ``_check_folder_format`` says) or
     the file ``--output`` names; ``None`` for each it does not. ``--with-texts`` is refused but for JSON."""
@@ -157,14 +208,6 @@ def _output(output: Path | str | None, output_format: str, *, with_texts: bool) 
     if with_texts and output_format != "json":
         raise click.UsageError("--with-texts is for JSON: add --format json (or a folder --output), or leave it out.")
     return None, output
-
-
-def in_flags(comparison: Comparison, command: str) -> Comparison:
-    """``comparison`` with its warnings in the words of the command line, of ``command`` first (see ``flags``)."""
-    from rag_compare.cli.flags import as_flags
-
-    group = cast(click.Group, click.get_current_context().find_root().command)
-    return replace(comparison, warnings=tuple(as_flags(warning, group, command) for warning in comparison.warnings))
 
 
 class _Listing(NamedTuple):

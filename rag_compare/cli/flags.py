@@ -11,12 +11,18 @@ becomes its flag (``--k``, ``--strict``, ``--set top_k=5``, ``--ids ID[,ID...]``
 from __future__ import annotations
 
 import ast
+import dataclasses
 import re
 from collections.abc import Iterable, Sequence
+from typing import TYPE_CHECKING, cast
 
 import click
 
-__all__ = ["as_flags"]
+if TYPE_CHECKING:
+    from rag_compare.compute.comparison import Comparison
+    from rag_compare.compute.multi_comparison import MultiComparison
+
+__all__ = ["as_flags", "in_flags", "multi_in_flags"]
 
 _NAMED = re.compile(r"`([^`\n]+)`")
 
@@ -139,3 +145,19 @@ def _option(name: str, commands: Sequence[click.Command]) -> click.Option | None
             if isinstance(param, click.Option) and param.name == wanted:
                 return param
     return None
+
+
+def in_flags(comparison: Comparison, command: str) -> Comparison:
+    """``comparison`` with its warnings in the words of the command line, of ``command`` first."""
+    group = cast(click.Group, click.get_current_context().find_root().command)
+    return dataclasses.replace(
+        comparison, warnings=tuple(as_flags(warning, group, command) for warning in comparison.warnings)
+    )
+
+
+def multi_in_flags(multi: MultiComparison, command: str) -> MultiComparison:
+    """``multi`` with its warnings, and each of its comparisons', in the words of the command line."""
+    group = cast(click.Group, click.get_current_context().find_root().command)
+    warnings = tuple(as_flags(warning, group, command) for warning in multi.warnings)
+    comparisons = tuple(in_flags(comparison, command) for comparison in multi.comparisons)
+    return dataclasses.replace(multi, warnings=warnings, comparisons=comparisons)

@@ -31,6 +31,7 @@ __all__ = [
     "FORMAT_EXTENSIONS",
     "INCLUDE_UNREVIEWED",
     "JUDGED_BY",
+    "JUDGED_BY_EACH",
     "OFFLINE_JUDGE",
     "PATH",
     "RAY_ADDRESS",
@@ -354,21 +355,31 @@ COMPARED = _stacked(
     ),
 )
 """``--corpus``, ``--passages``, ``--k`` and ``--tolerance``: what a command comparing two runs compares them by."""
-JUDGED_BY = _stacked(
-    click.option(
-        "--baseline-scores", type=PATH, help="A scores file of BASELINE: its verdicts replace the offline judge's."
-    ),
-    click.option(
-        "--candidate-scores", type=PATH, help="A scores file of CANDIDATE: its verdicts replace the offline judge's."
-    ),
-    click.option(
-        "--pairs",
-        type=PATH,
-        help="A pairs file of BASELINE and CANDIDATE (rag-compare judge-pairs): each case's preferred side, and the "
-        "win rate.",
-    ),
-)
+
+
+def _judged_by(*, many: bool) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
+    """``--baseline-scores``, ``--candidate-scores`` (``many``: once per candidate) and ``--pairs``."""
+    candidate = "A scores file of CANDIDATE: its verdicts replace the offline judge's."
+    if many:
+        candidate += " With several candidates: one per candidate, in their order."
+    return _stacked(
+        click.option(
+            "--baseline-scores", type=PATH, help="A scores file of BASELINE: its verdicts replace the offline judge's."
+        ),
+        click.option("--candidate-scores", type=PATH, multiple=many, help=candidate),
+        click.option(
+            "--pairs",
+            type=PATH,
+            help="A pairs file of BASELINE and CANDIDATE (rag-compare judge-pairs): each case's preferred side, and "
+            "the win rate.",
+        ),
+    )
+
+
+JUDGED_BY = _judged_by(many=False)
 """``--baseline-scores``, ``--candidate-scores`` and ``--pairs``: the judges' verdicts a comparison reads."""
+JUDGED_BY_EACH = _judged_by(many=True)
+"""``JUDGED_BY`` with ``--candidate-scores`` once per candidate (``compare``, of one candidate or several)."""
 COMPARED_ON = _stacked(
     engine_option(
         ENGINES,

@@ -10,8 +10,8 @@ from typing import TYPE_CHECKING, Any
 
 import click
 
-from rag_compare.cli.compare import in_flags
 from rag_compare.cli.exits import say
+from rag_compare.cli.flags import in_flags
 from rag_compare.cli.options import (
     COMPARED,
     COMPARED_ON,

@@ -139,13 +139,11 @@ def _refuse_repeated_candidates(candidates: Sequence[Run | OpenedRun]) -> None:
     """Refuse a candidate given twice (the same fingerprint): its comparison would be counted twice."""
     seen: dict[str, Run | OpenedRun] = {}
     for run in candidates:
-        if run.fingerprint in seen:
-            first = seen[run.fingerprint]
-            raise CompareError(
-                f"the candidate {_where(run)} is given twice (as {_where(first)} too, fingerprint "
-                f"{run.fingerprint[:12]}): give each candidate once."
-            )
-        seen[run.fingerprint] = run
+        first = seen.setdefault(run.fingerprint, run)
+        if first is run:
+            continue
+        same = "" if _where(first) == _where(run) else f" (as {_where(first)} too: the same fingerprint)"
+        raise CompareError(f"the candidate {_where(run)} is given twice{same}: give each candidate once.")
 
 
 def _where(run: Run | OpenedRun) -> str:

@@ -75,7 +75,7 @@ def rank_keys(rank_by: Sequence[str], signals: Sequence[Signal]) -> tuple[RankKe
         scope = scope or "paired"
         if scope not in SCOPES or name not in by_name:
             raise CompareError(
-                f"`rank_by` names {text!r}, which is no signal of these runs: give SIGNAL or SCOPE.SIGNAL, the "
+                f"`rank_by` names {text!r}, which is no signal: give SIGNAL or SCOPE.SIGNAL, the "
                 f"scope one of {', '.join(SCOPES)}, the signal one of {truncated(list(by_name), 20)}."
             )
         keys.append(RankKey(scope, by_name[name]))

@@ -16,6 +16,7 @@ from rag_compare.compute.comparison import SCOPE_TITLES
 from rag_compare.compute.multi_comparison import MultiComparison
 from rag_compare.compute.ranking import RankKey
 from rag_compare.core.credentials import redactor
+from rag_compare.core.listing import counted
 from rag_compare.report.documents import environment
 from rag_compare.report.text import k_text, p_value_text, text_table
 
@@ -53,7 +54,8 @@ def family_line(multi: MultiComparison) -> str:
     """What the Holm family of the p-values shown is."""
     signals = multi.aggregates.filter(pl.col("p_value").is_not_null()).get_column("signal").n_unique()
     return (
-        f"p (Holm): adjusted over {len(multi.names)} candidate(s) x {signals} signals, one family per scope; "
+        f"p (Holm): adjusted over {counted(len(multi.names), 'candidate')} x {counted(signals, 'signal')}, one "
+        "family per scope; "
         "the candidates' tests against each other are their own family."
     )
 
