@@ -139,9 +139,10 @@ def _refuse_repeated_candidates(candidates: Sequence[Run | OpenedRun]) -> None:
     """Refuse a candidate given twice (the same fingerprint): its comparison would be counted twice."""
     seen: dict[str, Run | OpenedRun] = {}
     for run in candidates:
-        first = seen.setdefault(run.fingerprint, run)
-        if first is run:
+        if run.fingerprint not in seen:
+            seen[run.fingerprint] = run
             continue
+        first = seen[run.fingerprint]
         same = "" if _where(first) == _where(run) else f" (as {_where(first)} too: the same fingerprint)"
         raise CompareError(f"the candidate {_where(run)} is given twice{same}: give each candidate once.")
 
