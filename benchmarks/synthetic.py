@@ -28,7 +28,7 @@ import polars as pl
 
 from rag_compare import freeze_run, load_corpus
 
-__all__ = ["SIDES", "Behaviour", "freeze_runs", "write_dataset", "write_inputs"]
+__all__ = ["SIDES", "Behaviour", "freeze_runs", "write_dataset", "write_inputs", "write_sweep"]
 
 EPOCH = "1795000000"
 SENTENCES = 3
@@ -136,6 +136,29 @@ def freeze_runs(out: Path, k: int) -> dict[str, Path]:
             {"top_k": k, "retriever": {"top_k": k}},
             output=path,
             environ={"SOURCE_DATE_EPOCH": EPOCH},
+        )
+    return paths
+
+
+def write_sweep(out: Path, cases: int, count: int, k: int = 10, seed: int = 0) -> list[Path]:
+    """Freeze ``count`` more candidates of the corpus ``write_inputs`` wrote into ``out`` with these arguments,
+    ``sweep-1.arrow`` ...: the i-th behaves i/(count + 1) of the way from the baseline to the candidate, with
+    draws of its own. Return their paths."""
+    rng = np.random.default_rng(seed)  # the pool and gold passages of write_inputs, drawn again
+    pool = make_pool(rng, max(1_000, cases // 4))
+    _, gold = make_corpus(rng, cases, len(pool.text))
+    corpus = load_corpus(out / "corpus.parquet")
+    paths = []
+    for number in range(1, count + 1):
+        share = number / (count + 1)
+        ends = [vars(SIDES[side]) for side in ("baseline", "candidate")]
+        behaviour = Behaviour(**{name: (1 - share) * ends[0][name] + share * ends[1][name] for name in ends[0]})
+        records = make_records(np.random.default_rng([seed, number]), behaviour, gold, k, pool)
+        records.write_parquet(out / f"sweep-{number}.parquet")
+        paths.append(out / f"sweep-{number}.arrow")
+        config = {"name": f"sweep-{number}", "top_k": k, "retriever": {"top_k": k}}
+        freeze_run(
+            out / f"sweep-{number}.parquet", corpus, config, output=paths[-1], environ={"SOURCE_DATE_EPOCH": EPOCH}
         )
     return paths
 

@@ -38,6 +38,7 @@ from rag_compare.core.errors import (
 if TYPE_CHECKING:
     from rag_compare.compute.agreement import Agreement, agreement
     from rag_compare.compute.audit import CorpusAudit, audit_corpora
+    from rag_compare.compute.compare_many import compare_many
     from rag_compare.compute.compare_runs import compare
     from rag_compare.compute.comparison import Comparison
     from rag_compare.compute.fallback import FallbackSimulation, simulate_fallback
@@ -46,6 +47,7 @@ if TYPE_CHECKING:
     from rag_compare.compute.gating import Gate, load_gate
     from rag_compare.compute.lexical_judge import LexicalJudge
     from rag_compare.compute.merging import merge_repeats
+    from rag_compare.compute.multi_comparison import MultiComparison
     from rag_compare.core.protocols import (
         Case,
         CaseFailure,
@@ -117,6 +119,7 @@ __all__ = [
     "Language",
     "LexicalJudge",
     "Limits",
+    "MultiComparison",
     "NestingError",
     "OpenAIGenerator",
     "OpenAIJudge",
@@ -148,6 +151,7 @@ __all__ = [
     "batch_generate",
     "capture",
     "compare",
+    "compare_many",
     "draft_cases",
     "export_reviews",
     "freeze_run",
@@ -195,6 +199,7 @@ _LAZY = {
     "Language": "rag_compare.io.language_rules",
     "LexicalJudge": "rag_compare.compute.lexical_judge",
     "Limits": "rag_compare.llm.limits",
+    "MultiComparison": "rag_compare.compute.multi_comparison",
     "OpenAIGenerator": "rag_compare.llm.chat_generator",
     "OpenAIJudge": "rag_compare.llm.llm_judge",
     "PairJudge": "rag_compare.core.protocols",
@@ -214,6 +219,7 @@ _LAZY = {
     "batch_generate": "rag_compare.llm.batch",
     "capture": "rag_compare.pipeline.runner",
     "compare": "rag_compare.compute.compare_runs",
+    "compare_many": "rag_compare.compute.compare_many",
     "draft_cases": "rag_compare.llm.drafts",
     "export_reviews": "rag_compare.io.reviews",
     "freeze_run": "rag_compare.compute.freezing",

@@ -18,6 +18,7 @@ from rag_compare import (
     agreement,
     audit_corpora,
     compare,
+    compare_many,
     export_reviews,
     freeze_run,
     judge_pairs,
@@ -101,6 +102,7 @@ def _results(directory: Path) -> dict[str, Report]:
         "GateResult": Gate.parse(["regressed", "recall:worse"]).evaluate(comparison),
         "ImportedRun": ImportedRun(run, imported),
         "JudgePlan": JudgePlan(34, 102, 2, 12_345, 1_234),
+        "MultiComparison": compare_many(run, [candidate, run]),
         "Pairs": judge_pairs(*paired, ScriptedPairJudge()),
         "Reviews": export_reviews(reviewed(directory / "reviews.sqlite"), run, candidate),
         "Run": run,
@@ -121,6 +123,9 @@ def test_every_public_result_prints_as_one_short_line_saying_what_it_is(tmp_path
         assert not any(dump in shown for dump in ("mappingproxy", "DataFrame", "shape:", "{", "="))
         assert str(result) == shown  # print() shows the same line outside a notebook
     assert repr(results["Run"]) == "<Run baseline (5f080d2f03f7): 34 cases: ok 33, failed 1>"
+    assert (
+        repr(results["MultiComparison"]) == "<MultiComparison baseline (5f080d2f03f7) → 2 candidates: no clear winner>"
+    )
     assert repr(results["Corpus"]) == f"<Corpus {EXAMPLE_CORPUS} (42250babd46c): 36 cases, 1 warning>"
 
 

@@ -3,14 +3,14 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import TYPE_CHECKING, NamedTuple, TextIO
+from typing import TYPE_CHECKING, Any, NamedTuple, TextIO
 
 import click
 
 from rag_compare.cli.exits import say
 from rag_compare.cli.flags import in_flags
 from rag_compare.cli.gates import gate_of, say_gate, write_for_github
-from rag_compare.cli.many import Many, compare_candidates, refuse_for_many, split_rank_by
+from rag_compare.cli.many import Ranked, Written, compare_candidates, refuse_for_many, split_rank_by
 from rag_compare.cli.options import (
     COMPARED,
     COMPARED_ON,
@@ -100,10 +100,6 @@ __all__ = ["compare_command"]
 def compare_command(
     baseline: Path,
     candidates: tuple[Path, ...],
-    corpus: Path | None,
-    passages: Path | None,
-    k: int | None,
-    tolerance: float,
     output_format: str,
     all_cases: bool,
     max_cases: int,
@@ -113,13 +109,12 @@ def compare_command(
     gate_file: Path | None,
     alpha: float | None,
     rank_by: str | None,
-    baseline_scores: Path | None,
     candidate_scores: tuple[Path, ...],
-    pairs: Path | None,
     engine: str,
     buckets: int | None,
     ray_address: str | None,
     offline_judge: LexicalJudge,
+    **comparing: Any,
 ) -> None:
     """Compare the frozen run CANDIDATE with BASELINE, case by case (also: rag-compare BASELINE CANDIDATE).
 
@@ -132,57 +127,23 @@ def compare_command(
 
     Several candidates (rag-compare BASELINE C1 C2 ...): each compared with BASELINE, the p-values adjusted
     over every candidate and signal, a leaderboard per --rank-by signal and a best candidate only when it is
-    better than every other; the gate holds when it holds for one candidate.
+    better than every other; the gate fails when it fails for one candidate.
     """
     gate = gate_of(fail_on, gate_file, alpha)
     check_engine(engine, buckets, ray_address)
+    comparing |= {"judge": offline_judge, "engine": engine, "buckets": buckets, "ray_address": ray_address}
     if len(candidates) > 1:
-        refuse_for_many(output_format, output, pairs=pairs is not None, with_texts=with_texts)
-        many = Many(
-            corpus,
-            passages,
-            k,
-            tolerance,
-            baseline_scores,
-            candidate_scores,
-            split_rank_by(rank_by),
-            alpha,
-            engine,
-            buckets,
-            ray_address,
-            offline_judge,
-        )
-        compare_candidates(
-            baseline,
-            candidates,
-            many,
-            gate,
-            output_format,
-            output if isinstance(output, Path) else None,
-            max_cases or None,
-        )
+        refuse_for_many(output_format, output, pairs=comparing.pop("pairs") is not None, with_texts=with_texts)
+        comparing["candidate_scores"] = candidate_scores or None
+        written = Written(output_format, output if isinstance(output, Path) else None, max_cases or None)
+        compare_candidates(baseline, candidates, comparing, Ranked(split_rank_by(rank_by), alpha), gate, written)
         return
-    candidate = candidates[0]
     _refuse_for_one(rank_by, candidate_scores)
     folder, file = _output(output, output_format, with_texts=with_texts)
     from rag_compare.compute.compare_runs import compare
 
-    comparison = compare(
-        baseline,
-        candidate,
-        corpus,
-        passages=passages,
-        k=k,
-        tolerance=tolerance,
-        baseline_scores=baseline_scores,
-        candidate_scores=candidate_scores[0] if candidate_scores else None,
-        pairs=pairs,
-        judge=offline_judge,
-        engine=engine,
-        buckets=buckets,
-        ray_address=ray_address,
-    )
-    comparison = in_flags(comparison, "compare")
+    scores = candidate_scores[0] if candidate_scores else None
+    comparison = in_flags(compare(baseline, candidates[0], candidate_scores=scores, **comparing), "compare")
     gate_result = None if gate is None else gate.evaluate(comparison)
     listing = _Listing(all_cases, max_cases or None, with_texts)
     _write(comparison, output_format, folder, file, gate_result, listing)

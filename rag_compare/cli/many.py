@@ -4,7 +4,7 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import TYPE_CHECKING, NamedTuple
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 import click
 
@@ -15,30 +15,27 @@ from rag_compare.cli.output import emit
 if TYPE_CHECKING:
     from rag_compare.compute.gate_result import GateResult
     from rag_compare.compute.gating import Gate
-    from rag_compare.compute.lexical_judge import LexicalJudge
 
-__all__ = ["MANY_FORMATS", "Many", "compare_candidates", "refuse_for_many", "split_rank_by"]
+__all__ = ["MANY_FORMATS", "Ranked", "Written", "compare_candidates", "refuse_for_many", "split_rank_by"]
 
 MANY_FORMATS = ("text", "json", "markdown")
 """What several candidates are rendered as."""
 
 
-class Many(NamedTuple):
-    """What the command line asks of several candidates beside the runs: how they are compared and ranked,
-    the output, and the gate."""
+class Ranked(NamedTuple):
+    """How the candidates are ranked: ``--rank-by`` (``None``: the default signals) at ``--alpha`` (``None``:
+    the gate's, else the default)."""
 
-    corpus: Path | None
-    passages: Path | None
-    k: int | None
-    tolerance: float
-    baseline_scores: Path | None
-    candidate_scores: tuple[Path, ...]
     rank_by: tuple[str, ...] | None
     alpha: float | None
-    engine: str
-    buckets: int | None
-    ray_address: str | None
-    judge: LexicalJudge
+
+
+class Written(NamedTuple):
+    """The output: its format, its file (``None``: stdout), and the changed cases a report lists at most."""
+
+    output_format: str
+    file: Path | None
+    max_cases: int | None
 
 
 def split_rank_by(rank_by: str | None) -> tuple[str, ...] | None:
@@ -67,41 +64,23 @@ def refuse_for_many(output_format: str, output: Path | str | None, *, pairs: boo
 def compare_candidates(
     baseline: Path,
     candidates: tuple[Path, ...],
-    many: Many,
+    comparing: dict[str, Any],
+    ranked: Ranked,
     gate: Gate | None,
-    output_format: str,
-    output: Path | None,
-    max_cases: int | None,
+    written: Written,
 ) -> None:
-    """Compare, write the output to ``output`` (or stdout), then say each candidate's gate verdict and exit
-    with ``EXIT_FOUND`` when a condition held for one."""
+    """Compare (``comparing``: ``compare_many``'s keywords but the ranking's), write the output, then say each
+    candidate's gate verdict and exit with ``EXIT_FOUND`` when the gate failed for one."""
     from rag_compare.compute.compare_many import DEFAULT_ALPHA, compare_many
 
-    alpha = many.alpha if many.alpha is not None else (gate.alpha if gate is not None else DEFAULT_ALPHA)
-    rank_by = {} if many.rank_by is None else {"rank_by": many.rank_by}
-    multi = compare_many(
-        baseline,
-        candidates,
-        many.corpus,
-        passages=many.passages,
-        k=many.k,
-        tolerance=many.tolerance,
-        judge=many.judge,
-        baseline_scores=many.baseline_scores,
-        candidate_scores=many.candidate_scores or None,
-        alpha=alpha,
-        engine=many.engine,
-        buckets=many.buckets,
-        ray_address=many.ray_address,
-        **rank_by,
-    )
-    multi = multi_in_flags(multi, "compare")
+    alpha = ranked.alpha if ranked.alpha is not None else (gate.alpha if gate is not None else DEFAULT_ALPHA)
+    rank_by: dict[str, Any] = {} if ranked.rank_by is None else {"rank_by": ranked.rank_by}
+    multi = multi_in_flags(compare_many(baseline, candidates, alpha=alpha, **rank_by, **comparing), "compare")
     verdicts = {} if gate is None else {name: gate.evaluate(multi.comparison(name)) for name in multi.names}
-    emit(lambda stream: multi.write(stream, output_format, max_cases=max_cases), output)
-    if output is not None:
-        say(
-            f"wrote the {output_format} comparison of {len(multi.names)} candidates to {output}: {multi.ranking.reason}"
-        )
+    emit(lambda stream: multi.write(stream, written.output_format, max_cases=written.max_cases), written.file)
+    if written.file is not None:
+        what = f"{written.output_format} comparison of {len(multi.names)} candidates"
+        say(f"wrote the {what} to {written.file}: {multi.ranking.reason}")
     _say_gates(verdicts)
 
 

@@ -195,11 +195,10 @@ def with_reasons(
         reason = pl.format("the pairwise judge preferred the {} in both orders", chosen)
         parts.append(_reason_rows(cases, chosen.is_in(SIDES), reason, _index("answer")))
     by_row = pl.concat(parts).group_by("row").agg("reason", "stage").collect()  # a group keeps its rows' order
-    reasons = spread_by_row(cases.height, by_row, "reason")
-    stages = spread_by_row(cases.height, by_row, "stage")
+    spread = spread_by_row(cases.height, by_row, "reason", "stage")
     return cases.with_columns(
-        reasons.fill_null(pl.lit([], dtype=pl.List(pl.String))).alias("reasons"),
-        stages.fill_null(pl.lit([], dtype=pl.List(STAGE_TYPE))).alias("reason_stages"),
+        spread.get_column("reason").fill_null(pl.lit([], dtype=pl.List(pl.String))).alias("reasons"),
+        spread.get_column("stage").fill_null(pl.lit([], dtype=pl.List(STAGE_TYPE))).alias("reason_stages"),
     )
 
 

@@ -49,7 +49,7 @@ def answer_completeness(
         for (code,), group in answers.partition_by("language", as_dict=True).items()
     ]
     kept = pl.concat(parts) if parts else pl.DataFrame(schema={"row": pl.UInt32, "answer_completeness": pl.Float64})
-    return spread_by_row(records.height, kept, "answer_completeness")
+    return spread_by_row(records.height, kept, "answer_completeness").to_series()
 
 
 def _kept(answers: pl.DataFrame, texts: pl.DataFrame, language: Language) -> pl.DataFrame:

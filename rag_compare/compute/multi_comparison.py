@@ -44,7 +44,7 @@ class MultiComparison(Report):
     def __repr__(self) -> str:
         return (
             f"<MultiComparison {labelled(self.baseline.name, self.baseline.fingerprint)} → "
-            f"{len(self.names)} candidates: best {self.ranking.best or '(no clear winner)'}>"
+            f"{len(self.names)} candidates: {f'best {self.ranking.best}' if self.ranking.best else 'no clear winner'}>"
         )
 
     def comparison(self, name: str) -> Comparison:

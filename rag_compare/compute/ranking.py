@@ -165,6 +165,7 @@ def _tests(comparisons: Mapping[str, Comparison], contender: str, keys: Sequence
             found = aggregate_signals(
                 _with_variances(pairs, signals, reduced), signals, reduced=reduced, scopes=["paired"]
             )
+            found = found.with_columns(pl.lit(scope).alias("scope"))  # tested as pairs: each in its own scope
             rows.append(found.select(pl.lit(name).alias("against"), pl.all()))
     key_order = pl.concat_str("scope", pl.lit("."), "signal").replace_strict(
         [f"{key.scope}.{key.signal.name}" for key in keys], range(len(keys))

@@ -23,8 +23,8 @@ def row_index(name: str = "row") -> pl.Expr:
     return pl.int_range(pl.len(), dtype=pl.UInt32).alias(name)
 
 
-def spread_by_row(height: int, values: pl.DataFrame, column: str, row: str = "row") -> pl.Series:
-    """``values[column]`` placed at the positions in ``values[row]`` of a frame of ``height`` rows; null
-    at the others. Results computed on some rows (exploded, filtered, grouped) go back to every row."""
+def spread_by_row(height: int, values: pl.DataFrame, *columns: str, row: str = "row") -> pl.DataFrame:
+    """``values[columns]`` placed at the positions in ``values[row]`` of a frame of ``height`` rows; null at the
+    others. Results computed on some rows (exploded, filtered, grouped) go back to every row."""
     rows = pl.DataFrame({row: pl.int_range(height, dtype=pl.UInt32, eager=True)})
-    return rows.join(values.select(row, column), on=row, how="left", maintain_order="left").get_column(column)
+    return rows.join(values.select(row, *columns), on=row, how="left", maintain_order="left").drop(row)

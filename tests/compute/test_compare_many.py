@@ -88,7 +88,9 @@ def test_one_holm_family_covers_every_candidate_and_signal_of_a_scope(multi: Mul
     assert a["recall"] == pytest.approx(31 * 2 / 64)  # the third smallest: 31 x 1/32 = 0.96875
 
 
-def test_each_candidates_comparison_is_compares_but_for_the_familys_p(multi: MultiComparison, runs: dict[str, Run]) -> None:
+def test_each_candidates_comparison_is_compares_but_for_the_familys_p(
+    multi: MultiComparison, runs: dict[str, Run]
+) -> None:
     alone = compare(runs["baseline"], runs["b"], passages=PASSAGES)
     together = multi.comparison("b")
     assert_frame_equal(together.cases, alone.cases)
@@ -198,8 +200,21 @@ def test_bad_requests_are_refused_before_any_run_is_read(options: dict[str, Any]
 
 
 @pytest.mark.parametrize("engine", ["streaming"])
-def test_every_engine_gives_the_same_multi_comparison(runs: dict[str, Run], multi: MultiComparison, engine: str) -> None:
+def test_every_engine_gives_the_same_multi_comparison(
+    runs: dict[str, Run], multi: MultiComparison, engine: str
+) -> None:
     other = compare_many(runs["baseline"], [runs[name] for name in NAMES], passages=PASSAGES, engine=engine, buckets=3)
     assert_frame_equal(other.status_matrix, multi.status_matrix)
     assert_frame_equal(other.aggregates, multi.aggregates, check_exact=False, rel_tol=0, abs_tol=1e-12)
     assert other.ranking.tests.equals(multi.ranking.tests)
+
+
+def test_a_ranked_signal_keeps_its_scope(runs: dict[str, Run]) -> None:
+    many = compare_many(runs["baseline"], [runs[name] for name in NAMES], rank_by=["all_cases.mrr", "recall"])
+    assert many.ranking.tests.select("against", "scope", "signal").rows() == [
+        ("b", "all_cases", "mrr"),
+        ("b", "paired", "recall"),
+        ("c", "all_cases", "mrr"),
+        ("c", "paired", "recall"),
+    ]
+    assert many.ranking.reason.startswith("no clear winner: a leads on all_cases.mrr")
