@@ -45,6 +45,7 @@ if TYPE_CHECKING:
     from rag_compare.compute.freezing import freeze_run, import_run
     from rag_compare.compute.gate_result import GateResult
     from rag_compare.compute.gating import Gate, load_gate
+    from rag_compare.compute.history import History, history
     from rag_compare.compute.lexical_judge import LexicalJudge
     from rag_compare.compute.merging import merge_repeats
     from rag_compare.compute.multi_comparison import MultiComparison
@@ -111,6 +112,7 @@ __all__ = [
     "GateResult",
     "Generation",
     "Generator",
+    "History",
     "ImportedRun",
     "InputFileError",
     "Judge",
@@ -155,6 +157,7 @@ __all__ = [
     "draft_cases",
     "export_reviews",
     "freeze_run",
+    "history",
     "import_run",
     "import_scores",
     "judge_pairs",
@@ -193,6 +196,7 @@ _LAZY = {
     "GateResult": "rag_compare.compute.gate_result",
     "Generation": "rag_compare.core.protocols",
     "Generator": "rag_compare.core.protocols",
+    "History": "rag_compare.compute.history",
     "ImportedRun": "rag_compare.io.run_import",
     "Judge": "rag_compare.core.protocols",
     "JudgePlan": "rag_compare.llm.plan",
@@ -223,6 +227,7 @@ _LAZY = {
     "draft_cases": "rag_compare.llm.drafts",
     "export_reviews": "rag_compare.io.reviews",
     "freeze_run": "rag_compare.compute.freezing",
+    "history": "rag_compare.compute.history",
     "import_run": "rag_compare.compute.freezing",
     "import_scores": "rag_compare.io.external_scores",
     "judge_pairs": "rag_compare.io.pairs",

@@ -93,6 +93,17 @@ def test_synthetic_data_is_byte_identical_for_the_same_arguments(
 
 
 SCALE_RUNS: dict[str, tuple[list[str], list[str]]] = {
+    "bench_history.py": (
+        ["--runs", "5", "--cases", "200", "--repeats", "1"],
+        [
+            "runs                   5 of 200 cases",
+            "list_runs, cold",
+            "list_runs, warm",
+            "ratio, warm",
+            "correctness            the 5 runs in creation order",
+            "target                 5 runs listed in under 2 s: yes",
+        ],
+    ),
     "bench_compare.py": (
         ["--cases", "300", "--repeats", "1"],
         [

@@ -28,6 +28,7 @@ from rag_compare.cli.compare import compare_command
 from rag_compare.cli.corpus import audit_command, validate_command
 from rag_compare.cli.drafts import admit_command, draft_cases_command
 from rag_compare.cli.exits import EXIT_BAD_INPUT, EXIT_BROKEN_PIPE, interrupted, say
+from rag_compare.cli.history import history_command
 from rag_compare.cli.pairs import judge_pairs_command
 from rag_compare.cli.review import review_command
 from rag_compare.cli.reviews import reviews
@@ -184,5 +185,6 @@ for command in (
     fallback,
     reviews,
     agreement_command,
+    history_command,
 ):
     main.add_command(command)

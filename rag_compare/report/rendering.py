@@ -16,6 +16,7 @@ from rag_compare.compute.audit import CorpusAudit
 from rag_compare.compute.comparison import Comparison
 from rag_compare.compute.fallback import FallbackSimulation
 from rag_compare.compute.gate_result import GateResult
+from rag_compare.compute.history import History
 from rag_compare.compute.multi_comparison import MultiComparison
 from rag_compare.core.credentials import redact
 from rag_compare.core.result import Report, terminal_safe
@@ -32,6 +33,7 @@ from rag_compare.report.agreement import agreement_text, write_agreement
 from rag_compare.report.comparison_text import comparison_text
 from rag_compare.report.documents import write_report
 from rag_compare.report.github import write_github
+from rag_compare.report.history import history_text, write_history
 from rag_compare.report.junit import write_agreement_junit, write_junit
 from rag_compare.report.multi import multi_text, write_multi_report
 from rag_compare.report.page import notebook_page, write_page
@@ -44,7 +46,8 @@ __all__ = ["notebook", "text", "write"]
 def write(result: Report, stream: TextIO, format: str, **options: Any) -> None:
     """Write ``result`` to ``stream`` as ``text`` (credentials redacted, control characters escaped),
     ``notebook`` (HTML), or, for a comparison, as a ``markdown`` or ``html`` report or a CI format
-    (``options``: ``all_cases``, ``max_cases``, ``gate``; see ``_write_comparison``)."""
+    (``options``: ``all_cases``, ``max_cases``, ``gate``; see ``_write_comparison``); a history as an ``html``
+    page; several candidates as ``markdown``."""
     if format == "text":
         stream.write(terminal_safe(redact(text(result))))
     elif format == "notebook":
@@ -57,6 +60,8 @@ def write(result: Report, stream: TextIO, format: str, **options: Any) -> None:
         write_agreement(result, stream, format, gate=options.get("gate"))
     elif isinstance(result, Agreement) and format == "junit":
         write_agreement_junit(result, stream, gate=options.get("gate"))
+    elif isinstance(result, History) and format == "html":
+        write_history(result, stream, format)
     else:
         raise ValueError(f"a {type(result).__name__} renders as text or in a notebook, not as {format!r}")
 
@@ -104,6 +109,7 @@ text.register(Pairs, pairs_text)
 text.register(Reviews, reviews_text)
 text.register(Comparison, comparison_text)
 text.register(Agreement, agreement_text)
+text.register(History, history_text)
 text.register(MultiComparison, multi_text)
 
 

@@ -256,7 +256,9 @@ ENDPOINT = "--model m --base-url http://127.0.0.1:9/v1 --timeout 1 --max-retries
 WRITERS = {
     # command line (names in braces are files under tmp_path; {out} the output tried), and its option
     "compare": ("{baseline} {candidate} --format json --output {out}", "--output"),
+    "compare several candidates": ("{baseline} {candidate} {baseline} --format json --output {out}", "--output"),
     "compare to a folder": ("{baseline} {candidate} --output {out}/", "--output"),
+    "history": ("history {baseline} {candidate} --format json --output {out}", "--output"),
     "freeze": ("freeze {records} --corpus {corpus} --output {out}", "--output"),
     "freeze to a run directory": ("freeze {records} --corpus {corpus} --output {out}/", "--output"),
     "import-run": ("import-run {units} --from ragas --corpus {corpus} --output {out}", "--output"),
