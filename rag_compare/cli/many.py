@@ -4,21 +4,23 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, NamedTuple
+from typing import TYPE_CHECKING, Any, NamedTuple, TextIO
 
 import click
 
 from rag_compare.cli.exits import EXIT_FOUND, say
 from rag_compare.cli.flags import multi_in_flags
+from rag_compare.cli.gates import write_for_github
 from rag_compare.cli.output import emit
 
 if TYPE_CHECKING:
     from rag_compare.compute.gate_result import GateResult
     from rag_compare.compute.gating import Gate
+    from rag_compare.compute.multi_comparison import MultiComparison
 
 __all__ = ["MANY_FORMATS", "Ranked", "Written", "compare_candidates", "refuse_for_many", "split_rank_by"]
 
-MANY_FORMATS = ("text", "json", "markdown")
+MANY_FORMATS = ("text", "json", "markdown", "github", "junit")
 """What several candidates are rendered as."""
 
 
@@ -77,11 +79,28 @@ def compare_candidates(
     rank_by: dict[str, Any] = {} if ranked.rank_by is None else {"rank_by": ranked.rank_by}
     multi = multi_in_flags(compare_many(baseline, candidates, alpha=alpha, **rank_by, **comparing), "compare")
     verdicts = {} if gate is None else {name: gate.evaluate(multi.comparison(name)) for name in multi.names}
-    emit(lambda stream: multi.write(stream, written.output_format, max_cases=written.max_cases), written.file)
+    if written.output_format == "github":
+        _write_github(multi, verdicts, written)
+    else:
+        emit(
+            lambda stream: multi.write(stream, written.output_format, max_cases=written.max_cases, gates=verdicts),
+            written.file,
+        )
     if written.file is not None:
-        what = f"{written.output_format} comparison of {len(multi.names)} candidates"
-        say(f"wrote the {what} to {written.file}: {multi.ranking.reason}")
+        what = "Markdown summary" if written.output_format == "github" else f"{written.output_format} comparison"
+        message = f"wrote the {what} of {len(multi.names)} candidates to {written.file}: {multi.ranking.reason}"
+        say(message, err=written.output_format == "github")
     _say_gates(verdicts)
+
+
+def _write_github(multi: MultiComparison, gates: dict[str, GateResult], written: Written) -> None:
+    """The workflow commands on stdout, the Markdown report as the job's summary (``write_for_github``)."""
+    from rag_compare.report.github import write_multi_github
+
+    def write(commands: TextIO, summary: TextIO) -> None:
+        write_multi_github(multi, commands, summary, max_cases=written.max_cases, gates=gates)
+
+    write_for_github(write, written.file)
 
 
 def _say_gates(verdicts: dict[str, GateResult]) -> None:

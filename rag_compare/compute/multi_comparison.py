@@ -5,22 +5,26 @@ statuses of every case in every candidate, a leaderboard per signal, and the ran
 from __future__ import annotations
 
 import io
+from collections.abc import Mapping
 from dataclasses import dataclass
 from functools import cached_property
-from typing import Any, TextIO
+from typing import TYPE_CHECKING, Any, TextIO
 
 import polars as pl
 
 from rag_compare.compute.comparison import ComparedRun, Comparison
 from rag_compare.compute.ranking import Ranking
 from rag_compare.core.errors import CompareError
-from rag_compare.core.result import DEFAULT_MAX_CASES, FORMATS, Report, labelled, to_json
+from rag_compare.core.result import CI_FORMATS, DEFAULT_MAX_CASES, FORMATS, Report, labelled, to_json
+
+if TYPE_CHECKING:
+    from rag_compare.compute.gate_result import GateResult
 
 __all__ = ["MULTI_FORMATS", "MULTI_SCHEMA_VERSION", "MultiComparison"]
 
 MULTI_SCHEMA_VERSION = 1
 """The version of the JSON of a ``MultiComparison`` (its own: not a comparison's ``schema_version``)."""
-MULTI_FORMATS = (*FORMATS, "markdown")
+MULTI_FORMATS = (*FORMATS, "markdown", *CI_FORMATS)
 
 
 @dataclass(frozen=True, repr=False)
@@ -117,20 +121,43 @@ class MultiComparison(Report):
             "unreviewed_left_out": list(comparison.unreviewed_left_out),
         }
 
-    def render(self, format: str = "text", *, max_cases: int | None = DEFAULT_MAX_CASES) -> str:
-        """The comparison as ``text`` (a terminal summary), ``json`` or ``markdown`` (a report listing up to
-        ``max_cases`` of the cases that changed in some candidate; ``None``: every one)."""
+    def render(
+        self,
+        format: str = "text",
+        *,
+        max_cases: int | None = DEFAULT_MAX_CASES,
+        gates: Mapping[str, GateResult] | None = None,
+    ) -> str:
+        """The comparison as ``text`` (a terminal summary), ``json``, ``markdown`` (a report listing up to
+        ``max_cases`` of the cases that changed in some candidate; ``None``: every one), or for a CI system as
+        ``github`` (workflow commands, then the Markdown report) or ``junit`` (JUnit XML: each candidate's
+        failing cases, up to ``max_cases`` per status). ``gates``: each candidate's gate verdict, by name (see
+        ``Gate.evaluate`` and ``comparison``), shown by every format but ``text`` and ``json``."""
         buffer = io.StringIO()
-        self.write(buffer, format, max_cases=max_cases)
+        self.write(buffer, format, max_cases=max_cases, gates=gates)
         return buffer.getvalue()
 
-    def write(self, stream: TextIO, format: str = "text", *, max_cases: int | None = DEFAULT_MAX_CASES) -> None:
+    def write(
+        self,
+        stream: TextIO,
+        format: str = "text",
+        *,
+        max_cases: int | None = DEFAULT_MAX_CASES,
+        gates: Mapping[str, GateResult] | None = None,
+    ) -> None:
         """Write ``render(format, ...)`` to ``stream``."""
         if format not in MULTI_FORMATS:
             raise ValueError(f"unknown format {format!r}; use one of {', '.join(MULTI_FORMATS)}")
         if max_cases is not None and max_cases < 1:
             raise ValueError(f"max_cases must be 1 or more, or None for every case; got {max_cases!r}")
+        unknown = sorted(set(gates or {}) - set(self.names))
+        if unknown:
+            raise ValueError(
+                f"`gates` names no candidate: {', '.join(unknown)}; the candidates are {', '.join(self.names)}"
+            )
         if format == "json":
             stream.write(to_json(self.to_dict()))
+        elif format == "text":
+            self._write(stream, format)
         else:
-            self._write(stream, format, max_cases=max_cases)
+            self._write(stream, format, max_cases=max_cases, gates=gates)

@@ -6,10 +6,15 @@ title=rag-compare gate::CONDITION: NUMBERS`` for each gate condition that held, 
 could not be evaluated, and one ``::notice title=rag-compare::...`` with the case counts, where the changed cases
 changed (their stages), and the gate's verdict. Text from data is redacted (no credential), made terminal-safe,
 then escaped as GitHub's toolkit escapes it, so no value can end a command or start another.
+
+Several candidates (``multi_commands``) give the warnings once, then per candidate, each message after its
+name, the errors and warnings of its gate and its notice, and last a notice with the ranking's verdict; the
+summary is their Markdown report.
 """
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import TYPE_CHECKING, TextIO
 
 from rag_compare.core.credentials import redact
@@ -21,6 +26,7 @@ if TYPE_CHECKING:
     from rag_compare.compute.agreement import Agreement
     from rag_compare.compute.comparison import Comparison
     from rag_compare.compute.gate_result import GateResult
+    from rag_compare.compute.multi_comparison import MultiComparison
 
 __all__ = [
     "GATE_TITLE",
@@ -28,9 +34,11 @@ __all__ = [
     "agreement_commands",
     "escape_data",
     "escape_property",
+    "multi_commands",
     "workflow_commands",
     "write_agreement_github",
     "write_github",
+    "write_multi_github",
 ]
 
 TITLE = "rag-compare"
@@ -60,6 +68,32 @@ def workflow_commands(comparison: Comparison, gate: GateResult | None = None) ->
     return [*lines, *_gate_commands(gate), _command("notice", TITLE, _with_verdict(line, gate))]
 
 
+def multi_commands(multi: MultiComparison, gates: Mapping[str, GateResult] | None = None) -> list[str]:
+    """The workflow command lines for several candidates and each one's gate verdict (``gates``, by name)."""
+    lines = [_command("warning", TITLE, warning) for warning in multi.warnings]
+    for name, comparison in zip(multi.names, multi.comparisons, strict=True):
+        gate = (gates or {}).get(name)
+        line = f"{name}: {counted(comparison.n_cases, 'case')}: {comparison.counts_text(', ')}"
+        lines += [*_gate_commands(gate, f"{name}: "), _command("notice", TITLE, _with_verdict(line, gate))]
+    return [*lines, _command("notice", TITLE, multi.ranking.reason)]
+
+
+def write_multi_github(
+    multi: MultiComparison,
+    commands: TextIO,
+    summary: TextIO,
+    *,
+    max_cases: int | None = DEFAULT_MAX_CASES,
+    gates: Mapping[str, GateResult] | None = None,
+) -> None:
+    """Write the workflow commands to ``commands``, then the Markdown report of several candidates (listing up
+    to ``max_cases`` changed cases) to ``summary``."""
+    from rag_compare.report.multi import write_multi_report
+
+    commands.write("".join(f"{line}\n" for line in multi_commands(multi, gates)))
+    write_multi_report(multi, summary, max_cases=max_cases, gates=gates)
+
+
 def agreement_commands(result: Agreement, gate: GateResult | None = None) -> list[str]:
     """The workflow command lines for an agreement with people and the verdict of ``gate``."""
     judges = counted(len(result.judges), "judge")
@@ -75,13 +109,14 @@ def write_agreement_github(result: Agreement, commands: TextIO, summary: TextIO,
     write_agreement(result, summary, "markdown", gate=gate)
 
 
-def _gate_commands(gate: GateResult | None) -> list[str]:
-    """An error per gate condition that held, a warning per one that could not be evaluated."""
+def _gate_commands(gate: GateResult | None, prefix: str = "") -> list[str]:
+    """An error per gate condition that held, a warning per one that could not be evaluated (each message after
+    ``prefix``)."""
     if gate is None:
         return []
-    held = [_command("error", GATE_TITLE, f"{result.condition}: {result.numbers}") for result in gate.held]
+    held = [_command("error", GATE_TITLE, f"{prefix}{result.condition}: {result.numbers}") for result in gate.held]
     return held + [
-        _command("warning", TITLE, f"gate condition {result.condition} was not evaluated: {result.numbers}")
+        _command("warning", TITLE, f"{prefix}gate condition {result.condition} was not evaluated: {result.numbers}")
         for result in gate.conditions
         if not result.evaluated and not result.held
     ]

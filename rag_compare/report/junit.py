@@ -13,6 +13,9 @@ One ``<testsuites>`` holds up to two suites, the comparison's warnings first in 
   and its ``<system-out>``, how many unreviewed synthetic cases a run left out by design in
   ``not_run.unreviewed_synthetic``.
 
+Several candidates (``write_multi_junit``) give those two suites per candidate, in their order, named after it
+(``rag-compare gate: NAME``, ``rag-compare cases: NAME``), the warnings in the first suite's properties.
+
 An agreement with people is written the same way: the gate's suite, then ``rag-compare agreement``, a passing
 test case per judge (``classname``) and label (``name``), its figures in ``<system-out>``.
 
@@ -39,6 +42,7 @@ if TYPE_CHECKING:
     from rag_compare.compute.agreement import Agreement
     from rag_compare.compute.comparison import Comparison
     from rag_compare.compute.gate_result import ConditionResult, GateResult
+    from rag_compare.compute.multi_comparison import MultiComparison
 
 __all__ = [
     "AGREEMENT_SUITE",
@@ -47,6 +51,7 @@ __all__ = [
     "GATE_SUITE",
     "write_agreement_junit",
     "write_junit",
+    "write_multi_junit",
     "xml_safe",
 ]
 
@@ -83,11 +88,32 @@ def write_junit(
     """Write ``comparison`` and the verdict of ``gate`` to ``stream`` as JUnit XML, listing up to
     ``max_cases`` failing cases per status (``None``: all)."""
     root = ET.Element("testsuites", name="rag-compare")
-    if gate is not None:
-        root.append(_gate_suite(gate))
-    root.append(_cases_suite(comparison, max_cases))
+    root.extend(_comparison_suites(comparison, max_cases, gate))
     _warn(root[0], comparison.warnings)
     _write_tree(root, stream)
+
+
+def write_multi_junit(
+    multi: MultiComparison,
+    stream: TextIO,
+    *,
+    max_cases: int | None = DEFAULT_MAX_CASES,
+    gates: Mapping[str, GateResult] | None = None,
+) -> None:
+    """Write several candidates and each one's gate verdict (``gates``, by name) to ``stream`` as JUnit XML:
+    per candidate its gate's suite and its cases' suite (up to ``max_cases`` failing cases per status)."""
+    root = ET.Element("testsuites", name="rag-compare")
+    for name, comparison in zip(multi.names, multi.comparisons, strict=True):
+        for suite in _comparison_suites(comparison, max_cases, (gates or {}).get(name)):
+            suite.set("name", f"{suite.get('name')}: {name}")
+            root.append(suite)
+    _warn(root[0], multi.warnings)
+    _write_tree(root, stream)
+
+
+def _comparison_suites(comparison: Comparison, max_cases: int | None, gate: GateResult | None) -> list[ET.Element]:
+    """The gate's suite (with a gate) and the cases' suite of one comparison."""
+    return [*([] if gate is None else [_gate_suite(gate)]), _cases_suite(comparison, max_cases)]
 
 
 def write_agreement_junit(result: Agreement, stream: TextIO, *, gate: GateResult | None = None) -> None:

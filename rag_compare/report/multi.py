@@ -7,7 +7,7 @@ is a row, never a column."""
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from typing import Any, TextIO
+from typing import TYPE_CHECKING, Any, TextIO
 
 import polars as pl
 
@@ -18,7 +18,11 @@ from rag_compare.compute.ranking import RankKey
 from rag_compare.core.credentials import redactor
 from rag_compare.core.listing import counted
 from rag_compare.report.documents import environment
+from rag_compare.report.summaries import gate_verdict
 from rag_compare.report.text import k_text, p_value_text, text_table
+
+if TYPE_CHECKING:
+    from rag_compare.compute.gate_result import GateResult
 
 __all__ = ["multi_text", "write_multi_report"]
 
@@ -58,6 +62,12 @@ def family_line(multi: MultiComparison) -> str:
         "family per scope; "
         "the candidates' tests against each other are their own family."
     )
+
+
+def _gate_cells(name: str, gate: GateResult) -> tuple[str, str, str]:
+    """A candidate, its gate's verdict, and the conditions that held with their numbers."""
+    held = "; ".join(f"{result.condition}: {result.numbers}" for result in gate.held) or "none"
+    return name, gate_verdict(gate), held
 
 
 def _runs_table(multi: MultiComparison) -> str:
@@ -151,14 +161,18 @@ def _in_group(row: Mapping[str, Any], names: Sequence[str], statuses: Sequence[s
     return ", ".join(f"{name} ({row[name]})" if len(statuses) > 1 else name for name in names if row[name] in statuses)
 
 
-def write_multi_report(multi: MultiComparison, stream: TextIO, *, max_cases: int | None) -> None:
-    """The Markdown report (``templates/multi.md.j2``), listing up to ``max_cases`` changed cases (``None``: all)."""
+def write_multi_report(
+    multi: MultiComparison, stream: TextIO, *, max_cases: int | None, gates: Mapping[str, GateResult] | None = None
+) -> None:
+    """The Markdown report (``templates/multi.md.j2``), listing up to ``max_cases`` changed cases (``None``: all),
+    with each candidate's gate verdict (``gates``, by name) first."""
     changed, total = changed_rows(multi, max_cases)
     headers, rows = _status_table(multi)
     context = {
         "title": f"{multi.baseline.name} against {len(multi.names)} candidates",
         "warnings": multi.warnings,
         "verdict": verdict_line(multi),
+        "gates": [_gate_cells(name, gate) for name, gate in (gates or {}).items()],
         "runs": _runs(multi),
         "status_headers": headers,
         "status_rows": rows,

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import functools
 import html
+from collections.abc import Mapping
 from typing import Any, TextIO
 
 from rag_compare.compute.agreement import Agreement
@@ -32,9 +33,9 @@ from rag_compare.report import summaries
 from rag_compare.report.agreement import agreement_text, write_agreement
 from rag_compare.report.comparison_text import comparison_text
 from rag_compare.report.documents import write_report
-from rag_compare.report.github import write_github
+from rag_compare.report.github import write_github, write_multi_github
 from rag_compare.report.history import history_text, write_history
-from rag_compare.report.junit import write_agreement_junit, write_junit
+from rag_compare.report.junit import write_agreement_junit, write_junit, write_multi_junit
 from rag_compare.report.multi import multi_text, write_multi_report
 from rag_compare.report.page import notebook_page, write_page
 from rag_compare.report.preference import pairs_text
@@ -54,8 +55,8 @@ def write(result: Report, stream: TextIO, format: str, **options: Any) -> None:
         stream.write(notebook(result))
     elif isinstance(result, Comparison):
         _write_comparison(result, stream, format, **options)
-    elif isinstance(result, MultiComparison) and format == "markdown":
-        write_multi_report(result, stream, max_cases=options.get("max_cases"))
+    elif isinstance(result, MultiComparison):
+        _write_multi(result, stream, format, max_cases=options["max_cases"], gates=options.get("gates"))
     elif isinstance(result, Agreement) and format in ("markdown", "html"):
         write_agreement(result, stream, format, gate=options.get("gate"))
     elif isinstance(result, Agreement) and format == "junit":
@@ -88,6 +89,26 @@ def _write_comparison(
         write_report(comparison, stream, all_cases=all_cases, max_cases=max_cases, gate=gate)
     else:
         raise ValueError(f"unknown report format {format!r}")
+
+
+def _write_multi(
+    multi: MultiComparison,
+    stream: TextIO,
+    format: str,
+    *,
+    max_cases: int | None,
+    gates: Mapping[str, GateResult] | None,
+) -> None:
+    """Write several candidates as a ``markdown`` report or for CI (``github``, ``junit``), with each candidate's
+    gate verdict (``gates``, by name)."""
+    if format == "markdown":
+        write_multi_report(multi, stream, max_cases=max_cases, gates=gates)
+    elif format == "github":
+        write_multi_github(multi, stream, stream, max_cases=max_cases, gates=gates)
+    elif format == "junit":
+        write_multi_junit(multi, stream, max_cases=max_cases, gates=gates)
+    else:
+        raise ValueError(f"several candidates render as text, json, markdown, github or junit, not as {format!r}")
 
 
 @functools.singledispatch

@@ -4,6 +4,7 @@ gate per candidate, and what is refused with exit code 2 and nothing written."""
 from __future__ import annotations
 
 import json
+import xml.etree.ElementTree as ET
 from collections.abc import Callable
 from pathlib import Path
 
@@ -85,8 +86,10 @@ def test_the_gate_is_evaluated_on_each_candidate(cli: Cli) -> None:
     ("arguments", "message"),
     [
         ((BASELINE, CANDIDATE, CANDIDATE), "is given twice: give each candidate once"),
-        ((*THREE, "--format", "html"), "several candidates are rendered as text, json, markdown, not html"),
-        ((*THREE, "--format", "junit"), "not junit"),
+        (
+            (*THREE, "--format", "html"),
+            "several candidates are rendered as text, json, markdown, github, junit, not html",
+        ),
         ((*THREE, "--pairs", PASSAGES), "--pairs holds the verdicts of two runs"),
         ((*THREE, "--with-texts"), "--with-texts is for two runs"),
         ((*THREE, "--rank-by", "recal"), "--rank-by names 'recal', which is no signal"),
@@ -111,3 +114,39 @@ def test_a_folder_output_is_refused_for_several_candidates(cli: Cli, tmp_path: P
     assert result.exit_code == 2
     assert "--output with a trailing / writes the folder of one comparison" in result.output
     assert not (tmp_path / "many").exists()
+
+
+def test_github_annotates_each_candidates_gate_and_summarises_them_all(cli: Cli, tmp_path: Path) -> None:
+    summary = tmp_path / "summary.md"
+    result = cli(*THREE, "--format", "github", "--fail-on", "regressed>5", "--output", summary)
+    assert result.exit_code == 1
+    commands = result.stdout.splitlines()
+    assert (
+        "::error title=rag-compare gate::candidate: regressed>5: 7 of 35 cases (20%25) regressed; the limit is > 5"
+        in commands
+    )
+    notices = [line for line in commands if line.startswith("::notice")]
+    assert [line.split("::")[2].split(":")[0] for line in notices[:2]] == ["candidate", "stopwords"]
+    assert notices[1].endswith("gate passed: 0 of 1 condition held")
+    assert notices[2].startswith("::notice title=rag-compare::no clear winner")
+    written = summary.read_text(encoding="utf-8")
+    assert "## Release gate, per candidate" in written
+    assert "| stopwords | gate passed: 1 condition, none held | none |" in written
+
+
+def test_junit_has_a_gate_and_a_cases_suite_per_candidate(cli: Cli) -> None:
+    result = cli(*THREE, "--format", "junit", "--fail-on", "regressed>5", "--max-cases", "2")
+    assert result.exit_code == 1
+    root = ET.fromstring(result.stdout)
+    names = [suite.get("name") for suite in root]
+    assert names == [
+        "rag-compare gate: candidate",
+        "rag-compare cases: candidate",
+        "rag-compare gate: stopwords",
+        "rag-compare cases: stopwords",
+    ]
+    failures = {suite.get("name"): int(suite.get("failures", "-1")) for suite in root}
+    assert failures["rag-compare gate: candidate"] == 1
+    assert failures["rag-compare gate: stopwords"] == 0
+    assert failures["rag-compare cases: stopwords"] == 2  # 4 regressed, at most 2 listed
+    assert root.get("failures") == str(sum(failures.values()))
