@@ -87,7 +87,9 @@ class RayPasses:
         labels, preference = self.ray.put(list(inputs.labels)), self.ray.put(list(inputs.preference))
         schemas = (self._schemas[0], self._schemas[candidate])
         kernel = _join_kernel(inputs.rules, schemas, labels, preference)
-        pair = self._samples.filter(lambda row: row[_SIDE] in (0, candidate))  # a row per block and bucket
+        from ray.data.expressions import col
+
+        pair = self._samples.filter(expr=(col(_SIDE) == 0) | (col(_SIDE) == candidate))
         joined = pair.groupby(_BUCKET, num_partitions=self.buckets).map_groups(kernel, batch_format="pyarrow")
         store = self._local.cases_store(candidate)
         results: list[BucketResult | None] = [None] * self.buckets

@@ -9,9 +9,12 @@ from pathlib import Path
 
 import pytest
 from click.testing import Result
+from polars.testing import assert_frame_equal
 
-from rag_compare import compare
+from rag_compare import compare, compare_many
 from rag_compare.core.errors import EngineError
+from tests.compute.test_compare_many import NAMES
+from tests.compute.test_compare_many import frozen as three_candidates
 from tests.compute.test_engines import COMPARE, REPEATS, assert_same, frozen, run_files
 
 
@@ -47,3 +50,12 @@ def test_without_ray_the_engine_says_how_to_install_it(monkeypatch: pytest.Monke
     monkeypatch.setitem(sys.modules, "ray", None)  # import ray fails
     with pytest.raises(EngineError, match=r"pip install 'rag-compare\[ray\]'"):
         compare(*frozen(COMPARE), engine="ray")
+
+
+def test_several_candidates_on_ray_are_those_in_memory() -> None:
+    baseline, *candidates = (three_candidates(name) for name in ("baseline", *NAMES))
+    memory = compare_many(baseline, candidates, rank_by=["mrr"])
+    on_ray = compare_many(baseline, candidates, rank_by=["mrr"], engine="ray", buckets=3)
+    assert_frame_equal(on_ray.status_matrix, memory.status_matrix)
+    assert_frame_equal(on_ray.aggregates, memory.aggregates, check_exact=False, rel_tol=0, abs_tol=1e-12)
+    assert (on_ray.ranking.best, on_ray.ranking.tests.equals(memory.ranking.tests)) == ("a", True)

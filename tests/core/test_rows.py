@@ -22,4 +22,6 @@ def test_values_of_some_rows_go_back_to_their_positions() -> None:
     frame = pl.DataFrame({"x": ["a", "b", "c", "d"]}).with_columns(row_index())
     some = frame.filter(pl.col("x").is_in(["b", "d"])).with_columns(pl.col("x").str.to_uppercase())
     assert frame.get_column("row").to_list() == [0, 1, 2, 3]
-    assert spread_by_row(frame.height, some, "x").to_list() == [None, "B", None, "D"]
+    assert spread_by_row(frame.height, some, "x").to_series().to_list() == [None, "B", None, "D"]
+    both = spread_by_row(frame.height, some.with_columns(pl.col("x").str.len_chars().alias("n")), "x", "n")
+    assert both.rows() == [(None, None), ("B", 1), (None, None), ("D", 1)]
