@@ -133,7 +133,8 @@ def compare_command(
     check_engine(engine, buckets, ray_address)
     comparing |= {"judge": offline_judge, "engine": engine, "buckets": buckets, "ray_address": ray_address}
     if len(candidates) > 1:
-        refuse_for_many(output_format, output, pairs=comparing.pop("pairs") is not None, with_texts=with_texts)
+        pairs = comparing.pop("pairs") is not None
+        refuse_for_many(output_format, output, pairs=pairs, with_texts=with_texts, all_cases=all_cases)
         comparing["candidate_scores"] = candidate_scores or None
         written = Written(output_format, output if isinstance(output, Path) else None, max_cases or None)
         compare_candidates(baseline, candidates, comparing, Ranked(split_rank_by(rank_by), alpha), gate, written)

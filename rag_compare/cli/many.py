@@ -20,7 +20,7 @@ if TYPE_CHECKING:
 
 __all__ = ["MANY_FORMATS", "Ranked", "Written", "compare_candidates", "refuse_for_many", "split_rank_by"]
 
-MANY_FORMATS = ("text", "json", "markdown", "github", "junit")
+MANY_FORMATS = ("text", "json", "markdown", "html", "github", "junit")
 """What several candidates are rendered as."""
 
 
@@ -45,8 +45,15 @@ def split_rank_by(rank_by: str | None) -> tuple[str, ...] | None:
     return None if rank_by is None else tuple(part.strip() for part in rank_by.split(",") if part.strip())
 
 
-def refuse_for_many(output_format: str, output: Path | str | None, *, pairs: bool, with_texts: bool) -> None:
+def refuse_for_many(
+    output_format: str, output: Path | str | None, *, pairs: bool, with_texts: bool, all_cases: bool
+) -> None:
     """Refuse, before any work, what only a comparison of two runs has."""
+    if all_cases:
+        raise click.UsageError(
+            "--all-cases lists a comparison's unchanged cases; several candidates list the cases that changed in "
+            "some candidate: leave it out, or compare BASELINE with one CANDIDATE."
+        )
     if pairs:
         raise click.UsageError("--pairs holds the verdicts of two runs: compare BASELINE with one CANDIDATE to use it.")
     if with_texts:

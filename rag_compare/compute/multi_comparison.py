@@ -15,7 +15,7 @@ import polars as pl
 from rag_compare.compute.comparison import ComparedRun, Comparison
 from rag_compare.compute.ranking import Ranking
 from rag_compare.core.errors import CompareError
-from rag_compare.core.result import CI_FORMATS, DEFAULT_MAX_CASES, FORMATS, Report, labelled, to_json
+from rag_compare.core.result import CI_FORMATS, DEFAULT_MAX_CASES, FORMATS, REPORT_FORMATS, Report, labelled, to_json
 
 if TYPE_CHECKING:
     from rag_compare.compute.gate_result import GateResult
@@ -24,7 +24,7 @@ __all__ = ["MULTI_FORMATS", "MULTI_SCHEMA_VERSION", "MultiComparison"]
 
 MULTI_SCHEMA_VERSION = 1
 """The version of the JSON of a ``MultiComparison`` (its own: not a comparison's ``schema_version``)."""
-MULTI_FORMATS = (*FORMATS, "markdown", *CI_FORMATS)
+MULTI_FORMATS = (*FORMATS, *REPORT_FORMATS, *CI_FORMATS)
 
 
 @dataclass(frozen=True, repr=False)
@@ -129,7 +129,9 @@ class MultiComparison(Report):
         gates: Mapping[str, GateResult] | None = None,
     ) -> str:
         """The comparison as ``text`` (a terminal summary), ``json``, ``markdown`` (a report listing up to
-        ``max_cases`` of the cases that changed in some candidate; ``None``: every one), or for a CI system as
+        ``max_cases`` of the cases that changed in some candidate; ``None``: every one), ``html`` (a
+        self-contained page: their status matrix, filtered by status in a candidate and searched), or for a CI
+        system as
         ``github`` (workflow commands, then the Markdown report) or ``junit`` (JUnit XML: each candidate's
         failing cases, up to ``max_cases`` per status). ``gates``: each candidate's gate verdict, by name (see
         ``Gate.evaluate`` and ``comparison``), shown by every format but ``text`` and ``json``."""

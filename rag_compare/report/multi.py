@@ -24,7 +24,7 @@ from rag_compare.report.text import k_text, p_value_text, text_table
 if TYPE_CHECKING:
     from rag_compare.compute.gate_result import GateResult
 
-__all__ = ["multi_text", "write_multi_report"]
+__all__ = ["multi_context", "multi_text", "write_multi_report"]
 
 _LEADER_HEADERS = ("rank", "candidate", "mean", "baseline", "delta", "95% CI", "p (Holm)", "n")
 _CHANGED_GROUPS = {
@@ -161,14 +161,14 @@ def _in_group(row: Mapping[str, Any], names: Sequence[str], statuses: Sequence[s
     return ", ".join(f"{name} ({row[name]})" if len(statuses) > 1 else name for name in names if row[name] in statuses)
 
 
-def write_multi_report(
-    multi: MultiComparison, stream: TextIO, *, max_cases: int | None, gates: Mapping[str, GateResult] | None = None
-) -> None:
-    """The Markdown report (``templates/multi.md.j2``), listing up to ``max_cases`` changed cases (``None``: all),
-    with each candidate's gate verdict (``gates``, by name) first."""
+def multi_context(
+    multi: MultiComparison, *, max_cases: int | None, gates: Mapping[str, GateResult] | None = None
+) -> dict[str, Any]:
+    """What the Markdown report and the HTML page show (their templates' ``c``): the changed cases up to
+    ``max_cases`` (``None``: all), each candidate's gate verdict (``gates``, by name) first."""
     changed, total = changed_rows(multi, max_cases)
     headers, rows = _status_table(multi)
-    context = {
+    return {
         "title": f"{multi.baseline.name} against {len(multi.names)} candidates",
         "warnings": multi.warnings,
         "verdict": verdict_line(multi),
@@ -186,5 +186,12 @@ def write_multi_report(
         "changed_total": total,
         "changed_headers": ["case", *_CHANGED_GROUPS],
     }
+
+
+def write_multi_report(
+    multi: MultiComparison, stream: TextIO, *, max_cases: int | None, gates: Mapping[str, GateResult] | None = None
+) -> None:
+    """The Markdown report (``templates/multi.md.j2``) of ``multi_context``."""
+    context = multi_context(multi, max_cases=max_cases, gates=gates)
     for chunk in environment("markdown").get_template("multi.md.j2").generate(c=context, redact=redactor()):
         stream.write(chunk)

@@ -37,6 +37,7 @@ __all__ = [
     "data_block",
     "notebook_page",
     "page_script",
+    "page_style",
     "script_hash",
     "served_page",
     "write_page",
@@ -57,7 +58,8 @@ def page_script() -> str:
 
 
 @functools.cache
-def _page_style() -> str:
+def page_style() -> str:
+    """The pages' own style sheet (beside the reports' shared ``style.css.j2``)."""
     return (ASSETS / "page.css").read_text(encoding="utf-8")
 
 
@@ -147,7 +149,7 @@ def _write(
         "data_id": DATA_ID,
         "data": data_block(data),
         "script": Markup(page_script()),
-        "style": Markup(_page_style()),
+        "style": Markup(page_style()),
     }
     template = environment("html").get_template("comparison.html.j2")
     for chunk in template.generate(c=context | {"page": page}, redact=redactor()):

@@ -37,6 +37,7 @@ from rag_compare.report.github import write_github, write_multi_github
 from rag_compare.report.history import history_text, write_history
 from rag_compare.report.junit import write_agreement_junit, write_junit, write_multi_junit
 from rag_compare.report.multi import multi_text, write_multi_report
+from rag_compare.report.multi_page import write_multi_page
 from rag_compare.report.page import notebook_page, write_page
 from rag_compare.report.preference import pairs_text
 from rag_compare.report.reviews import reviews_text
@@ -99,16 +100,18 @@ def _write_multi(
     max_cases: int | None,
     gates: Mapping[str, GateResult] | None,
 ) -> None:
-    """Write several candidates as a ``markdown`` report or for CI (``github``, ``junit``), with each candidate's
-    gate verdict (``gates``, by name)."""
+    """Write several candidates as a ``markdown`` report, an ``html`` page or for CI (``github``, ``junit``), with
+    each candidate's gate verdict (``gates``, by name)."""
     if format == "markdown":
         write_multi_report(multi, stream, max_cases=max_cases, gates=gates)
+    elif format == "html":
+        write_multi_page(multi, stream, max_cases=max_cases, gates=gates)
     elif format == "github":
         write_multi_github(multi, stream, stream, max_cases=max_cases, gates=gates)
     elif format == "junit":
         write_multi_junit(multi, stream, max_cases=max_cases, gates=gates)
     else:
-        raise ValueError(f"several candidates render as text, json, markdown, github or junit, not as {format!r}")
+        raise ValueError(f"several candidates render as text, json, markdown, html, github or junit, not {format!r}")
 
 
 @functools.singledispatch

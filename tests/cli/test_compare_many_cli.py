@@ -87,8 +87,8 @@ def test_the_gate_is_evaluated_on_each_candidate(cli: Cli) -> None:
     [
         ((BASELINE, CANDIDATE, CANDIDATE), "is given twice: give each candidate once"),
         (
-            (*THREE, "--format", "html"),
-            "several candidates are rendered as text, json, markdown, github, junit, not html",
+            (*THREE, "--all-cases", "--format", "html"),
+            "--all-cases lists a comparison's unchanged cases",
         ),
         ((*THREE, "--pairs", PASSAGES), "--pairs holds the verdicts of two runs"),
         ((*THREE, "--with-texts"), "--with-texts is for two runs"),
@@ -150,3 +150,13 @@ def test_junit_has_a_gate_and_a_cases_suite_per_candidate(cli: Cli) -> None:
     assert failures["rag-compare gate: stopwords"] == 0
     assert failures["rag-compare cases: stopwords"] == 2  # 4 regressed, at most 2 listed
     assert root.get("failures") == str(sum(failures.values()))
+
+
+def test_html_is_one_page_with_the_matrix(cli: Cli, tmp_path: Path) -> None:
+    output = tmp_path / "many.html"
+    result = cli(*THREE, "--output", output)  # the format from the extension
+    assert result.exit_code == 0, result.output
+    page = output.read_text(encoding="utf-8")
+    assert page.startswith("<!DOCTYPE html>")
+    assert '<div id="matrix-app">' in page
+    assert "Leaderboard of recall (paired)" in page
