@@ -26,7 +26,15 @@ from rag_compare.core.listing import truncated
 from rag_compare.core.nesting import load_json
 from rag_compare.io.run_directory import MANIFEST, read_run_directory
 from rag_compare.io.runfile import FINGERPRINT_KEY
-from rag_compare.io.runs import CONFIG_KEY, FORMAT_KEY, FORMAT_VERSION, PAIRS_FORMAT, REVIEWS_FORMAT, SCORES_FORMAT
+from rag_compare.io.runs import (
+    CONFIG_KEY,
+    FORMAT_KEY,
+    FORMAT_VERSION,
+    PAIRS_FORMAT,
+    REVIEWS_FORMAT,
+    SCORES_FORMAT,
+    Configured,
+)
 
 __all__ = ["ListedRun", "RunListing", "Skipped", "list_runs"]
 
@@ -38,20 +46,13 @@ _RUNS = "a run file, a run directory, a folder holding runs, or a glob pattern s
 
 
 @dataclass(frozen=True)
-class ListedRun:
-    """A run as its metadata says: its path, config and fingerprint (not checked against its bytes here)."""
+class ListedRun(Configured):
+    """A run as its metadata says: its path, config and fingerprint (not checked against its bytes here), and
+    from its config its ``name`` and ``created_at``."""
 
     path: Path
     config: Mapping[str, Any]
     fingerprint: str
-
-    @property
-    def name(self) -> str:
-        return str(self.config.get("name", ""))
-
-    @property
-    def created_at(self) -> str:
-        return str(self.config.get("created_at", ""))
 
     @property
     def corpus(self) -> Mapping[str, Any]:

@@ -44,6 +44,7 @@ __all__ = [
     "PAIRS_FORMAT",
     "REVIEWS_FORMAT",
     "SCORES_FORMAT",
+    "Configured",
     "OpenedRun",
     "Run",
     "freeze_records",
@@ -88,7 +89,7 @@ class _PartRecords:
         run.__dict__["records"] = records
 
 
-class _Configured:
+class Configured:
     """A run's name and creation time, read from its config."""
 
     config: Mapping[str, Any]
@@ -103,7 +104,7 @@ class _Configured:
 
 
 @dataclass(frozen=True)
-class Run(_Configured, Report):
+class Run(Configured, Report):
     """A frozen run: one row per sample of a case attempted (records and labels; one sample per case
     unless the records have a ``repeat`` column), its config and fingerprint.
 
@@ -282,7 +283,7 @@ def write_run(frame: pl.DataFrame, config: Mapping[str, Any], output: str | Path
 
 
 @dataclass(frozen=True)
-class OpenedRun(_Configured):
+class OpenedRun(Configured):
     """A run file (or run directory) opened and checked against its fingerprint, its records not read
     yet: a large run is read a record batch (a directory: a part) at a time (``batches``), or the rows of
     a few cases (``rows``)."""
