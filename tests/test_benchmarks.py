@@ -95,11 +95,11 @@ def test_synthetic_data_is_byte_identical_for_the_same_arguments(
 
 SCALE_RUNS: dict[str, tuple[list[str], list[str]]] = {
     "bench_many.py": (
-        ["--cases", "200", "--candidates", "3", "--repeats", "1"],
+        ["--cases", "200", "--candidates", "2", "--repeats", "1"],
         [
-            "cases                   200 a run, 3 candidates, 1 runs each",
+            "cases                   200 a run, 2 candidates, 1 runs each",
             "two runs",
-            "3 candidates, memory",
+            "2 candidates, memory",
             "target                  under 3x two runs:",
             "correctness             the first candidate's comparison is the two runs' but for the family's p",
         ],
