@@ -268,7 +268,7 @@ def records_frame(case_ids: list[str], drawn: list[dict[str, object] | None]) ->
 
 
 @given(st.data())
-@settings(max_examples=25, deadline=None)
+@settings(max_examples=16, deadline=None)
 def test_swapping_sides_mirrors_every_status_and_a_run_against_itself_is_unchanged(data: st.DataObject) -> None:
     corpus = load_corpus(FIXTURE / "corpus.csv")
     case_ids = corpus.frame.get_column("case_id").to_list()

@@ -214,7 +214,7 @@ def test_a_run_compared_with_itself_has_nothing_improved_regressed_or_unstable(s
     assert counts["improved"] == counts["regressed"] == counts["mixed"] == counts["unstable"] == 0
 
 
-@settings(max_examples=15, deadline=None)
+@settings(max_examples=10, deadline=None)
 @given(baseline=_SIDE, candidate=_SIDE, times=st.integers(2, 3))
 def test_repeating_every_sample_k_times_changes_no_mean_and_no_status(
     baseline: dict[str, list[str]], candidate: dict[str, list[str]], times: int
