@@ -26,7 +26,7 @@ if TYPE_CHECKING:
 
 __all__ = ["multi_context", "multi_text", "write_multi_report"]
 
-_LEADER_HEADERS = ("rank", "candidate", "mean", "baseline", "delta", "95% CI", "p (Holm)", "n")
+_LEADER_HEADERS = ("rank", "candidate", "mean", "baseline", "delta vs baseline", "95% CI", "p (Holm)", "n")
 _CHANGED_GROUPS = {
     "regressed in": ("regressed",),
     "improved in": ("improved",),
@@ -102,7 +102,7 @@ def _status_table(multi: MultiComparison) -> tuple[list[str], list[list[str]]]:
 def leaderboard(multi: MultiComparison, key: RankKey) -> tuple[str, list[list[str]]]:
     """The title and rows of ``key``'s leaderboard."""
     scope = "paired" if key.scope == "paired" else "all cases"
-    title = f"Leaderboard of {key.signal.name} ({scope}), best first; each delta against the baseline"
+    title = f"Leaderboard of {key.signal.name} ({scope}), best first"
     rows = [_leader_cells(row) for row in multi.leaderboard(key.signal.name, key.scope).iter_rows(named=True)]
     return title, rows
 
