@@ -16,7 +16,7 @@ if TYPE_CHECKING:
     from rag_compare.compute.gate_result import GateResult
     from rag_compare.compute.gating import Gate
 
-__all__ = ["gate_of", "say_gate", "write_for_github"]
+__all__ = ["gate_of", "say_gate", "say_verdict", "write_for_github"]
 
 
 def gate_of(fail_on: Sequence[str], gate_file: Path | None, alpha: float | None) -> Gate | None:
@@ -34,18 +34,24 @@ def gate_of(fail_on: Sequence[str], gate_file: Path | None, alpha: float | None)
 def say_gate(result: GateResult | None) -> None:
     """On stderr: each condition that held, with its numbers, and each one that could not be evaluated;
     then whether the gate passed, exiting with ``EXIT_FOUND`` when it did not. Nothing without a gate."""
-    from rag_compare.report.summaries import gate_verdict
-
     if result is None:
         return
-    for condition in result.conditions:
-        if condition.held:
-            say(f"gate condition held: {condition.condition}: {condition.numbers}", err=True)
-        elif not condition.evaluated:
-            say(f"warning: gate condition not evaluated: {condition.condition}: {condition.numbers}", err=True)
-    say(gate_verdict(result), err=True)
+    say_verdict(result)
     if not result.passed:
         sys.exit(EXIT_FOUND)
+
+
+def say_verdict(result: GateResult, prefix: str = "") -> None:
+    """On stderr, each line after ``prefix``: each condition that held, with its numbers, each one that could not
+    be evaluated, then whether the gate passed."""
+    from rag_compare.report.summaries import gate_verdict
+
+    for condition in result.conditions:
+        if condition.held:
+            say(f"{prefix}gate condition held: {condition.condition}: {condition.numbers}", err=True)
+        elif not condition.evaluated:
+            say(f"{prefix}warning: gate condition not evaluated: {condition.condition}: {condition.numbers}", err=True)
+    say(f"{prefix}{gate_verdict(result)}", err=True)
 
 
 def write_for_github(write: Callable[[TextIO, TextIO], None], output: Path | None) -> None:

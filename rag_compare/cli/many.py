@@ -10,7 +10,7 @@ import click
 
 from rag_compare.cli.exits import EXIT_FOUND, say
 from rag_compare.cli.flags import multi_in_flags
-from rag_compare.cli.gates import write_for_github
+from rag_compare.cli.gates import say_verdict, write_for_github
 from rag_compare.cli.output import emit
 
 if TYPE_CHECKING:
@@ -111,19 +111,9 @@ def _write_github(multi: MultiComparison, gates: dict[str, GateResult], written:
 
 
 def _say_gates(verdicts: dict[str, GateResult]) -> None:
-    """On stderr, per candidate: each condition that held or could not be evaluated, then its verdict; exit
-    with ``EXIT_FOUND`` when the gate failed for some candidate."""
-    from rag_compare.report.summaries import gate_verdict
-
+    """On stderr, per candidate after its name, its gate's verdict (``say_verdict``); exit with ``EXIT_FOUND`` when
+    the gate failed for some candidate."""
     for name, result in verdicts.items():
-        for condition in result.conditions:
-            if condition.held:
-                say(f"{name}: gate condition held: {condition.condition}: {condition.numbers}", err=True)
-            elif not condition.evaluated:
-                say(
-                    f"{name}: warning: gate condition not evaluated: {condition.condition}: {condition.numbers}",
-                    err=True,
-                )
-        say(f"{name}: {gate_verdict(result)}", err=True)
+        say_verdict(result, f"{name}: ")
     if any(not result.passed for result in verdicts.values()):
         raise SystemExit(EXIT_FOUND)

@@ -12,12 +12,11 @@ import dataclasses
 import math
 from collections import Counter
 from collections.abc import Sequence
-from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 import polars as pl
 
-from rag_compare.compute.compare_runs import DEFAULT_TOLERANCE, Scored, Settings, compare_each
+from rag_compare.compute.compare_runs import DEFAULT_TOLERANCE, Scored, Settings, compare_each, opened_runs
 from rag_compare.compute.comparison import ComparedRun, Comparison
 from rag_compare.compute.multi_comparison import MultiComparison
 from rag_compare.compute.partials import SCOPES
@@ -27,7 +26,7 @@ from rag_compare.core.errors import CompareError
 from rag_compare.core.protocols import Judge
 from rag_compare.core.signals import ALL_SIGNALS
 from rag_compare.io.corpus import Corpus
-from rag_compare.io.runs import OpenedRun, Run, open_run
+from rag_compare.io.runs import OpenedRun, Run
 from rag_compare.io.scores import Scores
 
 __all__ = ["DEFAULT_ALPHA", "compare_many", "family_adjusted"]
@@ -69,8 +68,7 @@ def compare_many(
     repeats and some do not; and what ``compare`` raises.
     """
     _check_request(candidates, candidate_scores, rank_by, alpha)
-    with ThreadPoolExecutor(max_workers=2) as pool:  # each run's bytes hashed while another's are
-        opened = list(pool.map(_opened, [baseline, *candidates]))
+    opened = opened_runs([baseline, *candidates])
     _refuse_repeated_candidates(opened[1:])
     settings = Settings(k, tolerance, engine, buckets, ray_address)
     scores = Scored(baseline_scores, tuple(candidate_scores or ()))
@@ -129,10 +127,6 @@ def _check_request(
     rank_keys(rank_by, ALL_SIGNALS)
     if isinstance(alpha, bool) or not isinstance(alpha, (int, float)) or not (math.isfinite(alpha) and 0 < alpha < 1):
         raise CompareError(f"`alpha` must be a number between 0 and 1, got {alpha!r}.")
-
-
-def _opened(source: Run | str | Path) -> Run | OpenedRun:
-    return source if isinstance(source, Run) else open_run(source)
 
 
 def _refuse_repeated_candidates(candidates: Sequence[Run | OpenedRun]) -> None:

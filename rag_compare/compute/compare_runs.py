@@ -58,7 +58,7 @@ from rag_compare.io.pairs import Pairs, load_pairs
 from rag_compare.io.runs import OpenedRun, Run, open_run, repeated_cases
 from rag_compare.io.scores import Scores, evaluator_label, evaluator_summary, load_scores
 
-__all__ = ["Scored", "Settings", "compare", "compare_each"]
+__all__ = ["Scored", "Settings", "compare", "compare_each", "opened_runs"]
 
 DEFAULT_TOLERANCE = 1e-9
 
@@ -212,8 +212,7 @@ def _sources(
     """The inputs of ``compare`` loaded (see there), each run's scores checked to be of it."""
     labels = None if corpus is None else (corpus if isinstance(corpus, Corpus) else load_corpus(corpus)).frame
     judged_pairs = pairs if pairs is None or isinstance(pairs, Pairs) else load_pairs(pairs)
-    with ThreadPoolExecutor(max_workers=2) as pool:  # each run's bytes hashed while the other's are
-        opened = list(pool.map(_opened, runs))
+    opened = opened_runs(runs)
     loaded = [None if source is None else _loaded_scores(source) for source in scores]
     for run, side_scores in zip(opened, loaded, strict=True):
         if side_scores is not None:
@@ -223,8 +222,14 @@ def _sources(
     return _Sources(opened, loaded, labels, knowledge_base, said, judged_pairs, judge)
 
 
-def _opened(source: Run | OpenedRun | str | Path) -> Run | OpenedRun:
-    return source if isinstance(source, (Run, OpenedRun)) else open_run(source)
+def opened_runs(sources: Sequence[Run | OpenedRun | str | Path]) -> list[Run | OpenedRun]:
+    """Each of ``sources`` opened (``open_run``, its fingerprint checked), a run or an opened one as it is."""
+
+    def opened(source: Run | OpenedRun | str | Path) -> Run | OpenedRun:
+        return source if isinstance(source, (Run, OpenedRun)) else open_run(source)
+
+    with ThreadPoolExecutor(max_workers=2) as pool:  # each run's bytes hashed while another's are
+        return list(pool.map(opened, sources))
 
 
 def _side_inputs(run: Run | OpenedRun, scores: Scores | None, k: int | None, sources: _Sources) -> SideInputs:

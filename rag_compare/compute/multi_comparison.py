@@ -16,6 +16,7 @@ from rag_compare.compute.comparison import ComparedRun, Comparison
 from rag_compare.compute.ranking import Ranking
 from rag_compare.core.errors import CompareError
 from rag_compare.core.result import CI_FORMATS, DEFAULT_MAX_CASES, FORMATS, REPORT_FORMATS, Report, labelled, to_json
+from rag_compare.core.signals import SIGNALS_BY_NAME
 
 if TYPE_CHECKING:
     from rag_compare.compute.gate_result import GateResult
@@ -70,7 +71,7 @@ class MultiComparison(Report):
         if rows.is_empty():
             known = ", ".join(self.aggregates.get_column("signal").unique(maintain_order=True).to_list())
             raise CompareError(f"no signal {signal!r} in scope {scope!r}; the signals are {known}.")
-        higher = next(found.higher_is_better for found in self.comparisons[0].signals if found.name == signal)
+        higher = SIGNALS_BY_NAME[signal].higher_is_better
         ranked = rows.sort("candidate", descending=higher, nulls_last=True, maintain_order=True)
         rank = pl.when(pl.col("candidate").is_not_null()).then(pl.int_range(1, pl.len() + 1, dtype=pl.Int64))
         return ranked.select(

@@ -59,7 +59,7 @@ class RankKey:
     @property
     def text(self) -> str:
         """As written: the signal's name (in the paired scope), else ``scope.signal``."""
-        return self.signal.name if self.scope == "paired" else f"{self.scope}.{self.signal.name}"
+        return _key_text(self.scope, self.signal.name)
 
 
 def rank_keys(rank_by: Sequence[str], signals: Sequence[Signal]) -> tuple[RankKey, ...]:
@@ -215,8 +215,7 @@ def _obstacles_text(contender: str, first: RankKey, obstacles: pl.DataFrame, alp
     (Holm) ...)``, for the first few tests that did not find it better."""
     shown = []
     for row in obstacles.head(_SHOWN_OBSTACLES).iter_rows(named=True):
-        key = row["signal"] if row["scope"] == "paired" else f"{row['scope']}.{row['signal']}"
-        shown.append(f"than {row['against']} on {key} ({_numbers(row)})")
+        shown.append(f"than {row['against']} on {_key_text(row['scope'], row['signal'])} ({_numbers(row)})")
     more = obstacles.height - len(shown)
     rest = f"; and {more} more test{'s' if more > 1 else ''}" if more > 0 else ""
     return (
@@ -225,6 +224,10 @@ def _obstacles_text(contender: str, first: RankKey, obstacles: pl.DataFrame, alp
         + rest
         + "."
     )
+
+
+def _key_text(scope: str, signal: str) -> str:
+    return signal if scope == "paired" else f"{scope}.{signal}"
 
 
 def _numbers(row: Mapping[str, Any]) -> str:

@@ -19,7 +19,7 @@ from rag_compare.core.credentials import redactor
 from rag_compare.core.listing import counted
 from rag_compare.report.documents import environment
 from rag_compare.report.summaries import gate_verdict
-from rag_compare.report.text import k_text, p_value_text, text_table
+from rag_compare.report.text import k_text, number_text, p_value_text, text_table
 
 if TYPE_CHECKING:
     from rag_compare.compute.gate_result import GateResult
@@ -112,17 +112,13 @@ def _leader_cells(row: Mapping[str, Any]) -> list[str]:
     return [
         "" if row["rank"] is None else str(row["rank"]),
         row["run"],
-        _number(row["candidate"]),
-        _number(row["baseline"]),
+        number_text(row["candidate"]),
+        number_text(row["baseline"]),
         "" if row["delta"] is None else f"{row['delta']:+.3f}",
         ci,
         p_value_text(row["p_adjusted"]),
         f"{row['n']:,}",
     ]
-
-
-def _number(value: float | None) -> str:
-    return "" if value is None else f"{value:.3f}"
 
 
 def delta_rows(multi: MultiComparison, scope: str) -> tuple[list[str], list[list[str]]]:

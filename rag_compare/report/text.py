@@ -29,6 +29,7 @@ __all__ = [
     "config_diff_rows",
     "config_text",
     "k_text",
+    "number_text",
     "p_value_text",
     "text_table",
 ]
@@ -114,7 +115,8 @@ def config_text(value: object, limit: int | None = None) -> str:
     return text if limit is None or len(text) <= limit else text[: limit - 3] + "..."
 
 
-def _number(value: float | None, digits: int = 3) -> str:
+def number_text(value: float | None, digits: int = 3) -> str:
+    """A mean as shown: ``digits`` decimals, empty when there is none."""
     return "" if value is None else f"{value:.{digits}f}"
 
 
@@ -131,8 +133,8 @@ def aggregate_cells(row: Mapping[str, Any]) -> tuple[str, ...]:
     delta = "" if row["delta"] is None else f"{row['delta']:+.3f}"
     return (
         row["signal"],
-        _number(row["baseline"]),
-        _number(row["candidate"]),
+        number_text(row["baseline"]),
+        number_text(row["candidate"]),
         delta,
         ci,
         p_value_text(row["p_value"]),
