@@ -4,8 +4,8 @@ takes a path holding a credential."""
 
 from __future__ import annotations
 
-import json
 import os
+import shutil
 from collections.abc import Callable
 from pathlib import Path
 
@@ -26,7 +26,7 @@ from rag_compare.cli.options import (
     limit_options,
 )
 from rag_compare.llm.limits import Limits
-from tests.helpers.credential_shapes import KEY_SHAPES, copied_as, named_with, secret_parts
+from tests.helpers.credential_shapes import KEY_SHAPES, named_with, secret_parts
 from tests.helpers.data import HANDMADE_RUNS
 from tests.helpers.special_files import BAD_OUTPUTS, bad_output, node_kind, not_blocked_by
 
@@ -335,7 +335,7 @@ def test_every_output_is_refused_before_any_work_where_it_cannot_be_written(
 
 
 STORED_PATHS = {
-    # command line (names in braces are files of `files`), the file whose path holds the credential, its name said
+    # command line (names in braces are files of `stored_inputs`), the file whose path holds the credential, its name said
     "freeze RECORDS": ("freeze {records} --corpus {corpus} --output {new}", "records", "RECORDS"),
     "freeze --corpus": ("freeze {records} --corpus {corpus} --output {new}", "corpus", "--corpus"),
     "freeze --output": ("freeze {records} --corpus {corpus} --output {new}", "new", "--output"),
@@ -377,43 +377,44 @@ STORED_PATHS = {
 }
 
 
-@pytest.fixture
-def stored_inputs(files: dict[str, Path], write: Write, monkeypatch: pytest.MonkeyPatch) -> dict[str, Path]:
-    """``files``, a config file, a source another tool wrote (read by the stand-in ``ragas`` reader), and two
-    runs of one config to merge."""
-    from rag_compare import freeze_run
-    from rag_compare.io.run_import import FORMATS
-
-    monkeypatch.setitem(FORMATS, "ragas", "tests.io.test_run_import:units_reader")
-    units = write(
-        "units.json", json.dumps({"units": [{"meta": {"case_id": "hotel@v2"}, "question": "Q", "answer": "150"}]})
-    )
-    runs = {
-        name: freeze_run(
-            write(f"{name}.jsonl", records), files["corpus"], {"top_k": 3}, output=files["new"].parent / f"{name}.arrow"
-        ).path
-        for name, records in (("first", '{"case_id": "meal@v2"}\n'), ("second", '{"case_id": "hotel@v2"}\n'))
-    }
-    return {**files, **runs, "config": write("run.toml", 'model = "m"\n'), "units": units}
+@pytest.fixture(scope="module")
+def stored_inputs(writer_inputs: dict[str, Path]) -> dict[str, Path]:
+    """``writer_inputs`` (made once for the module: every command here refuses before it writes) and a config
+    file; ``new`` is a path of their folder that no file holds."""
+    folder = writer_inputs["corpus"].parent
+    config = folder / "run.toml"
+    config.write_text('model = "m"\n', encoding="utf-8")
+    return {**writer_inputs, "config": config, "new": folder / "new.arrow"}
 
 
 @pytest.mark.parametrize(("command", "place", "said"), STORED_PATHS.values(), ids=STORED_PATHS.keys())
 @pytest.mark.parametrize("secret", KEY_SHAPES.values(), ids=KEY_SHAPES.keys())
 def test_a_command_that_freezes_refuses_a_path_holding_a_credential_before_anything(
-    cli: Cli, stored_inputs: dict[str, Path], tmp_path: Path, secret: str, command: str, place: str, said: str
+    cli: Cli,
+    stored_inputs: dict[str, Path],
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    secret: str,
+    command: str,
+    place: str,
+    said: str,
 ) -> None:
+    from rag_compare.io.run_import import FORMATS
+
+    monkeypatch.setitem(FORMATS, "ragas", "tests.io.test_run_import:units_reader")
     given = stored_inputs[place]
-    paths = {
-        **stored_inputs,
-        place: copied_as(given, secret) if given.exists() else named_with(secret, tmp_path, ".arrow"),
-    }
-    before = sorted(tmp_path.rglob("*"))
-    result = cli(*(word.format(**paths) for word in command.split()), env={"OPENAI_API_KEY": ""})
+    named = named_with(secret, tmp_path, given.suffix or ".arrow")
+    if given.exists():
+        shutil.copyfile(given, named)
+    before = sorted([*tmp_path.rglob("*"), *stored_inputs["corpus"].parent.iterdir()])
+    result = cli(
+        *(word.format(**{**stored_inputs, place: named}) for word in command.split()), env={"OPENAI_API_KEY": ""}
+    )
     assert result.exit_code == 2, result.output
     which = said if said.startswith("path ") else f"the path of {said}"
     assert result.stderr.startswith(f"error: {which} holds a credential (an API key or an authorization header).")
     assert not any(form in result.stdout + result.stderr for form in secret_parts(secret))
-    assert sorted(tmp_path.rglob("*")) == before
+    assert sorted([*tmp_path.rglob("*"), *stored_inputs["corpus"].parent.iterdir()]) == before
 
 
 def test_the_commands_that_freeze_are_the_ones_that_write_a_run_scores_or_pairs_file() -> None:
