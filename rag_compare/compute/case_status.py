@@ -25,7 +25,7 @@ from collections.abc import Sequence
 import polars as pl
 
 from rag_compare.core.contract import record_ok
-from rag_compare.core.rows import row_index, spread_by_row
+from rag_compare.core.rows import lists_by_row, row_index
 from rag_compare.core.signals import JUDGE_FAILED, STAGES, Signal, Stage, judge_failed
 
 __all__ = ["CASE_STATUSES", "SIDES", "STAGED_STATUSES", "STAGE_TYPE", "case_stage", "case_status", "with_reasons"]
@@ -194,11 +194,9 @@ def with_reasons(
         chosen = pl.col("preferred")
         reason = pl.format("the pairwise judge preferred the {} in both orders", chosen)
         parts.append(_reason_rows(cases, chosen.is_in(SIDES), reason, _index("answer")))
-    by_row = pl.concat(parts).group_by("row").agg("reason", "stage").collect()  # a group keeps its rows' order
-    spread = spread_by_row(cases.height, by_row, "reason", "stage")
+    by_row = lists_by_row(cases.height, pl.concat(parts).collect(), "reason", "stage")
     return cases.with_columns(
-        spread.get_column("reason").fill_null(pl.lit([], dtype=pl.List(pl.String))).alias("reasons"),
-        spread.get_column("stage").fill_null(pl.lit([], dtype=pl.List(STAGE_TYPE))).alias("reason_stages"),
+        by_row.get_column("reason").alias("reasons"), by_row.get_column("stage").alias("reason_stages")
     )
 
 

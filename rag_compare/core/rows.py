@@ -1,10 +1,12 @@
-"""Rows of a whole frame: each row's position, values put back at their rows, rows counted per value."""
+"""Rows of a whole frame: each row's position, values put back at their rows (one each, or a list each), rows
+counted per value."""
 
 from __future__ import annotations
 
 import polars as pl
+import pyarrow as pa
 
-__all__ = ["count_by", "row_index", "spread_by_row"]
+__all__ = ["count_by", "lists_by_row", "row_index", "spread_by_row"]
 
 
 def count_by(frame: pl.DataFrame, column: str, order: tuple[str, ...] = ()) -> dict[str, int]:
@@ -28,3 +30,17 @@ def spread_by_row(height: int, values: pl.DataFrame, *columns: str, row: str = "
     others. Results computed on some rows (exploded, filtered, grouped) go back to every row."""
     rows = pl.DataFrame({row: pl.int_range(height, dtype=pl.UInt32, eager=True)})
     return rows.join(values.select(row, *columns), on=row, how="left", maintain_order="left").drop(row)
+
+
+def lists_by_row(height: int, values: pl.DataFrame, *columns: str, row: str = "row") -> pl.DataFrame:
+    """For each of ``height`` rows, the ``values[columns]`` of its position in ``values[row]`` as lists, in their
+    order in ``values``; an empty list for a row without any. Many results per row (a long frame) go back to
+    every row without a grouping: the values sorted by row are cut at each row's offset."""
+    ordered = values.select(row, *columns).sort(row, maintain_order=True)
+    starts = pl.int_range(height + 1, dtype=ordered.schema[row], eager=True)
+    offsets = ordered.get_column(row).search_sorted(starts, side="left").cast(pl.Int64).to_arrow()
+    lists = {
+        name: pl.Series(name, pa.LargeListArray.from_arrays(offsets, ordered.get_column(name).to_arrow()))
+        for name in columns
+    }
+    return pl.DataFrame([lists[name].cast(pl.List(values.schema[name])) for name in columns])
