@@ -37,8 +37,8 @@ def lists_by_row(height: int, values: pl.DataFrame, *columns: str, row: str = "r
     order in ``values``; an empty list for a row without any. Many results per row (a long frame) go back to
     every row without a grouping: the values sorted by row are cut at each row's offset."""
     ordered = values.select(row, *columns).sort(row, maintain_order=True)
-    starts = pl.int_range(height + 1, dtype=ordered.schema[row], eager=True)
-    offsets = ordered.get_column(row).search_sorted(starts, side="left").cast(pl.Int64).to_arrow()
+    starts = pl.int_range(height + 1, dtype=pl.Int64, eager=True)
+    offsets = ordered.get_column(row).cast(pl.Int64).search_sorted(starts, side="left").cast(pl.Int64).to_arrow()
     lists = {
         name: pl.Series(name, pa.LargeListArray.from_arrays(offsets, ordered.get_column(name).to_arrow()))
         for name in columns
