@@ -40,7 +40,7 @@ from rag_compare.core.contract import REPEAT, sample_key
 from rag_compare.core.rows import count_by
 from rag_compare.core.signals import signals_in
 
-__all__ = ["BucketResult", "JoinRules", "SideFacts", "join_bucket", "side_facts"]
+__all__ = ["BucketResult", "JoinRules", "SideFacts", "join_bucket", "reasoned", "side_facts"]
 
 
 @dataclass(frozen=True)
@@ -100,13 +100,15 @@ class JoinRules:
     """How every bucket of one comparison is joined. ``repeated``: per side, whether a case has two
     samples (when one has, each side is reduced to a row per case); ``noise_numbers``: per side, the repeat
     numbers its noise floor compares (empty for none); ``preferred``: with a pairwise judge's verdicts;
-    ``labels``: with a corpus, whose labels the cases take (the runs' labels are then not compared)."""
+    ``labels``: with a corpus, whose labels the cases take (the runs' labels are then not compared);
+    ``reasons``: whether the join gives the cases their reasons (else ``reasoned`` does, when they are read)."""
 
     tolerance: float
     repeated: tuple[bool, bool]
     noise_numbers: tuple[tuple[int, ...], tuple[int, ...]]
     preferred: bool
     labels: bool
+    reasons: bool = True
 
     @property
     def reduced(self) -> bool:
@@ -167,10 +169,9 @@ def join_bucket(
     signals = signals_in(joined.columns, prefix="baseline_")
     status_rules = {"reduced": rules.reduced, "preferred": rules.preferred}
     statuses = joined.with_columns(case_status(signals, rules.tolerance, **status_rules))
-    staged = statuses.with_columns(case_stage(signals, rules.tolerance, **status_rules))
-    cases = with_reasons(staged, signals, rules.tolerance, **status_rules)
-    first = ("case_id", "status", "stage", "reasons", "reason_stages", *NARROW_LABELS)
-    cases = cases.select(*first, pl.exclude(*first))
+    cases = statuses.with_columns(case_stage(signals, rules.tolerance, **status_rules))
+    if rules.reasons:
+        cases = reasoned(cases, rules)
     counts = count_by(cases.select(pl.col("status").cast(pl.String)), "status", CASE_STATUSES)
     return BucketResult(
         cases=cases,
@@ -182,6 +183,15 @@ def join_bucket(
         drifted=drifted,
         not_run=not_run,
     )
+
+
+def reasoned(cases: pl.DataFrame, rules: JoinRules) -> pl.DataFrame:
+    """Joined ``cases`` (with their statuses and stages) with their reasons, in the columns of
+    ``Comparison.cases``: a case's reasons are of its own row alone, so any of its slices may be given."""
+    signals = signals_in(cases.columns, prefix="baseline_")
+    cases = with_reasons(cases, signals, rules.tolerance, reduced=rules.reduced, preferred=rules.preferred)
+    first = ("case_id", "status", "stage", "reasons", "reason_stages", *NARROW_LABELS)
+    return cases.select(*first, pl.exclude(*first))
 
 
 def _drifted_between(joined: pl.DataFrame) -> tuple[str, ...]:

@@ -1,6 +1,9 @@
 """A comparison's cases, in ``case_id`` order: one frame in memory, or pieces on disk read back a range of
 ids at a time, so a comparison of tens of millions of cases never holds them all.
 
+In memory, the columns each case's own row gives (its reasons) may be left to the first read that asks for
+them (``derived``): a comparison read only for its statuses and aggregates never makes them.
+
 On disk, each bucket's cases are cut at the same ids (``range_bounds``, taken from the first bucket: its
 ids are a hash sample of all of them) into one piece per range of ids; the pieces of a range, one per
 bucket, are put together and sorted when read, a range holding about as many cases as a bucket.
@@ -8,8 +11,9 @@ bucket, are put together and sorted when read, a range holding about as many cas
 
 from __future__ import annotations
 
+import functools
 import tempfile
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -19,18 +23,22 @@ from rag_compare.core.rows import count_by
 
 __all__ = ["CaseTable", "range_bounds", "range_of"]
 
+_DERIVED = "_derived"
+
 
 @dataclass(frozen=True)
 class CaseTable:
     """The cases (``frame`` in memory, or ``ranges``: per range of ids, in order, the Arrow IPC pieces that
     hold its cases, in a folder ``spill`` owns and removes when the table is collected), their ``schema``
-    and how many there are per status."""
+    and how many there are per status; in memory, ``derive`` gives ``frame`` (or any of its slices) the
+    columns it lacks, in the order of ``schema``, when they are first read."""
 
     schema: Mapping[str, pl.DataType]
     counts: Mapping[str, int]
     frame: pl.DataFrame | None = field(default=None, repr=False)
     ranges: tuple[tuple[Path, ...], ...] = ()
     spill: tempfile.TemporaryDirectory[str] | None = field(default=None, repr=False)
+    derive: Callable[[pl.DataFrame], pl.DataFrame] | None = field(default=None, repr=False)
 
     @classmethod
     def held(cls, frame: pl.DataFrame, counts: Mapping[str, int] | None = None) -> CaseTable:
@@ -50,6 +58,14 @@ class CaseTable:
         """Cases in Arrow IPC pieces, by range of ids (each case in one piece), kept in ``spill``."""
         return cls(dict(schema), counts, ranges=tuple(tuple(pieces) for pieces in ranges), spill=spill)
 
+    def derived(self, derive: Callable[[pl.DataFrame], pl.DataFrame]) -> CaseTable:
+        """These cases in memory, with the columns ``derive`` gives a frame of them (from each case's own row)
+        made when they are first read."""
+        if self.frame is None:
+            raise ValueError("only cases held in memory have derived columns")
+        schema = derive(self.frame.clear()).schema
+        return CaseTable(dict(schema), self.counts, frame=self.frame, derive=derive)
+
     @property
     def columns(self) -> list[str]:
         return list(self.schema)
@@ -61,13 +77,20 @@ class CaseTable:
     def lazy(self) -> pl.LazyFrame:
         """Every case in ``case_id`` order, as a lazy frame (a filter is applied to each piece as it is read)."""
         if self.frame is not None:
-            return self.frame.lazy()
+            held = self.frame.lazy()
+            return held if self.derive is None else _with_derived(held, self.derive, self.frame.schema, self.schema)
         ranges = [pl.scan_ipc(list(pieces)).sort("case_id") for pieces in self.ranges if pieces]
         return pl.concat(ranges) if ranges else pl.LazyFrame(schema=dict(self.schema))
 
     def collect(self) -> pl.DataFrame:
         """Every case in one frame."""
-        return self.frame if self.frame is not None else self.lazy().collect()
+        return self.lazy().collect() if self.frame is None else self._held
+
+    @functools.cached_property
+    def _held(self) -> pl.DataFrame:
+        """The frame in memory, with its derived columns (made once)."""
+        held = pl.DataFrame(schema=dict(self.schema)) if self.frame is None else self.frame
+        return held if self.derive is None else self.derive(held)
 
     def slices(self, rows: int) -> Iterator[pl.DataFrame]:
         """The cases ``rows`` at a time, in ``case_id`` order (on disk: a range of ids read at a time)."""
@@ -87,7 +110,7 @@ class CaseTable:
 
     def _range_frames(self) -> Iterator[pl.DataFrame]:
         if self.frame is not None:
-            yield self.frame
+            yield self._held
             return
         for pieces in self.ranges:
             if pieces:
@@ -106,3 +129,21 @@ def range_bounds(case_ids: pl.Series, ranges: int) -> pl.Series:
 def range_of(case_ids: pl.Series, bounds: pl.Series) -> pl.Series:
     """The range of each id: how many of ``bounds`` are at or before it."""
     return bounds.search_sorted(case_ids, side="right").alias("range")
+
+
+def _with_derived(
+    cases: pl.LazyFrame,
+    derive: Callable[[pl.DataFrame], pl.DataFrame],
+    held: Mapping[str, pl.DataType],
+    schema: Mapping[str, pl.DataType],
+) -> pl.LazyFrame:
+    """``cases`` (of the ``held`` columns) with the columns ``derive`` gives them, as one column a query that
+    reads none of them drops unmade; in the order of ``schema``."""
+    added = [name for name in schema if name not in held]
+
+    def columns(rows: pl.Series) -> pl.Series:
+        return derive(rows.struct.unnest()).select(added).to_struct(_DERIVED)
+
+    made = pl.struct(pl.all()).map_batches(columns, return_dtype=pl.Struct({name: schema[name] for name in added}))
+    unnested = [pl.col(_DERIVED).struct.field(name) for name in added]
+    return cases.with_columns(made.alias(_DERIVED)).with_columns(unnested).select(list(schema))

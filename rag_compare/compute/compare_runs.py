@@ -32,7 +32,7 @@ from typing import Any
 
 import polars as pl
 
-from rag_compare.compute.bucket_join import BucketResult, JoinRules, SideFacts
+from rag_compare.compute.bucket_join import BucketResult, JoinRules, SideFacts, reasoned
 from rag_compare.compute.bucket_passes import BucketPasses, JoinInputs, LocalPasses, SideInputs, by_bucket
 from rag_compare.compute.bucket_store import BucketStore
 from rag_compare.compute.case_status import SIDES
@@ -158,13 +158,16 @@ def compare_each(
     ]
     bucket_count = _bucket_count(settings.engine, settings.buckets, sources.runs)
     comparisons = []
+    held = settings.engine == "memory"  # the cases stay in memory: their reasons are made when first read
     with _passes(settings.engine, bucket_count, settings.ray_address) as passes:
         facts = passes.sides(inputs)
         _refuse_duplicates(sources.runs, facts)
         for candidate in range(1, len(inputs)):
             paired = sources.paired(candidate)
             last = candidate == len(inputs) - 1
-            joined = _joined(passes, candidate, (facts[0], facts[candidate]), paired, settings.tolerance, last=last)
+            joined = _joined(
+                passes, candidate, (facts[0], facts[candidate]), paired, settings.tolerance, last=last, held=held
+            )
             comparisons.append(_comparison(paired, (inputs[0], inputs[candidate]), joined, settings.tolerance))
     return comparisons
 
@@ -247,12 +250,15 @@ def _joined(
     tolerance: float,
     *,
     last: bool,
+    held: bool,
 ) -> _Joined:
     """The rest of the passes for one candidate (its side's index), once the sides' ``facts`` are known: the
-    join a bucket at a time and the second pass of the aggregates (``last``: no candidate follows)."""
+    join a bucket at a time and the second pass of the aggregates (``last``: no candidate follows; ``held``:
+    the cases stay in memory, their reasons made when first read)."""
     if sources.pairs is not None:
         sources.pairs.check_paired(sources.runs[0].fingerprint, sources.runs[1].fingerprint)
     rules = _rules(facts, tolerance, preferred=sources.pairs is not None, labels=sources.labels is not None)
+    rules = dataclasses.replace(rules, reasons=not held)
     labels = None
     if sources.labels is not None:
         labels = sources.labels.select("case_id", *NARROW_LABELS, unreviewed_where().alias(UNREVIEWED))
@@ -262,7 +268,10 @@ def _joined(
     first = merge_partials(result.aggregates for result in results)
     aggregates = finish_aggregates(first, passes.resample(candidate, resampling_plan(first)))
     counts = {status: sum(result.counts[status] for result in results) for status in results[0].counts}
-    return _Joined(facts, rules, results, aggregates, passes.table(candidate, results[0].cases.schema, counts))
+    cases = passes.table(candidate, results[0].cases.schema, counts)
+    if held:
+        cases = cases.derived(functools.partial(reasoned, rules=rules))
+    return _Joined(facts, rules, results, aggregates, cases)
 
 
 def _comparison(sources: _Sources, inputs: Sequence[SideInputs], joined: _Joined, tolerance: float) -> Comparison:
