@@ -15,7 +15,7 @@ from dataclasses import dataclass
 
 import polars as pl
 
-from rag_compare.compute.case_status import CASE_STATUSES, SIDES, case_stage, case_status, with_reasons
+from rag_compare.compute.case_status import CASE_STATUSES, SIDES, STAGE_TYPE, case_stage, case_status, with_reasons
 from rag_compare.compute.partials import AggregatePartial, BreakdownPartial, aggregate_partial, breakdown_partial
 from rag_compare.compute.repeats import (
     FLAKY_SCHEMA,
@@ -40,7 +40,7 @@ from rag_compare.core.contract import REPEAT, sample_key
 from rag_compare.core.rows import count_by
 from rag_compare.core.signals import signals_in
 
-__all__ = ["BucketResult", "JoinRules", "SideFacts", "join_bucket", "reasoned", "side_facts"]
+__all__ = ["BucketResult", "JoinRules", "SideFacts", "join_bucket", "reasoned", "reasoned_schema", "side_facts"]
 
 
 @dataclass(frozen=True)
@@ -187,11 +187,18 @@ def join_bucket(
 
 def reasoned(cases: pl.DataFrame, rules: JoinRules) -> pl.DataFrame:
     """Joined ``cases`` (with their statuses and stages) with their reasons, in the columns of
-    ``Comparison.cases``: a case's reasons are of its own row alone, so any of its slices may be given."""
+    ``Comparison.cases`` (``reasoned_schema``): a case's reasons are of its own row alone, so any of its slices
+    may be given."""
     signals = signals_in(cases.columns, prefix="baseline_")
     cases = with_reasons(cases, signals, rules.tolerance, reduced=rules.reduced, preferred=rules.preferred)
+    return cases.select(list(reasoned_schema(cases.schema)))
+
+
+def reasoned_schema(schema: Mapping[str, pl.DataType]) -> dict[str, pl.DataType]:
+    """The columns ``reasoned`` gives joined cases of ``schema``, in order (known without making any)."""
     first = ("case_id", "status", "stage", "reasons", "reason_stages", *NARROW_LABELS)
-    return cases.select(*first, pl.exclude(*first))
+    types = {**schema, "reasons": pl.List(pl.String), "reason_stages": pl.List(STAGE_TYPE)}
+    return {name: types[name] for name in (*first, *(name for name in schema if name not in first))}
 
 
 def _drifted_between(joined: pl.DataFrame) -> tuple[str, ...]:

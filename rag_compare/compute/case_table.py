@@ -58,12 +58,11 @@ class CaseTable:
         """Cases in Arrow IPC pieces, by range of ids (each case in one piece), kept in ``spill``."""
         return cls(dict(schema), counts, ranges=tuple(tuple(pieces) for pieces in ranges), spill=spill)
 
-    def derived(self, derive: Callable[[pl.DataFrame], pl.DataFrame]) -> CaseTable:
+    def derived(self, derive: Callable[[pl.DataFrame], pl.DataFrame], schema: Mapping[str, pl.DataType]) -> CaseTable:
         """These cases in memory, with the columns ``derive`` gives a frame of them (from each case's own row)
-        made when they are first read."""
+        made when they are first read; ``schema`` is what it gives."""
         if self.frame is None:
             raise ValueError("only cases held in memory have derived columns")
-        schema = derive(self.frame.clear()).schema
         return CaseTable(dict(schema), self.counts, frame=self.frame, derive=derive)
 
     @property

@@ -18,11 +18,12 @@ import polars as pl
 
 from rag_compare.compute.compare_runs import DEFAULT_TOLERANCE, Scored, Settings, compare_each, opened_runs
 from rag_compare.compute.comparison import ComparedRun, Comparison
-from rag_compare.compute.multi_comparison import MultiComparison
+from rag_compare.compute.multi_comparison import NAMED_CANDIDATES, MultiComparison
 from rag_compare.compute.partials import SCOPES
 from rag_compare.compute.ranking import DEFAULT_RANK_BY, rank_candidates, rank_keys
 from rag_compare.compute.stats import holm
 from rag_compare.core.errors import CompareError
+from rag_compare.core.listing import truncated
 from rag_compare.core.protocols import Judge
 from rag_compare.core.signals import ALL_SIGNALS
 from rag_compare.io.corpus import Corpus
@@ -171,13 +172,14 @@ def _refuse_mixed_repeats(comparisons: Sequence[Comparison]) -> None:
 
 
 def _warnings(names: Sequence[str], comparisons: Sequence[Comparison]) -> tuple[str, ...]:
-    """Every comparison's warnings: once when every candidate has it, else after the candidate's name."""
-    everyone = set.intersection(*(set(comparison.warnings) for comparison in comparisons))
-    shared = [warning for warning in comparisons[0].warnings if warning in everyone]
-    own = [
-        f"{name}: {warning}"
-        for name, comparison in zip(names, comparisons, strict=True)
-        for warning in comparison.warnings
-        if warning not in everyone
+    """Every comparison's warnings, each once: as it is when every candidate has it, else after the names of the
+    candidates that have it (the first five, then how many more)."""
+    holders: dict[str, list[str]] = {}
+    for name, comparison in zip(names, comparisons, strict=True):
+        for warning in comparison.warnings:
+            holders.setdefault(warning, []).append(name)
+    everyone = [warning for warning, held in holders.items() if len(held) == len(names)]
+    some = [
+        f"{truncated(held, NAMED_CANDIDATES)}: {warning}" for warning, held in holders.items() if len(held) < len(names)
     ]
-    return tuple(shared + own)
+    return tuple(everyone + some)

@@ -32,7 +32,7 @@ from typing import Any
 
 import polars as pl
 
-from rag_compare.compute.bucket_join import BucketResult, JoinRules, SideFacts, reasoned
+from rag_compare.compute.bucket_join import BucketResult, JoinRules, SideFacts, reasoned, reasoned_schema
 from rag_compare.compute.bucket_passes import BucketPasses, JoinInputs, LocalPasses, SideInputs, by_bucket
 from rag_compare.compute.bucket_store import BucketStore
 from rag_compare.compute.case_status import SIDES
@@ -270,7 +270,7 @@ def _joined(
     counts = {status: sum(result.counts[status] for result in results) for status in results[0].counts}
     cases = passes.table(candidate, results[0].cases.schema, counts)
     if held:
-        cases = cases.derived(functools.partial(reasoned, rules=rules))
+        cases = cases.derived(functools.partial(reasoned, rules=rules), reasoned_schema(cases.schema))
     return _Joined(facts, rules, results, aggregates, cases)
 
 

@@ -21,11 +21,14 @@ from rag_compare.core.signals import SIGNALS_BY_NAME
 if TYPE_CHECKING:
     from rag_compare.compute.gate_result import GateResult
 
-__all__ = ["MULTI_FORMATS", "MULTI_SCHEMA_VERSION", "MultiComparison"]
+__all__ = ["MULTI_FORMATS", "MULTI_SCHEMA_VERSION", "NAMED_CANDIDATES", "MultiComparison"]
 
 MULTI_SCHEMA_VERSION = 1
 """The version of the JSON of a ``MultiComparison`` (its own: not a comparison's ``schema_version``)."""
 MULTI_FORMATS = (*FORMATS, *REPORT_FORMATS, *CI_FORMATS)
+NAMED_CANDIDATES = 5
+"""How many candidates a line of a warning or a report names before it says how many more: it stays readable
+with a hundred (every candidate's status is in the JSON and on the page)."""
 
 
 @dataclass(frozen=True, repr=False)

@@ -13,10 +13,10 @@ import polars as pl
 
 from rag_compare.compute.case_status import CASE_STATUSES
 from rag_compare.compute.comparison import SCOPE_TITLES
-from rag_compare.compute.multi_comparison import MultiComparison
+from rag_compare.compute.multi_comparison import NAMED_CANDIDATES, MultiComparison
 from rag_compare.compute.ranking import RankKey
 from rag_compare.core.credentials import redactor
-from rag_compare.core.listing import counted
+from rag_compare.core.listing import counted, truncated
 from rag_compare.report.documents import environment
 from rag_compare.report.summaries import gate_verdict
 from rag_compare.report.text import k_text, number_text, p_value_text, text_table
@@ -154,7 +154,10 @@ def changed_rows(multi: MultiComparison, max_cases: int | None) -> tuple[list[li
 
 
 def _in_group(row: Mapping[str, Any], names: Sequence[str], statuses: Sequence[str]) -> str:
-    return ", ".join(f"{name} ({row[name]})" if len(statuses) > 1 else name for name in names if row[name] in statuses)
+    """The candidates where the case's status is one of ``statuses`` (each with it, when there are several): the
+    first ``NAMED_CANDIDATES`` of them, then how many more."""
+    found = [f"{name} ({row[name]})" if len(statuses) > 1 else name for name in names if row[name] in statuses]
+    return truncated(found, NAMED_CANDIDATES)
 
 
 def multi_context(
