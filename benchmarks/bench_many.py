@@ -13,8 +13,8 @@ candidates between them (``synthetic.write_sweep``), generated once into the wor
   and its text summary;
 - **N candidates**, per engine: ``rag-compare BASELINE CANDIDATE SWEEP-1 ... --output FILE`` and theirs.
 
-Prints each one's median seconds and peak RSS, the ratio of N candidates to two runs (target: under 3x in
-memory) and whether the peak stays under 4 GiB. Then, once and untimed, in this process: whether the first
+Prints each one's median seconds and peak RSS, the ratio of N candidates to two runs (target, for 4 candidates:
+under 3x in memory) and whether the peak stays under 4 GiB. Then, once and untimed, in this process: whether the first
 candidate's comparison among N is the comparison of two runs (its cases, and its aggregates but for the
 family's Holm p); exit code 1 if not.
 """
@@ -32,6 +32,8 @@ from synthetic import write_dataset, write_sweep
 
 TARGET_RATIO = 3.0
 TARGET_PEAK_GIB = 4.0
+TARGET_CANDIDATES = 4
+"""The time target is set for this many candidates (a baseline and 4); the peak target for any."""
 _COLUMN = 24
 
 
@@ -117,7 +119,11 @@ def report(options: argparse.Namespace, seconds: dict[str, list[float]], peaks: 
     if memory:
         ratio = statistics.median(seconds[memory[0]]) / reference
         peak = statistics.median(peaks[memory[0]]) / 2**30
-        print("target".ljust(_COLUMN) + f"under {TARGET_RATIO:g}x two runs: {yes(ratio < TARGET_RATIO)} ({ratio:.2f}x)")
+        if options.candidates == TARGET_CANDIDATES:
+            verdict = f"{yes(ratio < TARGET_RATIO)} ({ratio:.2f}x)"
+            print("target".ljust(_COLUMN) + f"under {TARGET_RATIO:g}x two runs: {verdict}")
+        else:
+            print("target".ljust(_COLUMN) + f"under {TARGET_RATIO:g}x two runs: set for {TARGET_CANDIDATES} candidates")
         print(
             "target".ljust(_COLUMN)
             + f"peak under {TARGET_PEAK_GIB:g} GiB: {yes(peak < TARGET_PEAK_GIB)} ({peak:.2f} GiB)"
