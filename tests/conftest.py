@@ -25,6 +25,11 @@ from tests.helpers.golden import check_golden
 from tests.helpers.hostile import hostile_comparison
 from tests.helpers.producers import produce
 
+os.environ.setdefault("NUMBA_DISABLE_JIT", "1")
+"""ranx, the reference of the retrieval metrics, compiles its numba kernels on first use: half a minute on two cores,
+for inputs of a few thousand cases. Its kernels run as the Python they are written in, with the same results (the
+benchmark scripts the tests start inherit this; run by hand, they compile)."""
+
 settings.register_profile("shared-cores", deadline=None)
 settings.load_profile("shared-cores")
 """No example fails for its time alone: on two cores shared by two test processes (``make test``) and more, an
