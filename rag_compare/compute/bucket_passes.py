@@ -41,7 +41,8 @@ SLICE_ROWS = 200_000
 class SideInputs:
     """What making one side narrow needs: its run, its scores, the cut-off ``k``, and, shared by both sides,
     the judge, the corpus' labels and the passages; ``stored``: whether its stored signals are read
-    (``stored_signals.reads_stored``)."""
+    (``stored_signals.reads_stored``); ``stored_verdicts``: whether its stored verdicts are
+    (``reads_stored_verdicts``), when its signals are not."""
 
     run: Run | OpenedRun
     scores: Scores | None
@@ -50,6 +51,7 @@ class SideInputs:
     labels: pl.DataFrame | None
     passages: pl.DataFrame | None
     stored: bool = False
+    stored_verdicts: bool = False
 
     @property
     def columns(self) -> list[str] | None:
@@ -69,6 +71,7 @@ class SideInputs:
             passages=self.passages,
             k=self.k,
             stored=self.stored,
+            stored_verdicts=self.stored_verdicts,
         )
 
 

@@ -33,6 +33,7 @@ def case_signals(
     passages: pl.DataFrame | None = None,
     scores: pl.DataFrame | None = None,
     languages: pl.Series | None = None,
+    verdicts: pl.DataFrame | None = None,
 ) -> pl.DataFrame:
     """``case_id``, every signal of ``SIGNALS`` (and of ``SCORE_SIGNALS`` that ``scores`` hold),
     ``missing_from_context`` (the required passages that did not reach the context sent),
@@ -40,7 +41,9 @@ def case_signals(
 
     ``scores`` (a frame keyed on ``case_id``, and on ``repeat`` too when the records have it) replace
     the judge's verdicts they hold. Without ``passages``, ``answer_completeness`` is null. ``languages``
-    (each record's, as ``LexicalJudge.languages_of`` gives them) are chosen here when not given.
+    (each record's, as ``LexicalJudge.languages_of`` gives them) are chosen here when not given. ``verdicts``:
+    the judge's ``JUDGE_VERDICTS`` and ``JUDGE_COLUMNS`` of each record, row for row, when they are known (stored
+    with the run): the judge is not asked.
     """
     reader = judge if isinstance(judge, LexicalJudge) else LexicalJudge()
     if languages is None and (isinstance(judge, LexicalJudge) or passages is not None):
@@ -52,7 +55,7 @@ def case_signals(
         if passages is None
         else answer_completeness(records, passages, reader.languages)
     )
-    verdicts = _verdicts(records, judge, scores)
+    verdicts = _verdicts(records, judge, scores, verdicts)
     columns = pl.concat(
         [
             records.select("case_id"),
@@ -79,8 +82,11 @@ def case_signals(
     )
 
 
-def _verdicts(records: pl.DataFrame, judge: Judge, scores: pl.DataFrame | None) -> pl.DataFrame:
-    """The judge's verdicts of each record, replaced by those ``scores`` hold, and how judging went.
+def _verdicts(
+    records: pl.DataFrame, judge: Judge, scores: pl.DataFrame | None, known: pl.DataFrame | None
+) -> pl.DataFrame:
+    """The judge's verdicts of each record (``known`` ones, else asked), replaced by those ``scores`` hold, and
+    how judging went.
 
     The judge is not asked at all when ``scores`` hold every one of its verdicts.
     """
@@ -88,7 +94,7 @@ def _verdicts(records: pl.DataFrame, judge: Judge, scores: pl.DataFrame | None) 
     held = [] if scores is None else [name for name in scores.columns if name in kept]
     parts = []
     if not set(JUDGE_VERDICTS) <= set(held):
-        judged = judge.judge(records)
+        judged = judge.judge(records) if known is None else known
         parts.append(judged.select(name for name in judged.columns if name in kept and name not in held))
     if scores is not None:
         key = sample_key(records.columns)

@@ -48,7 +48,7 @@ from rag_compare.compute.partials import finish_aggregates, finish_breakdowns, m
 from rag_compare.compute.preference import preference_columns, preference_of
 from rag_compare.compute.repeats import FLAKY_SCHEMA, NoiseFloor, merged_repeat_counts, noise_numbers
 from rag_compare.compute.side_samples import NARROW_LABELS, UNREVIEWED
-from rag_compare.compute.stored_signals import reads_stored, run_k
+from rag_compare.compute.stored_signals import reads_stored, reads_stored_verdicts, run_k
 from rag_compare.core.contract import REPEAT
 from rag_compare.core.errors import CompareError
 from rag_compare.core.listing import counted, truncated
@@ -239,7 +239,8 @@ def _side_inputs(run: Run | OpenedRun, scores: Scores | None, k: int | None, sou
     """One side's inputs, its stored signals read when they are the ones these settings give."""
     judge, labels, passages = sources.judge, sources.labels, sources.passages
     stored = reads_stored(run, judge=judge, k=k, labels=labels, passages=passages, scores=scores)
-    return SideInputs(run, scores, k, judge, labels, passages, stored=stored)
+    verdicts = not stored and reads_stored_verdicts(run, judge=judge, labels=labels, scores=scores)
+    return SideInputs(run, scores, k, judge, labels, passages, stored=stored, stored_verdicts=verdicts)
 
 
 def _joined(

@@ -15,7 +15,7 @@ from rag_compare.compute.lexical_judge import LexicalJudge
 from rag_compare.core.contract import LABEL_COLUMNS, LANGUAGE, STORED_SIGNALS, record_ok, sample_key
 from rag_compare.core.errors import ScoresError
 from rag_compare.core.protocols import Judge
-from rag_compare.core.signals import JUDGE_VERDICTS, signals_in
+from rag_compare.core.signals import JUDGE_COLUMNS, JUDGE_VERDICTS, signals_in
 from rag_compare.io.corpus import unreviewed_where
 from rag_compare.io.scores import Scores
 
@@ -68,12 +68,14 @@ def side_samples(
     passages: pl.DataFrame | None,
     k: int | None,
     stored: bool = False,
+    stored_verdicts: bool = False,
 ) -> pl.DataFrame:
     """``records`` (a slice of a run's) made narrow: judged by ``judge`` (its verdicts replaced by those of
     ``scores`` where it has them), relabelled by the corpus' ``labels``, context checked against
     ``passages``, ranked lists cut at ``k``; with ``stored``, its signals are the ones stored with it (which
-    ``stored_signals.reads_stored`` found to be these), and it need hold only ``read_columns``. Raises
-    ``ScoresError`` for a verdict that is not a finite number."""
+    ``stored_signals.reads_stored`` found to be these), and it need hold only ``read_columns``; with
+    ``stored_verdicts``, the judge's verdicts and languages are the stored ones (``reads_stored_verdicts``), the
+    other signals computed. Raises ``ScoresError`` for a verdict that is not a finite number."""
     notes: list[pl.Expr] = []
     if labels is not None:
         drifted = _drifted(records, labels)
@@ -82,7 +84,7 @@ def side_samples(
             ~pl.col("case_id").is_in(labels.get_column("case_id").implode()).alias(UNKNOWN),
         ]
         records = _relabel(records, labels)
-    frozen = records.get_column(STORED_SIGNALS).struct.unnest() if stored else None
+    frozen = records.get_column(STORED_SIGNALS).struct.unnest() if stored or stored_verdicts else None
     languages = None if frozen is None else frozen.get_column(LANGUAGE)
     if isinstance(judge, LexicalJudge):
         if languages is None:
@@ -92,10 +94,13 @@ def side_samples(
             tag = pl.lit(languages)
             notes.append(pl.when(record_ok() & ~tag.is_in(known)).then(tag).alias(UNREAD))
     scored = None if scores is None else scores.frame
-    if frozen is None:
-        signals = case_signals(records, judge, k=k, passages=passages, scores=scored, languages=languages)
-    else:
+    if stored and frozen is not None:
         signals = pl.concat([records.select("case_id"), frozen.drop(LANGUAGE)], how="horizontal")
+    else:
+        verdicts = None if frozen is None else frozen.select(*JUDGE_VERDICTS, *JUDGE_COLUMNS)
+        signals = case_signals(
+            records, judge, k=k, passages=passages, scores=scored, languages=languages, verdicts=verdicts
+        )
     _check_finite(signals, judge, scores)
     if passages is not None:
         copied = pl.element().cast(pl.Categorical).cast(pl.String)  # see _detached

@@ -12,7 +12,9 @@ A comparison reads them (``side_samples``) when everything that decides them is 
 types; no passages and no scores; and, with a corpus, every record's labels that a signal depends on
 (``LABEL_COLUMNS`` and ``language``) are the corpus' own. Otherwise the side's signals are computed, as
 for a run frozen without them: the comparison is the same either way, only quicker with them (the
-signals are most of a comparison's work). A comparison reads the stored claims when its judge is the one
+signals are most of a comparison's work). With passages or another ``k``, but all else the same, the judge's
+verdicts and the languages are still read (``reads_stored_verdicts``: they depend on neither), the other
+signals computed. A comparison reads the stored claims when its judge is the one
 that stored them and its labels leave the run's as they were (``stored_claims``), whatever else it was
 given: a claim's verdict depends on the answer, the context, the question and the language alone.
 """
@@ -33,7 +35,7 @@ from rag_compare.core.protocols import K_EXPECTED, Judge, is_k
 from rag_compare.io.runs import OpenedRun, Run
 from rag_compare.io.scores import Scores
 
-__all__ = ["StoredSignals", "reads_stored", "run_k", "stored_claims"]
+__all__ = ["StoredSignals", "reads_stored", "reads_stored_verdicts", "run_k", "stored_claims"]
 
 
 class StoredSignals:
@@ -95,6 +97,16 @@ def reads_stored(
     if run.config.get(STORED_SIGNALS) != _settings(judge.fingerprint, k) or not _same_fields(schema, k):
         return False
     return labels is None or not _relabelled(run, schema, labels)
+
+
+def reads_stored_verdicts(
+    run: Run | OpenedRun, *, judge: Judge, labels: pl.DataFrame | None, scores: Scores | None
+) -> bool:
+    """Whether a comparison of ``run`` with these settings reads the judge's verdicts (and each record's language)
+    from its stored signals, whatever its passages and ``k``: the verdicts depend on neither, so they are read
+    when the stored signals would be with the run's own ``k`` and no passages."""
+    stored_k = (run.config.get(STORED_SIGNALS) or {}).get("k")
+    return reads_stored(run, judge=judge, k=stored_k, labels=labels, passages=None, scores=scores)
 
 
 def _settings(judge: str, k: int | None) -> dict[str, Any]:

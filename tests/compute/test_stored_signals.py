@@ -36,6 +36,8 @@ CONFIG = {"top_k": 2}
 SIDES = ("baseline", "candidate")
 FORGED_RECALL = 0.125
 """A recall no record of the fixture has: a comparison that shows it read the stored signals."""
+FORGED_GROUNDED = 0.375
+"""A grounded no record of the fixture has: a comparison that shows it read the stored verdicts."""
 
 
 class ForgedSignals(StoredSignals):
@@ -46,6 +48,17 @@ class ForgedSignals(StoredSignals):
         signals, claims = super().columns(records, top_k)
         stored = signals.struct.unnest()
         forged = stored.with_columns(recall=pl.when(pl.col("recall").is_not_null()).then(FORGED_RECALL))
+        return [forged.to_struct(STORED_SIGNALS), claims]
+
+
+class ForgedVerdicts(StoredSignals):
+    """The shipped settings, with every stored ``grounded`` ``FORGED_GROUNDED``: what a comparison shows when it
+    reads the stored verdicts instead of asking the judge."""
+
+    def columns(self, records: pl.DataFrame, top_k: int | None) -> list[pl.Series]:
+        signals, claims = super().columns(records, top_k)
+        stored = signals.struct.unnest()
+        forged = stored.with_columns(grounded=pl.when(pl.col("grounded").is_not_null()).then(FORGED_GROUNDED))
         return [forged.to_struct(STORED_SIGNALS), claims]
 
 
@@ -126,6 +139,29 @@ def test_other_settings_compute_the_signals(forged: list[Run], computed: list[Ru
     comparison = compare(*forged, **options)
     assert FORGED_RECALL not in recalls(comparison)
     assert_same_cases(compare(*computed, **options), comparison)
+
+
+@pytest.mark.parametrize(
+    "options",
+    [{"k": 1}, {"passages": COMPARE / "passages.csv"}, {"passages": COMPARE / "passages.csv", "engine": "streaming"}],
+    ids=["another k", "passages", "passages, streaming"],
+)
+def test_with_passages_or_another_k_the_stored_verdicts_are_read_and_the_rest_computed(
+    computed: list[Run], options: Mapping[str, Any]
+) -> None:
+    comparison = compare(*frozen(ForgedVerdicts()), **options)
+    grounded = comparison.cases.get_column("baseline_grounded").drop_nulls()
+    assert set(grounded.to_list()) == {FORGED_GROUNDED}
+    expected = compare(*computed, **options).cases
+    for computed_signal in ("baseline_recall", "candidate_context_coverage", "candidate_answer_completeness"):
+        assert_frame_equal(comparison.cases.select(computed_signal), expected.select(computed_signal))
+    assert (
+        compare(*frozen(ForgedVerdicts()), judge=LexicalJudge(min_overlap=0.5), **options)
+        .cases.get_column("baseline_grounded")
+        .drop_nulls()
+        .n_unique()
+        > 1
+    )  # another judge asks the judge
 
 
 def test_a_corpus_that_relabels_a_case_computes_the_signals(forged: list[Run], computed: list[Run]) -> None:
