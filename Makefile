@@ -3,7 +3,8 @@
 # for review; `make tour` shows the other commands.
 # Each sets up its own virtual environment in .venv on first use: `make demo` and the other commands that run the
 # tool install the runtime dependencies only; `make lint` and `make test` add the dev extras. Packages are installed
-# with uv (put into .venv by pip first), which takes seconds where pip takes minutes.
+# with uv (put into .venv by pip first), which takes seconds where pip takes minutes; like pip, it compiles their
+# bytecode as it installs them (else the first import of each, in every test process, would).
 
 PYTHON ?= python3
 VENV := .venv
@@ -28,15 +29,15 @@ $(UV):
 	$(BIN)/python -m pip install --quiet --upgrade pip uv
 
 $(RUNTIME): pyproject.toml | $(UV)
-	$(UV) pip install --quiet --python $(BIN)/python -e .
+	$(UV) pip install --quiet --compile-bytecode --python $(BIN)/python -e .
 	touch $(RUNTIME)
 
 $(REVIEW): pyproject.toml | $(UV)
-	$(UV) pip install --quiet --python $(BIN)/python -e ".[review]"
+	$(UV) pip install --quiet --compile-bytecode --python $(BIN)/python -e ".[review]"
 	touch $(RUNTIME) $(REVIEW)
 
 $(DEV): pyproject.toml | $(UV)
-	$(UV) pip install --quiet --python $(BIN)/python -e ".[dev,ray,review]"
+	$(UV) pip install --quiet --compile-bytecode --python $(BIN)/python -e ".[dev,ray,review]"
 	touch $(RUNTIME) $(REVIEW) $(DEV)
 
 demo: $(RUNTIME)
@@ -78,12 +79,12 @@ lint: $(DEV)
 # their pins conflict with rag-compare's.
 $(PRODUCERS)/.stamp: $(PRODUCED)/requirements.txt | $(UV)
 	$(UV) venv --quiet --allow-existing --python $(PYTHON) $(PRODUCERS)
-	$(UV) pip install --quiet --python $(PRODUCERS)/bin/python -r $(PRODUCED)/requirements.txt
+	$(UV) pip install --quiet --compile-bytecode --python $(PRODUCERS)/bin/python -r $(PRODUCED)/requirements.txt
 	touch $@
 
 $(PHOENIX)/.stamp: $(PRODUCED)/phoenix-requirements.txt | $(UV)
 	$(UV) venv --quiet --allow-existing --python $(PYTHON) $(PHOENIX)
-	$(UV) pip install --quiet --python $(PHOENIX)/bin/python -r $(PRODUCED)/phoenix-requirements.txt
+	$(UV) pip install --quiet --compile-bytecode --python $(PHOENIX)/bin/python -r $(PRODUCED)/phoenix-requirements.txt
 	touch $@
 
 $(PRODUCED)/node_modules/.stamp: $(PRODUCED)/package.json
