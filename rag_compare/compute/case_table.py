@@ -88,8 +88,8 @@ class CaseTable:
     @functools.cached_property
     def _held(self) -> pl.DataFrame:
         """The frame in memory, with its derived columns (made once)."""
-        held = pl.DataFrame(schema=dict(self.schema)) if self.frame is None else self.frame
-        return held if self.derive is None else self.derive(held)
+        assert self.frame is not None
+        return self.frame if self.derive is None else self.derive(self.frame)
 
     def slices(self, rows: int) -> Iterator[pl.DataFrame]:
         """The cases ``rows`` at a time, in ``case_id`` order (on disk: a range of ids read at a time)."""

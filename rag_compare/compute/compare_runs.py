@@ -258,8 +258,8 @@ def _joined(
     the cases stay in memory, their reasons made when first read)."""
     if sources.pairs is not None:
         sources.pairs.check_paired(sources.runs[0].fingerprint, sources.runs[1].fingerprint)
-    rules = _rules(facts, tolerance, preferred=sources.pairs is not None, labels=sources.labels is not None)
-    rules = dataclasses.replace(rules, reasons=not held)
+    preferred, labelled = sources.pairs is not None, sources.labels is not None
+    rules = _rules(facts, tolerance, preferred=preferred, labels=labelled, reasons=not held)
     labels = None
     if sources.labels is not None:
         labels = sources.labels.select("case_id", *NARROW_LABELS, unreviewed_where().alias(UNREVIEWED))
@@ -270,7 +270,7 @@ def _joined(
     aggregates = finish_aggregates(first, passes.resample(candidate, resampling_plan(first)))
     counts = {status: sum(result.counts[status] for result in results) for status in results[0].counts}
     cases = passes.table(candidate, results[0].cases.schema, counts)
-    if held:
+    if not rules.reasons:
         cases = cases.derived(functools.partial(reasoned, rules=rules), reasoned_schema(cases.schema))
     return _Joined(facts, rules, results, aggregates, cases)
 
@@ -357,7 +357,9 @@ def _refuse_duplicates(runs: Sequence[Run | OpenedRun], facts: Sequence[Sequence
             raise CompareError(repeated_cases(str(run.path or run.name), repeated, REPEAT in columns))
 
 
-def _rules(facts: Sequence[Sequence[SideFacts]], tolerance: float, *, preferred: bool, labels: bool) -> JoinRules:
+def _rules(
+    facts: Sequence[Sequence[SideFacts]], tolerance: float, *, preferred: bool, labels: bool, reasons: bool
+) -> JoinRules:
     """The join rules the sides' facts give."""
     repeated = tuple(any(fact.repeated for fact in side_facts) for side_facts in facts)
     numbers = tuple(
@@ -370,6 +372,7 @@ def _rules(facts: Sequence[Sequence[SideFacts]], tolerance: float, *, preferred:
         noise_numbers=(numbers[0], numbers[1]),
         preferred=preferred,
         labels=labels,
+        reasons=reasons,
     )
 
 

@@ -22,7 +22,7 @@ from rag_compare.compute.comparison import Comparison
 from rag_compare.compute.partials import SCOPES, scoped_value
 from rag_compare.compute.stats import holm
 from rag_compare.core.errors import CompareError
-from rag_compare.core.listing import truncated
+from rag_compare.core.listing import counted, truncated
 from rag_compare.core.signals import Signal
 
 __all__ = ["DEFAULT_RANK_BY", "TESTS_SCHEMA", "RankKey", "Ranking", "rank_candidates", "rank_keys"]
@@ -217,7 +217,7 @@ def _obstacles_text(contender: str, first: RankKey, obstacles: pl.DataFrame, alp
     for row in obstacles.head(_SHOWN_OBSTACLES).iter_rows(named=True):
         shown.append(f"than {row['against']} on {_key_text(row['scope'], row['signal'])} ({_numbers(row)})")
     more = obstacles.height - len(shown)
-    rest = f"; and {more} more test{'s' if more > 1 else ''}" if more > 0 else ""
+    rest = f"; and {counted(more, 'more test')}" if more > 0 else ""
     return (
         f"no clear winner: {contender} leads on {first.text} but is not better (Holm p < {alpha:g}, 95% CI off 0) "
         + "; ".join(shown)

@@ -39,8 +39,9 @@ def lists_by_row(height: int, values: pl.DataFrame, *columns: str, row: str = "r
     ordered = values.select(row, *columns).sort(row, maintain_order=True)
     starts = pl.int_range(height + 1, dtype=pl.Int64, eager=True)
     offsets = ordered.get_column(row).cast(pl.Int64).search_sorted(starts, side="left").cast(pl.Int64).to_arrow()
-    lists = {
-        name: pl.Series(name, pa.LargeListArray.from_arrays(offsets, ordered.get_column(name).to_arrow()))
+    return pl.DataFrame(
+        pl.Series(name, pa.LargeListArray.from_arrays(offsets, ordered.get_column(name).to_arrow())).cast(
+            pl.List(values.schema[name])
+        )
         for name in columns
-    }
-    return pl.DataFrame([lists[name].cast(pl.List(values.schema[name])) for name in columns])
+    )
